@@ -1,0 +1,278 @@
+/*
+ * gpumem: validate, explain and debug policies (gpumem(1)).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "config.h"
+#include "policy.h"
+
+#define DEFAULT_SITE GPUMEM_SYSCONFDIR "/slurm/gpumem.yaml"
+#define UM_LIBRARY GPUMEM_LIBDIR "/libgpumem-um.so"
+
+enum { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 64 };
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: gpumem validate [--site FILE] [POLICY...]\n"
+		"       gpumem show [--site FILE] [--json] [POLICY]\n"
+		"       gpumem env [--site FILE] [--gpus N --l2-bytes B --persisting-max B]\n"
+		"                  [--um-library PATH] [POLICY]\n"
+		"       gpumem --help | --version\n"
+		"\n"
+		"POLICY is a file path or the name of a policy in the site's policy_dir.\n"
+		"validate  check files; every problem is printed as FILE:LINE:COL: error: MSG\n"
+		"show      the effective policy: site defaults, your policy, site limits\n"
+		"env       the environment a task would receive under the policy\n"
+		"Without --site, $GPUMEM_SITE or %s is used when it exists.\n"
+		"Exit status: 0 valid, 1 invalid input, 64 usage error.\n", DEFAULT_SITE);
+}
+
+struct opts {
+	const char *site;
+	int json;
+	int gpus;
+	uint64_t l2_bytes, persisting_max;
+	const char *um_library;
+};
+
+static int parse_u64(const char *opt, const char *arg, uint64_t *out)
+{
+	const char *why;
+
+	if (gpumem_parse_size(arg, out, &why) < 0) {
+		fprintf(stderr, "gpumem: %s: '%s': %s\n", opt, arg, why);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{ "site", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "gpus", required_argument, NULL, 'g' },
+		{ "l2-bytes", required_argument, NULL, 'l' },
+		{ "persisting-max", required_argument, NULL, 'p' },
+		{ "um-library", required_argument, NULL, 'u' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+s:jh", longopts, NULL)) != -1) {
+		char *end;
+
+		switch (c) {
+		case 's': o->site = optarg; break;
+		case 'j': o->json = 1; break;
+		case 'u': o->um_library = optarg; break;
+		case 'g':
+			errno = 0;
+			o->gpus = (int)strtol(optarg, &end, 10);
+			if (*end || errno || o->gpus < 0 || o->gpus > GPUMEM_MAX_GPUS) {
+				fprintf(stderr, "gpumem: --gpus: '%s' is not a count 0..%d\n",
+					optarg, GPUMEM_MAX_GPUS);
+				return -1;
+			}
+			break;
+		case 'l':
+			if (parse_u64("--l2-bytes", optarg, &o->l2_bytes) < 0)
+				return -1;
+			break;
+		case 'p':
+			if (parse_u64("--persisting-max", optarg, &o->persisting_max) < 0)
+				return -1;
+			break;
+		case 'h': usage(stdout); exit(EXIT_OK);
+		default:
+			fprintf(stderr, "gpumem: unknown or incomplete option '%s'\n",
+				argv[optind - 1]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Load the site file if one is named or installed; -1 only on a bad file. */
+static int load_site(const struct opts *o, struct gpumem_site *site, int *have,
+		     struct gpumem_diags *d)
+{
+	const char *path = o->site ? o->site : getenv("GPUMEM_SITE");
+
+	*have = 0;
+	gpumem_site_init(site);
+	if (path == NULL) {
+		if (access(DEFAULT_SITE, F_OK) != 0)
+			return 0;
+		path = DEFAULT_SITE;
+	}
+	if (gpumem_site_load(path, site, d) < 0)
+		return -1;
+	*have = 1;
+	return 0;
+}
+
+/* Load a user policy given by name or path, with the site's policy_dir. */
+static int load_user(const struct gpumem_site *site, int have_site, const char *arg,
+		     struct gpumem_policy *p, char **pathp, struct gpumem_diags *d)
+{
+	char *path = gpumem_policy_resolve(have_site ? site : NULL, arg, d);
+
+	*pathp = path;
+	if (path == NULL)
+		return -1;
+	return gpumem_policy_load(path, p, d);
+}
+
+static int cmd_validate(const struct opts *o, int n, char **files)
+{
+	struct gpumem_diags d = { 0 };
+	struct gpumem_site site;
+	int have_site, rv;
+
+	load_site(o, &site, &have_site, &d);
+	for (int i = 0; i < n; i++) {
+		struct gpumem_policy p, eff;
+		char *path = NULL;
+
+		if (load_user(&site, have_site, files[i], &p, &path, &d) == 0 && have_site)
+			gpumem_policy_effective(&site, &p, path, &eff, &d);
+		free(path);
+	}
+	if (n == 0 && !have_site) {
+		fprintf(stderr, "gpumem: validate: nothing to validate (give a POLICY or --site)\n");
+		gpumem_site_free(&site);
+		return EXIT_USAGE;
+	}
+	gpumem_diags_print(&d, stderr);
+	rv = d.nerrors ? EXIT_INVALID : EXIT_OK;
+	if (rv == EXIT_OK)
+		printf("gpumem: %d file%s valid\n", n + have_site, n + have_site == 1 ? "" : "s");
+	gpumem_diags_free(&d);
+	gpumem_site_free(&site);
+	return rv;
+}
+
+/* The effective policy for `show` and `env`; prints the diagnostics. */
+static int effective(const struct opts *o, int n, char **files, struct gpumem_policy *eff,
+		     struct gpumem_site *site, int *have_site)
+{
+	struct gpumem_diags d = { 0 };
+	struct gpumem_policy user;
+	char *path = NULL;
+	int rv = -1;
+
+	if (n > 1) {
+		fprintf(stderr, "gpumem: give at most one POLICY\n");
+		return -2;
+	}
+	if (load_site(o, site, have_site, &d) < 0)
+		goto fail;
+	if (n == 1 && load_user(site, *have_site, files[0], &user, &path, &d) < 0)
+		goto fail;
+	if (gpumem_policy_effective(*have_site ? site : NULL, n ? &user : NULL, path, eff,
+				    &d) < 0)
+		goto fail;
+	rv = 0;
+fail:
+	gpumem_diags_print(&d, stderr);
+	gpumem_diags_free(&d);
+	free(path);
+	return rv;
+}
+
+static int cmd_show(const struct opts *o, int n, char **files)
+{
+	struct gpumem_site site;
+	struct gpumem_policy eff;
+	int have_site, rv;
+	char *text;
+
+	rv = effective(o, n, files, &eff, &site, &have_site);
+	if (rv < 0) {
+		gpumem_site_free(&site);
+		return rv == -2 ? EXIT_USAGE : EXIT_INVALID;
+	}
+	text = gpumem_policy_format(&eff, o->json ? GPUMEM_FMT_JSON : GPUMEM_FMT_YAML, 0);
+	if (!o->json)
+		printf("# effective policy: built-in defaults < %s < %s, clamped to site limits\n",
+		       have_site ? site.path : "(no site file)", n ? files[0] : "(no policy)");
+	fputs(text ? text : "", stdout);
+	free(text);
+	gpumem_site_free(&site);
+	return text ? EXIT_OK : EXIT_INVALID;
+}
+
+static int cmd_env(const struct opts *o, int n, char **files)
+{
+	struct gpumem_diags d = { 0 };
+	struct gpumem_site site;
+	struct gpumem_policy eff;
+	struct gpumem_node node;
+	struct gpumem_env env;
+	int have_site, rv;
+
+	rv = effective(o, n, files, &eff, &site, &have_site);
+	if (rv < 0) {
+		gpumem_site_free(&site);
+		return rv == -2 ? EXIT_USAGE : EXIT_INVALID;
+	}
+	memset(&node, 0, sizeof(node));
+	node.ngpus = o->gpus;
+	for (int i = 0; i < o->gpus; i++) {
+		node.gpus[i].index = i;
+		node.gpus[i].l2_bytes = o->l2_bytes;
+		node.gpus[i].persisting_max_bytes = o->persisting_max;
+	}
+	node.um_library = o->um_library ? o->um_library : UM_LIBRARY;
+	if (eff.mps.daemon == GPUMEM_DAEMON_JOB) {
+		node.mps_pipe_dir = "/run/gpumem/mps-JOBID/pipe";
+		node.mps_log_dir = "/run/gpumem/mps-JOBID/log";
+	}
+	rv = gpumem_policy_env(&eff, &node, &env, &d);
+	gpumem_diags_print(&d, stderr);
+	gpumem_diags_free(&d);
+	for (int i = 0; rv == 0 && i < env.n; i++)
+		printf("%s=%s\n", env.var[i].name, env.var[i].value);
+	gpumem_site_free(&site);
+	return rv == 0 ? EXIT_OK : EXIT_INVALID;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { 0 };
+	const char *cmd;
+
+	if (argc >= 2 && !strcmp(argv[1], "--version")) {
+		printf("gpumem %s\n", PACKAGE_VERSION);
+		return EXIT_OK;
+	}
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	cmd = argv[1];
+	argv++;
+	argc--;
+	if (parse_opts(argc, argv, &o) < 0)
+		return EXIT_USAGE;
+	if (!strcmp(cmd, "validate"))
+		return cmd_validate(&o, argc - optind, argv + optind);
+	if (!strcmp(cmd, "show"))
+		return cmd_show(&o, argc - optind, argv + optind);
+	if (!strcmp(cmd, "env"))
+		return cmd_env(&o, argc - optind, argv + optind);
+	fprintf(stderr, "gpumem: unknown command '%s' (validate, show, env; see --help)\n", cmd);
+	return EXIT_USAGE;
+}

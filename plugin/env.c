@@ -1,0 +1,145 @@
+/*
+ * From an effective policy to the environment of a task.  Only the names in
+ * policy.h are ever produced: a policy chooses values, never variables or
+ * library paths.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+#include "policy.h"
+
+static int env_set(struct gpumem_env *env, const char *name, const char *value)
+{
+	if (env->n >= GPUMEM_ENV_MAX)
+		return -1;
+	snprintf(env->var[env->n].name, sizeof(env->var[0].name), "%s", name);
+	snprintf(env->var[env->n].value, sizeof(env->var[0].value), "%s", value);
+	env->n++;
+	return 0;
+}
+
+int gpumem_um_format(const struct gpumem_policy *p, char *buf, size_t len)
+{
+	const unsigned a = p->um.accessed_by;
+	int n;
+
+	n = snprintf(buf, len, "v1;preferred=%s;accessed_by=%s;read_mostly=%d;prefetch=%s;"
+		     "min_bytes=%" PRIu64,
+		     gpumem_loc_name(p->um.preferred_location),
+		     a == (GPUMEM_ACCESS_CPU | GPUMEM_ACCESS_GPU) ? "cpu,gpu" :
+		     a == GPUMEM_ACCESS_CPU ? "cpu" : a == GPUMEM_ACCESS_GPU ? "gpu" : "none",
+		     p->um.read_mostly ? 1 : 0, gpumem_loc_name(p->um.prefetch), p->um.min_bytes);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* The largest whole percentage every GPU of the step accepts, or -1. */
+static int l2_hw_max_percent(const struct gpumem_node *node)
+{
+	int best = -1;
+
+	for (int i = 0; node && i < node->ngpus; i++) {
+		const struct gpumem_gpu *g = &node->gpus[i];
+		int pct;
+
+		if (g->l2_bytes == 0)
+			continue;
+		pct = (int)(g->persisting_max_bytes * 100 / g->l2_bytes);
+		if (best < 0 || pct < best)
+			best = pct;
+	}
+	return best;
+}
+
+static int l2_env(const struct gpumem_policy *p, const struct gpumem_node *node,
+		  struct gpumem_env *env, struct gpumem_diags *d)
+{
+	int hw = l2_hw_max_percent(node);
+	double pct;
+	char val[32];
+
+	if (p->l2.limit_is_percent) {
+		pct = p->l2.limit_percent;
+	} else {
+		uint64_t l2 = 0;
+
+		/* Bytes must become a percentage of the smallest L2 of the step. */
+		for (int i = 0; node && i < node->ngpus; i++)
+			if (node->gpus[i].l2_bytes && (!l2 || node->gpus[i].l2_bytes < l2))
+				l2 = node->gpus[i].l2_bytes;
+		if (l2 == 0) {
+			gpumem_diag_add(d, GPUMEM_SEV_WARNING, "l2.persisting_limit", 0, 0,
+					"a limit in bytes needs the GPU's L2 size, and this node "
+					"reported no GPU: not applied");
+			return 0;
+		}
+		pct = (double)p->l2.limit_bytes * 100.0 / (double)l2;
+		if (p->l2.limit_bytes && pct < 1)
+			pct = 1;
+	}
+	if (hw >= 0 && pct > hw) {
+		gpumem_diag_add(d, GPUMEM_SEV_WARNING, "l2.persisting_limit", 0, 0,
+				"%g%% of L2 is above what this GPU allows for persisting lines "
+				"(persistingL2CacheMaxSize = %d%% of L2; more would make CUDA "
+				"context creation fail): using %d%%", pct, hw, hw);
+		pct = hw;
+	} else if (hw < 0 && pct > 62) {
+		/*
+		 * Unknown GPU: stay within what Hopper accepts (62.5% on H100/H200)
+		 * rather than risk a job whose every context fails.
+		 */
+		gpumem_diag_add(d, GPUMEM_SEV_WARNING, "l2.persisting_limit", 0, 0,
+				"%g%% of L2 with no GPU information: using 62%%, the most an "
+				"H100/H200 accepts", pct);
+		pct = 62;
+	}
+	snprintf(val, sizeof(val), "%d", (int)floor(pct));
+	return env_set(env, GPUMEM_ENV_L2_PCT, val);
+}
+
+int gpumem_policy_env(const struct gpumem_policy *p, const struct gpumem_node *node,
+		      struct gpumem_env *env, struct gpumem_diags *d)
+{
+	char val[1024];
+
+	memset(env, 0, sizeof(*env));
+	if ((p->set & GPUMEM_K_L2_LIMIT) && l2_env(p, node, env, d) < 0)
+		return -1;
+	if (p->set & GPUMEM_K_MPS_PCT) {
+		snprintf(val, sizeof(val), "%d", p->mps.active_thread_percentage);
+		if (env_set(env, GPUMEM_ENV_MPS_PCT, val) < 0)
+			return -1;
+	}
+	if ((p->set & GPUMEM_K_MPS_PINNED) && p->mps.pinned_device_mem_limit) {
+		/* One "ordinal=limit" per GPU the task sees, in MiB. */
+		int n = node && node->ngpus > 0 ? node->ngpus : 1;
+		size_t off = 0;
+		uint64_t mib = p->mps.pinned_device_mem_limit >> 20;
+
+		if (mib == 0)
+			mib = 1;
+		val[0] = '\0';
+		for (int i = 0; i < n && off < sizeof(val); i++)
+			off += (size_t)snprintf(val + off, sizeof(val) - off, "%s%d=%" PRIu64 "M",
+						i ? "," : "", i, mib);
+		if (env_set(env, GPUMEM_ENV_MPS_PINNED, val) < 0)
+			return -1;
+	}
+	if (p->mps.daemon == GPUMEM_DAEMON_JOB && node && node->mps_pipe_dir) {
+		if (env_set(env, GPUMEM_ENV_MPS_PIPE, node->mps_pipe_dir) < 0 ||
+		    env_set(env, GPUMEM_ENV_MPS_LOG, node->mps_log_dir) < 0)
+			return -1;
+	}
+	if (p->sections & GPUMEM_S_UM) {
+		if (node == NULL || node->um_library == NULL) {
+			gpumem_diag_add(d, GPUMEM_SEV_WARNING, "unified_memory", 0, 0,
+					"libgpumem-um is not installed on this node: managed-"
+					"memory advice is not applied");
+		} else {
+			if (gpumem_um_format(p, val, sizeof(val)) < 0 ||
+			    env_set(env, GPUMEM_ENV_UM, val) < 0 ||
+			    env_set(env, GPUMEM_ENV_PRELOAD, node->um_library) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,85 @@
+/*
+ * Reading a policy or site file without trusting it: only regular files,
+ * opened with O_NONBLOCK so a FIFO cannot hang us, size-capped so a huge
+ * file is refused at once.  The caller is responsible for doing this with
+ * the right privileges (the plugin reads user files as the user).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "policy.h"
+
+int gpumem_read_file(const char *path, char **bufp, size_t *lenp, struct gpumem_diags *d)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	int fd = -1;
+	int rv = -1;
+
+	*bufp = NULL;
+	*lenp = 0;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, path, 0, 0, "cannot open: %s", strerror(errno));
+		goto fail;
+	}
+	if (fstat(fd, &st) < 0) {
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, path, 0, 0, "cannot stat: %s", strerror(errno));
+		goto fail;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, path, 0, 0, "is a directory, not a policy file");
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, path, 0, 0,
+				"not a regular file (FIFO, socket or device): refused");
+		goto fail;
+	}
+	if (st.st_size > GPUMEM_MAX_FILE_BYTES) {
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, path, 0, 0,
+				"file is %lld bytes, larger than the %d-byte limit",
+				(long long)st.st_size, GPUMEM_MAX_FILE_BYTES);
+		goto fail;
+	}
+	buf = malloc(GPUMEM_MAX_FILE_BYTES + 2);
+	if (buf == NULL) {
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, path, 0, 0, "out of memory");
+		goto fail;
+	}
+	/* Read up to one byte past the cap: the file may grow after fstat. */
+	for (;;) {
+		ssize_t n = read(fd, buf + len, GPUMEM_MAX_FILE_BYTES + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			gpumem_diag_add(d, GPUMEM_SEV_ERROR, path, 0, 0, "read failed: %s",
+					strerror(errno));
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > GPUMEM_MAX_FILE_BYTES) {
+			gpumem_diag_add(d, GPUMEM_SEV_ERROR, path, 0, 0,
+					"file is larger than the %d-byte limit",
+					GPUMEM_MAX_FILE_BYTES);
+			goto fail;
+		}
+	}
+	buf[len] = '\0';
+	*bufp = buf;
+	*lenp = len;
+	buf = NULL;
+	rv = 0;
+fail:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return rv;
+}

@@ -1,0 +1,98 @@
+/*
+ * The effective policy: built-in defaults < site defaults < user policy,
+ * then the site limits.  A user can ask for anything the format allows; the
+ * site decides what it gets, and every adjustment is said out loud.
+ */
+#include <string.h>
+#include "policy.h"
+
+static const char *const section_key[] = { "l2", "mps", "unified_memory", "check" };
+static const unsigned section_keys[] = {
+	GPUMEM_K_L2_LIMIT | GPUMEM_K_L2_RESET,
+	GPUMEM_K_MPS_PCT | GPUMEM_K_MPS_PINNED | GPUMEM_K_MPS_DAEMON,
+	GPUMEM_K_UM_PREFERRED | GPUMEM_K_UM_ACCESSED_BY | GPUMEM_K_UM_READ_MOSTLY |
+		GPUMEM_K_UM_PREFETCH | GPUMEM_K_UM_MIN_BYTES,
+	GPUMEM_K_CHECK_BEFORE | GPUMEM_K_CHECK_AFTER | GPUMEM_K_CHECK_FRACTION |
+		GPUMEM_K_CHECK_ONFAIL | GPUMEM_K_CHECK_L2AB,
+};
+
+int gpumem_policy_effective(const struct gpumem_site *s, const struct gpumem_policy *user,
+			    const char *user_name, struct gpumem_policy *out,
+			    struct gpumem_diags *d)
+{
+	enum gpumem_sev sev = s && s->limits.strict ? GPUMEM_SEV_ERROR : GPUMEM_SEV_WARNING;
+	const char *name = user_name ? user_name : "policy";
+	const char *site = s && s->path ? s->path : "the site file";
+	int before = d ? d->nerrors : 0;
+
+	gpumem_policy_init(out);
+	if (s)
+		gpumem_policy_overlay(out, &s->defaults);
+	if (user) {
+		struct gpumem_policy u = *user;
+		unsigned denied = s ? u.sections & ~s->limits.sections_allowed : 0;
+
+		for (int i = 0; i < 4; i++) {
+			if (!(denied & (1u << i)))
+				continue;
+			gpumem_diag_add(d, sev, name, 0, 0,
+					"section '%s' is not open to users on this site (%s): "
+					"the site's settings are used instead", section_key[i], site);
+			u.set &= ~section_keys[i];
+			u.sections &= ~(1u << i);
+		}
+		gpumem_policy_overlay(out, &u);
+	}
+	if (s == NULL)
+		return 0;
+
+	if ((out->set & GPUMEM_K_L2_LIMIT) && out->l2.limit_is_percent &&
+	    out->l2.limit_percent > s->limits.l2_max_percent) {
+		gpumem_diag_add(d, sev, name, 0, 0,
+				"l2.persisting_limit: %g%% is above the site limit of %g%%: "
+				"using %g%%", out->l2.limit_percent, s->limits.l2_max_percent,
+				s->limits.l2_max_percent);
+		out->l2.limit_percent = s->limits.l2_max_percent;
+	}
+	if (out->set & GPUMEM_K_MPS_PCT) {
+		int pct = out->mps.active_thread_percentage;
+		int lo = s->limits.mps_min_pct, hi = s->limits.mps_max_pct;
+
+		if (pct < lo || pct > hi) {
+			int to = pct < lo ? lo : hi;
+
+			gpumem_diag_add(d, sev, name, 0, 0,
+					"mps.active_thread_percentage: %d is outside the site "
+					"range %d..%d: using %d", pct, lo, hi, to);
+			out->mps.active_thread_percentage = to;
+		}
+	}
+	if ((out->set & GPUMEM_K_MPS_PINNED) && s->limits.mps_max_pinned &&
+	    (out->mps.pinned_device_mem_limit == 0 ||
+	     out->mps.pinned_device_mem_limit > s->limits.mps_max_pinned)) {
+		char asked[32], lim[32];
+
+		gpumem_format_size(out->mps.pinned_device_mem_limit, asked, sizeof(asked));
+		gpumem_format_size(s->limits.mps_max_pinned, lim, sizeof(lim));
+		gpumem_diag_add(d, sev, name, 0, 0,
+				"mps.pinned_device_mem_limit: %s is above the site limit of %s: "
+				"using %s", out->mps.pinned_device_mem_limit ? asked : "0 (none)",
+				lim, lim);
+		out->mps.pinned_device_mem_limit = s->limits.mps_max_pinned;
+	}
+	if (!(s->limits.daemons_allowed & (1u << out->mps.daemon))) {
+		gpumem_diag_add(d, sev, name, 0, 0,
+				"mps.daemon: '%s' is not allowed on this site: using '%s'",
+				gpumem_daemon_name(out->mps.daemon),
+				gpumem_daemon_name(s->defaults.mps.daemon));
+		out->mps.daemon = s->defaults.mps.daemon;
+	}
+	if (!(s->limits.onfail_allowed & (1u << out->check.on_fail))) {
+		gpumem_diag_add(d, sev, name, 0, 0,
+				"check.on_fail: '%s' is not allowed on this site: using '%s'",
+				gpumem_onfail_name(out->check.on_fail),
+				gpumem_onfail_name(s->defaults.check.on_fail));
+		out->check.on_fail = s->defaults.check.on_fail;
+	}
+	return d && d->nerrors > before ? -1 : 0;
+}

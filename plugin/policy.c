@@ -1,0 +1,159 @@
+/* The policy format, version 1: its keys, defaults and loading. */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include "schema.h"
+
+#define P(field) offsetof(struct gpumem_policy, field)
+
+static const char *const loc_names[] = { "none", "cpu", "gpu", NULL };
+static const char *const access_names[] = { "cpu", "gpu", NULL };
+static const char *const daemon_names[] = { "none", "site", "job", NULL };
+static const char *const onfail_names[] = { "warn", "fail", "drain", NULL };
+
+static const struct gpumem_key l2_keys[] = {
+	{ .name = "persisting_limit", .type = GPUMEM_KT_L2LIMIT, .bit = GPUMEM_K_L2_LIMIT,
+	  .max = 1e15 },
+	{ .name = "reset_at_exit", .type = GPUMEM_KT_BOOL, .off = P(l2.reset_at_exit),
+	  .bit = GPUMEM_K_L2_RESET },
+	{ 0 }
+};
+
+static const struct gpumem_key mps_keys[] = {
+	{ .name = "active_thread_percentage", .type = GPUMEM_KT_INT,
+	  .off = P(mps.active_thread_percentage), .bit = GPUMEM_K_MPS_PCT, .min = 1, .max = 100 },
+	{ .name = "pinned_device_mem_limit", .type = GPUMEM_KT_SIZE,
+	  .off = P(mps.pinned_device_mem_limit), .bit = GPUMEM_K_MPS_PINNED, .max = 1e15 },
+	{ .name = "daemon", .type = GPUMEM_KT_ENUM, .off = P(mps.daemon),
+	  .bit = GPUMEM_K_MPS_DAEMON, .names = daemon_names },
+	{ 0 }
+};
+
+static const struct gpumem_key um_keys[] = {
+	{ .name = "preferred_location", .type = GPUMEM_KT_ENUM,
+	  .off = P(um.preferred_location), .bit = GPUMEM_K_UM_PREFERRED, .names = loc_names },
+	/* Bits follow access_names: cpu = 1, gpu = 2, as GPUMEM_ACCESS_*. */
+	{ .name = "accessed_by", .type = GPUMEM_KT_ENUM_LIST, .off = P(um.accessed_by),
+	  .bit = GPUMEM_K_UM_ACCESSED_BY, .names = access_names },
+	{ .name = "read_mostly", .type = GPUMEM_KT_BOOL, .off = P(um.read_mostly),
+	  .bit = GPUMEM_K_UM_READ_MOSTLY },
+	{ .name = "prefetch", .type = GPUMEM_KT_ENUM, .off = P(um.prefetch),
+	  .bit = GPUMEM_K_UM_PREFETCH, .names = loc_names },
+	{ .name = "min_bytes", .type = GPUMEM_KT_SIZE, .off = P(um.min_bytes),
+	  .bit = GPUMEM_K_UM_MIN_BYTES, .max = 1e15 },
+	{ 0 }
+};
+
+static const struct gpumem_key bandwidth_keys[] = {
+	{ .name = "min_fraction", .type = GPUMEM_KT_FRACTION, .off = P(check.min_fraction),
+	  .bit = GPUMEM_K_CHECK_FRACTION, .min = 0, .max = 1 },
+	{ 0 }
+};
+
+static const struct gpumem_key check_keys[] = {
+	{ .name = "before", .type = GPUMEM_KT_BOOL, .off = P(check.before),
+	  .bit = GPUMEM_K_CHECK_BEFORE },
+	{ .name = "after", .type = GPUMEM_KT_BOOL, .off = P(check.after),
+	  .bit = GPUMEM_K_CHECK_AFTER },
+	{ .name = "bandwidth", .type = GPUMEM_KT_SECTION, .sub = bandwidth_keys },
+	{ .name = "on_fail", .type = GPUMEM_KT_ENUM, .off = P(check.on_fail),
+	  .bit = GPUMEM_K_CHECK_ONFAIL, .names = onfail_names },
+	{ .name = "l2_ab", .type = GPUMEM_KT_BOOL, .off = P(check.l2_ab),
+	  .bit = GPUMEM_K_CHECK_L2AB },
+	{ 0 }
+};
+
+/* Section order matches GPUMEM_S_* bits (the site's `sections` list too). */
+const struct gpumem_key gpumem_policy_sections[] = {
+	{ .name = "l2", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_L2, .sub = l2_keys },
+	{ .name = "mps", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_MPS, .sub = mps_keys },
+	{ .name = "unified_memory", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_UM,
+	  .sub = um_keys },
+	{ .name = "check", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_CHECK, .sub = check_keys },
+	{ 0 }
+};
+
+
+static const struct gpumem_key policy_top[] = {
+	{ .name = "version", .type = GPUMEM_KT_CUSTOM, .custom = gpumem_walk_version, .required = 1 },
+	{ .name = "l2", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_L2, .sub = l2_keys },
+	{ .name = "mps", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_MPS, .sub = mps_keys },
+	{ .name = "unified_memory", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_UM,
+	  .sub = um_keys },
+	{ .name = "check", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_CHECK, .sub = check_keys },
+	{ 0 }
+};
+
+void gpumem_policy_init(struct gpumem_policy *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->l2.reset_at_exit = 1;
+	p->um.accessed_by = 0;
+	p->um.min_bytes = 1 << 20;
+	p->check.min_fraction = 0.85;
+	p->check.on_fail = GPUMEM_ONFAIL_WARN;
+}
+
+int gpumem_policy_parse(const char *buf, size_t len, const char *name,
+			struct gpumem_policy *p, struct gpumem_diags *d)
+{
+	struct gpumem_walk w = { name, d, (char *)p, &p->set, &p->sections };
+
+	gpumem_policy_init(p);
+	return gpumem_walk_buffer(buf, len, name, policy_top, &w, "policy");
+}
+
+int gpumem_policy_load(const char *path, struct gpumem_policy *p, struct gpumem_diags *d)
+{
+	char *buf;
+	size_t len;
+	int rv;
+
+	gpumem_policy_init(p);
+	if (gpumem_read_file(path, &buf, &len, d) < 0)
+		return -1;
+	rv = gpumem_policy_parse(buf, len, path, p, d);
+	free(buf);
+	return rv;
+}
+
+void gpumem_policy_overlay(struct gpumem_policy *b, const struct gpumem_policy *t)
+{
+	unsigned s = t->set;
+
+	if (s & GPUMEM_K_L2_LIMIT) {
+		b->l2.limit_is_percent = t->l2.limit_is_percent;
+		b->l2.limit_percent = t->l2.limit_percent;
+		b->l2.limit_bytes = t->l2.limit_bytes;
+	}
+	if (s & GPUMEM_K_L2_RESET)
+		b->l2.reset_at_exit = t->l2.reset_at_exit;
+	if (s & GPUMEM_K_MPS_PCT)
+		b->mps.active_thread_percentage = t->mps.active_thread_percentage;
+	if (s & GPUMEM_K_MPS_PINNED)
+		b->mps.pinned_device_mem_limit = t->mps.pinned_device_mem_limit;
+	if (s & GPUMEM_K_MPS_DAEMON)
+		b->mps.daemon = t->mps.daemon;
+	if (s & GPUMEM_K_UM_PREFERRED)
+		b->um.preferred_location = t->um.preferred_location;
+	if (s & GPUMEM_K_UM_ACCESSED_BY)
+		b->um.accessed_by = t->um.accessed_by;
+	if (s & GPUMEM_K_UM_READ_MOSTLY)
+		b->um.read_mostly = t->um.read_mostly;
+	if (s & GPUMEM_K_UM_PREFETCH)
+		b->um.prefetch = t->um.prefetch;
+	if (s & GPUMEM_K_UM_MIN_BYTES)
+		b->um.min_bytes = t->um.min_bytes;
+	if (s & GPUMEM_K_CHECK_BEFORE)
+		b->check.before = t->check.before;
+	if (s & GPUMEM_K_CHECK_AFTER)
+		b->check.after = t->check.after;
+	if (s & GPUMEM_K_CHECK_FRACTION)
+		b->check.min_fraction = t->check.min_fraction;
+	if (s & GPUMEM_K_CHECK_ONFAIL)
+		b->check.on_fail = t->check.on_fail;
+	if (s & GPUMEM_K_CHECK_L2AB)
+		b->check.l2_ab = t->check.l2_ab;
+	b->set |= s;
+	b->sections |= t->sections;
+}

@@ -1,0 +1,252 @@
+/*
+ * gpumem policy engine: the one implementation of the policy format, the
+ * site configuration, merging, clamping and the task environment.  The SPANK
+ * plugin, the gpumem CLI and gpumem-check all link it (libgpumemcore).
+ */
+#ifndef GPUMEM_POLICY_H
+#define GPUMEM_POLICY_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stddef.h>
+
+#define GPUMEM_NAME "gpumem"
+
+/* Hard caps that keep a hostile file cheap to reject. */
+#define GPUMEM_MAX_FILE_BYTES   (64 * 1024)
+#define GPUMEM_MAX_DEPTH        16
+#define GPUMEM_MAX_NODES        4096
+#define GPUMEM_MAX_SCALAR       1024
+#define GPUMEM_MAX_REFS         64
+#define GPUMEM_MAX_GPUS         64
+
+/* ------------------------------------------------------------ diagnostics */
+enum gpumem_sev { GPUMEM_SEV_ERROR, GPUMEM_SEV_WARNING };
+
+struct gpumem_diag {
+	struct gpumem_diag *next;
+	enum gpumem_sev sev;
+	int line, col;          /* 1-based; 0 when the problem has no place */
+	char *file;
+	char *msg;
+};
+
+struct gpumem_diags {
+	struct gpumem_diag *head, *tail;
+	int nerrors, nwarnings;
+};
+
+void gpumem_diag_add(struct gpumem_diags *d, enum gpumem_sev sev, const char *file,
+		     int line, int col, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+/* One line per diagnostic: "FILE:LINE:COL: error: MESSAGE". */
+void gpumem_diags_print(const struct gpumem_diags *d, FILE *out);
+/* Same lines joined with '\n' in a malloc'd string (NULL when empty). */
+char *gpumem_diags_join(const struct gpumem_diags *d, int errors_only);
+void gpumem_diags_free(struct gpumem_diags *d);
+
+/* ------------------------------------------------------------ the policy */
+enum gpumem_loc { GPUMEM_LOC_NONE = 0, GPUMEM_LOC_CPU, GPUMEM_LOC_GPU };
+enum gpumem_daemon { GPUMEM_DAEMON_NONE = 0, GPUMEM_DAEMON_SITE, GPUMEM_DAEMON_JOB };
+enum gpumem_onfail { GPUMEM_ONFAIL_WARN = 0, GPUMEM_ONFAIL_FAIL, GPUMEM_ONFAIL_DRAIN };
+
+/* Bits of gpumem_policy.set: which keys a file (or a merge) set. */
+enum {
+	GPUMEM_K_L2_LIMIT       = 1u << 0,
+	GPUMEM_K_L2_RESET       = 1u << 1,
+	GPUMEM_K_MPS_PCT        = 1u << 2,
+	GPUMEM_K_MPS_PINNED     = 1u << 3,
+	GPUMEM_K_MPS_DAEMON     = 1u << 4,
+	GPUMEM_K_UM_PREFERRED   = 1u << 5,
+	GPUMEM_K_UM_ACCESSED_BY = 1u << 6,
+	GPUMEM_K_UM_READ_MOSTLY = 1u << 7,
+	GPUMEM_K_UM_PREFETCH    = 1u << 8,
+	GPUMEM_K_UM_MIN_BYTES   = 1u << 9,
+	GPUMEM_K_CHECK_BEFORE   = 1u << 10,
+	GPUMEM_K_CHECK_AFTER    = 1u << 11,
+	GPUMEM_K_CHECK_FRACTION = 1u << 12,
+	GPUMEM_K_CHECK_ONFAIL   = 1u << 13,
+	GPUMEM_K_CHECK_L2AB     = 1u << 14,
+};
+
+/* Bits of gpumem_policy.sections: which sections appeared at all. */
+enum {
+	GPUMEM_S_L2    = 1u << 0,
+	GPUMEM_S_MPS   = 1u << 1,
+	GPUMEM_S_UM    = 1u << 2,
+	GPUMEM_S_CHECK = 1u << 3,
+	GPUMEM_S_ALL   = 0xfu,
+};
+
+struct gpumem_policy {
+	unsigned set;           /* GPUMEM_K_* */
+	unsigned sections;      /* GPUMEM_S_* */
+	struct {
+		/* Either a percentage of the GPU's L2 or a byte count. */
+		int limit_is_percent;
+		double limit_percent;
+		uint64_t limit_bytes;
+		int reset_at_exit;
+	} l2;
+	struct {
+		int active_thread_percentage;   /* 1..100 */
+		uint64_t pinned_device_mem_limit; /* bytes, 0 = no limit */
+		enum gpumem_daemon daemon;
+	} mps;
+	struct {
+		enum gpumem_loc preferred_location;
+		unsigned accessed_by;           /* bit 0 cpu, bit 1 gpu */
+		int read_mostly;
+		enum gpumem_loc prefetch;
+		uint64_t min_bytes;
+	} um;
+	struct {
+		int before, after;
+		double min_fraction;            /* 0..1 */
+		enum gpumem_onfail on_fail;
+		int l2_ab;                      /* run the persisting-window A/B */
+	} check;
+};
+
+#define GPUMEM_ACCESS_CPU 1u
+#define GPUMEM_ACCESS_GPU 2u
+
+/* Built-in defaults: nothing is changed, checks off, min_fraction 0.85. */
+void gpumem_policy_init(struct gpumem_policy *p);
+
+/*
+ * Parse a policy from memory.  'name' is what diagnostics call the file.
+ * Every problem found is added to 'd'; returns 0 when there was no error.
+ */
+int gpumem_policy_parse(const char *buf, size_t len, const char *name,
+			struct gpumem_policy *p, struct gpumem_diags *d);
+
+/*
+ * Read a file safely (regular file only, size-capped, no blocking on FIFOs)
+ * into a malloc'd, NUL-terminated buffer.  Errors name the path.
+ */
+int gpumem_read_file(const char *path, char **buf, size_t *len, struct gpumem_diags *d);
+int gpumem_policy_load(const char *path, struct gpumem_policy *p, struct gpumem_diags *d);
+
+/* Overlay: every key set in 'top' replaces the one in 'base'. */
+void gpumem_policy_overlay(struct gpumem_policy *base, const struct gpumem_policy *top);
+
+/* Serialise.  JSON output of a parsed policy parses back to the same policy. */
+enum gpumem_fmt { GPUMEM_FMT_YAML, GPUMEM_FMT_JSON };
+/* only_set: emit only the keys in p->set (used to forward a user policy). */
+char *gpumem_policy_format(const struct gpumem_policy *p, enum gpumem_fmt fmt, int only_set);
+
+/* ------------------------------------------------------------ site file */
+/* Reference figures of one GPU model, GB/s (10^9 bytes/s); 0 = unknown. */
+struct gpumem_ref {
+	char *model;            /* as the driver names it, e.g. "NVIDIA H200" */
+	double read, write, copy, triad, d2d, h2d, d2h;
+};
+
+struct gpumem_site {
+	char *path;
+	struct gpumem_policy defaults;
+	struct {
+		double l2_max_percent;          /* of the GPU's L2 */
+		int mps_min_pct, mps_max_pct;
+		uint64_t mps_max_pinned;        /* 0 = no cap */
+		unsigned daemons_allowed;       /* bit per gpumem_daemon */
+		unsigned onfail_allowed;        /* bit per gpumem_onfail */
+		unsigned sections_allowed;      /* GPUMEM_S_* */
+		int strict;                     /* clamps are errors */
+	} limits;
+	char *policy_dir;
+	struct gpumem_ref refs[GPUMEM_MAX_REFS];
+	int nrefs;
+	struct {
+		char *dir;
+		char *textfile_dir;
+	} report;
+	struct {
+		int enabled;
+		char *reason;                   /* prefix; always starts "gpumem:" */
+	} drain;
+	int check_timeout_s;
+};
+
+void gpumem_site_init(struct gpumem_site *s);
+int gpumem_site_parse(const char *buf, size_t len, const char *name,
+		      struct gpumem_site *s, struct gpumem_diags *d);
+int gpumem_site_load(const char *path, struct gpumem_site *s, struct gpumem_diags *d);
+void gpumem_site_free(struct gpumem_site *s);
+const struct gpumem_ref *gpumem_site_ref(const struct gpumem_site *s, const char *model);
+
+/*
+ * Resolve --gpumem-policy=ARG: a path (contains '/' or ends in .yaml/.yml)
+ * is returned as is; a bare NAME becomes POLICY_DIR/NAME.yaml.  Names are
+ * restricted to [A-Za-z0-9._-] and may not start with '.'.
+ * Returns a malloc'd path or NULL with an error in 'd'.
+ */
+char *gpumem_policy_resolve(const struct gpumem_site *s, const char *arg, struct gpumem_diags *d);
+
+/*
+ * The effective policy: built-in defaults, overlaid by the site defaults,
+ * overlaid by 'user' (may be NULL), then clamped to the site limits.  Every
+ * clamp is a warning naming the key, the asked value and the limit (an error
+ * when the site is strict).  'user_name' names the user's file in messages.
+ */
+int gpumem_policy_effective(const struct gpumem_site *s, const struct gpumem_policy *user,
+			    const char *user_name, struct gpumem_policy *out,
+			    struct gpumem_diags *d);
+
+/* ------------------------------------------------------------ environment */
+/* What the node knows about one GPU of the step (from gpumem-probe). */
+struct gpumem_gpu {
+	int index;                      /* CUDA ordinal as the task sees it */
+	char uuid[64];
+	char pci_bus_id[32];
+	char name[96];
+	uint64_t l2_bytes;
+	uint64_t persisting_max_bytes;
+};
+
+struct gpumem_node {
+	struct gpumem_gpu gpus[GPUMEM_MAX_GPUS];
+	int ngpus;                      /* -1: unknown (no probe) */
+	const char *um_library;         /* installed libgpumem-um.so, or NULL */
+	const char *mps_pipe_dir;       /* per-job MPS daemon dirs, or NULL */
+	const char *mps_log_dir;
+};
+
+#define GPUMEM_ENV_MAX 16
+struct gpumem_env {
+	int n;
+	struct { char name[64]; char value[1024]; } var[GPUMEM_ENV_MAX];
+};
+
+/* Environment names a policy may produce: the only ones the plugin sets. */
+#define GPUMEM_ENV_L2_PCT     "CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT"
+#define GPUMEM_ENV_MPS_PCT    "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"
+#define GPUMEM_ENV_MPS_PINNED "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"
+#define GPUMEM_ENV_MPS_PIPE   "CUDA_MPS_PIPE_DIRECTORY"
+#define GPUMEM_ENV_MPS_LOG    "CUDA_MPS_LOG_DIRECTORY"
+#define GPUMEM_ENV_UM         "GPUMEM_UM_ADVICE"
+#define GPUMEM_ENV_PRELOAD    "LD_PRELOAD"
+
+/*
+ * The variables a task receives under policy 'p' on 'node'.  The L2
+ * percentage is clamped to what every GPU of the step accepts (a value
+ * above persistingL2CacheMaxSize/l2CacheSize makes context creation fail),
+ * with a warning.  LD_PRELOAD here holds only node->um_library; the caller
+ * prepends it to the task's own LD_PRELOAD.
+ */
+int gpumem_policy_env(const struct gpumem_policy *p, const struct gpumem_node *node,
+		      struct gpumem_env *env, struct gpumem_diags *d);
+
+/* The value of GPUMEM_UM_ADVICE, parsed by libgpumem-um; see kernels/um_config.c. */
+int gpumem_um_format(const struct gpumem_policy *p, char *buf, size_t len);
+
+/* ------------------------------------------------------------ helpers */
+/* "40GiB", "512 KiB", "1M", "1073741824": 0 on success, else -1 and *why. */
+int gpumem_parse_size(const char *s, uint64_t *out, const char **why);
+void gpumem_format_size(uint64_t v, char *buf, size_t len);
+const char *gpumem_loc_name(enum gpumem_loc l);
+const char *gpumem_daemon_name(enum gpumem_daemon d);
+const char *gpumem_onfail_name(enum gpumem_onfail f);
+
+#endif

@@ -1,0 +1,280 @@
+/*
+ * The site file (etc/gpumem.yaml): defaults, limits, named policies,
+ * reference bandwidths, reports and drain.  Only root writes it, but it is
+ * still parsed with every check a user's policy gets.
+ */
+#include <ctype.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "schema.h"
+
+#define S(field) offsetof(struct gpumem_site, field)
+
+static const char *const daemon_names[] = { "none", "site", "job", NULL };
+static const char *const onfail_names[] = { "warn", "fail", "drain", NULL };
+static const char *const section_names[] = { "l2", "mps", "unified_memory", "check", NULL };
+
+static const struct gpumem_key limits_keys[] = {
+	{ .name = "l2_max_percent", .type = GPUMEM_KT_PERCENT, .off = S(limits.l2_max_percent),
+	  .min = 0, .max = 100 },
+	{ .name = "mps_min_active_thread_percentage", .type = GPUMEM_KT_INT,
+	  .off = S(limits.mps_min_pct), .min = 1, .max = 100 },
+	{ .name = "mps_max_active_thread_percentage", .type = GPUMEM_KT_INT,
+	  .off = S(limits.mps_max_pct), .min = 1, .max = 100 },
+	{ .name = "mps_max_pinned_device_mem_limit", .type = GPUMEM_KT_SIZE,
+	  .off = S(limits.mps_max_pinned), .max = 1e15 },
+	{ .name = "mps_daemons", .type = GPUMEM_KT_ENUM_LIST, .off = S(limits.daemons_allowed),
+	  .names = daemon_names },
+	{ .name = "on_fail", .type = GPUMEM_KT_ENUM_LIST, .off = S(limits.onfail_allowed),
+	  .names = onfail_names },
+	{ .name = "sections", .type = GPUMEM_KT_ENUM_LIST, .off = S(limits.sections_allowed),
+	  .names = section_names },
+	{ .name = "strict", .type = GPUMEM_KT_BOOL, .off = S(limits.strict) },
+	{ 0 }
+};
+
+static const struct gpumem_key report_keys[] = {
+	{ .name = "dir", .type = GPUMEM_KT_PATH, .off = S(report.dir) },
+	{ .name = "textfile_dir", .type = GPUMEM_KT_PATH, .off = S(report.textfile_dir) },
+	{ 0 }
+};
+
+static int check_reason(struct gpumem_walk *w, const struct gpumem_ynode *n)
+{
+	struct gpumem_site *s = (struct gpumem_site *)w->base;
+
+	if (n->kind != GPUMEM_Y_SCALAR || strncmp(n->str, "gpumem:", 7) != 0) {
+		gpumem_walk_error(w, n, "drain.reason must start with 'gpumem:' (that prefix "
+				  "is how gpumem knows which drains are its own)");
+		return -1;
+	}
+	free(s->drain.reason);
+	s->drain.reason = strdup(n->str);
+	return s->drain.reason ? 0 : -1;
+}
+
+static const struct gpumem_key drain_keys[] = {
+	{ .name = "enabled", .type = GPUMEM_KT_BOOL, .off = S(drain.enabled) },
+	{ .name = "reason", .type = GPUMEM_KT_CUSTOM, .custom = check_reason },
+	{ 0 }
+};
+
+static const struct gpumem_key checkcfg_keys[] = {
+	{ .name = "timeout", .type = GPUMEM_KT_INT, .off = S(check_timeout_s), .min = 1,
+	  .max = 3600 },
+	{ 0 }
+};
+
+/* references: { "NVIDIA H200": { read: 4373, triad: 4127, ... }, ... } */
+static int parse_refs(struct gpumem_walk *w, const struct gpumem_ynode *n)
+{
+	static const struct { const char *name; size_t off; } metrics[] = {
+		{ "read", offsetof(struct gpumem_ref, read) },
+		{ "write", offsetof(struct gpumem_ref, write) },
+		{ "copy", offsetof(struct gpumem_ref, copy) },
+		{ "triad", offsetof(struct gpumem_ref, triad) },
+		{ "d2d", offsetof(struct gpumem_ref, d2d) },
+		{ "h2d", offsetof(struct gpumem_ref, h2d) },
+		{ "d2h", offsetof(struct gpumem_ref, d2h) },
+	};
+	struct gpumem_site *s = (struct gpumem_site *)w->base;
+	int rv = 0;
+
+	if (n->kind != GPUMEM_Y_MAP) {
+		gpumem_walk_error(w, n, "references: expected a mapping of GPU model names");
+		return -1;
+	}
+	for (size_t i = 0; i + 1 < n->n; i += 2) {
+		const struct gpumem_ynode *model = n->items[i], *vals = n->items[i + 1];
+		struct gpumem_ref *r;
+
+		if (model->kind != GPUMEM_Y_SCALAR || vals->kind != GPUMEM_Y_MAP) {
+			gpumem_walk_error(w, model, "references: each GPU model maps to "
+					  "{read: GB/s, ...}");
+			rv = -1;
+			continue;
+		}
+		if (gpumem_site_ref(s, model->str)) {
+			gpumem_walk_error(w, model, "references: model '%s' is listed twice",
+					  model->str);
+			rv = -1;
+			continue;
+		}
+		if (s->nrefs >= GPUMEM_MAX_REFS) {
+			gpumem_walk_error(w, model, "references: more than %d models",
+					  GPUMEM_MAX_REFS);
+			return -1;
+		}
+		r = &s->refs[s->nrefs];
+		memset(r, 0, sizeof(*r));
+		for (size_t j = 0; j + 1 < vals->n; j += 2) {
+			const struct gpumem_ynode *k = vals->items[j];
+			char key[160];
+			size_t m;
+			double v;
+
+			snprintf(key, sizeof(key), "references.%s.%s", model->str,
+				 k->kind == GPUMEM_Y_SCALAR ? k->str : "?");
+			for (m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++)
+				if (k->kind == GPUMEM_Y_SCALAR && !strcmp(k->str, metrics[m].name))
+					break;
+			if (m == sizeof(metrics) / sizeof(metrics[0])) {
+				gpumem_walk_error(w, k, "unknown key '%s' (metrics: read, write, "
+						  "copy, triad, d2d, h2d, d2h, in GB/s)", key);
+				rv = -1;
+				continue;
+			}
+			if (gpumem_walk_number(w, vals->items[j + 1], key, 0.001, 1e6, &v) < 0) {
+				rv = -1;
+				continue;
+			}
+			*(double *)((char *)r + metrics[m].off) = v;
+		}
+		r->model = strdup(model->str);
+		if (r->model == NULL)
+			return -1;
+		s->nrefs++;
+	}
+	return rv;
+}
+
+
+static const struct gpumem_key site_top[] = {
+	{ .name = "version", .type = GPUMEM_KT_CUSTOM, .custom = gpumem_walk_version, .required = 1 },
+	{ .name = "defaults", .type = GPUMEM_KT_POLICY, .off = S(defaults) },
+	{ .name = "limits", .type = GPUMEM_KT_SECTION, .sub = limits_keys },
+	{ .name = "policy_dir", .type = GPUMEM_KT_PATH, .off = S(policy_dir) },
+	{ .name = "references", .type = GPUMEM_KT_CUSTOM, .custom = parse_refs },
+	{ .name = "report", .type = GPUMEM_KT_SECTION, .sub = report_keys },
+	{ .name = "drain", .type = GPUMEM_KT_SECTION, .sub = drain_keys },
+	{ .name = "check", .type = GPUMEM_KT_SECTION, .sub = checkcfg_keys },
+	{ 0 }
+};
+
+void gpumem_site_init(struct gpumem_site *s)
+{
+	memset(s, 0, sizeof(*s));
+	gpumem_policy_init(&s->defaults);
+	s->limits.l2_max_percent = 100;
+	s->limits.mps_min_pct = 1;
+	s->limits.mps_max_pct = 100;
+	s->limits.daemons_allowed = (1u << GPUMEM_DAEMON_NONE) | (1u << GPUMEM_DAEMON_SITE) |
+		(1u << GPUMEM_DAEMON_JOB);
+	s->limits.onfail_allowed = (1u << GPUMEM_ONFAIL_WARN) | (1u << GPUMEM_ONFAIL_FAIL);
+	s->limits.sections_allowed = GPUMEM_S_ALL;
+	s->check_timeout_s = 60;
+}
+
+int gpumem_site_parse(const char *buf, size_t len, const char *name,
+		      struct gpumem_site *s, struct gpumem_diags *d)
+{
+	struct gpumem_walk w = { name, d, (char *)s, NULL, NULL };
+	int rv;
+
+	gpumem_site_free(s);
+	gpumem_site_init(s);
+	s->path = strdup(name);
+	rv = gpumem_walk_buffer(buf, len, name, site_top, &w, "site file");
+	if (rv == 0 && s->limits.mps_min_pct > s->limits.mps_max_pct) {
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, name, 0, 0,
+				"limits: mps_min_active_thread_percentage %d is above "
+				"mps_max_active_thread_percentage %d",
+				s->limits.mps_min_pct, s->limits.mps_max_pct);
+		rv = -1;
+	}
+	if (rv == 0 && !(s->limits.daemons_allowed & (1u << s->defaults.mps.daemon))) {
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, name, 0, 0,
+				"defaults.mps.daemon '%s' is not in limits.mps_daemons",
+				gpumem_daemon_name(s->defaults.mps.daemon));
+		rv = -1;
+	}
+	if (rv == 0 && !(s->limits.onfail_allowed & (1u << s->defaults.check.on_fail))) {
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, name, 0, 0,
+				"defaults.check.on_fail '%s' is not in limits.on_fail",
+				gpumem_onfail_name(s->defaults.check.on_fail));
+		rv = -1;
+	}
+	return rv;
+}
+
+int gpumem_site_load(const char *path, struct gpumem_site *s, struct gpumem_diags *d)
+{
+	char *buf;
+	size_t len;
+	int rv;
+
+	gpumem_site_init(s);
+	if (gpumem_read_file(path, &buf, &len, d) < 0)
+		return -1;
+	rv = gpumem_site_parse(buf, len, path, s, d);
+	free(buf);
+	return rv;
+}
+
+void gpumem_site_free(struct gpumem_site *s)
+{
+	free(s->path);
+	free(s->policy_dir);
+	free(s->report.dir);
+	free(s->report.textfile_dir);
+	free(s->drain.reason);
+	for (int i = 0; i < s->nrefs; i++)
+		free(s->refs[i].model);
+	gpumem_site_init(s);
+}
+
+const struct gpumem_ref *gpumem_site_ref(const struct gpumem_site *s, const char *model)
+{
+	for (int i = 0; i < s->nrefs; i++)
+		if (strcasecmp(s->refs[i].model, model) == 0)
+			return &s->refs[i];
+	return NULL;
+}
+
+static int policy_name_ok(const char *n)
+{
+	if (n[0] == '\0' || n[0] == '.' || strlen(n) > 128)
+		return 0;
+	for (const char *c = n; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '.' && *c != '_' && *c != '-')
+			return 0;
+	return 1;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+char *gpumem_policy_resolve(const struct gpumem_site *s, const char *arg,
+			    struct gpumem_diags *d)
+{
+	char *path = NULL;
+
+	if (arg == NULL || arg[0] == '\0') {
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, "--gpumem-policy", 0, 0,
+				"empty policy name");
+		return NULL;
+	}
+	if (strchr(arg, '/') || ends_with(arg, ".yaml") || ends_with(arg, ".yml"))
+		return strdup(arg);
+	if (!policy_name_ok(arg)) {
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, "--gpumem-policy", 0, 0,
+				"'%s' is neither a file path nor a policy name "
+				"(names use letters, digits, '.', '_' and '-')", arg);
+		return NULL;
+	}
+	if (s == NULL || s->policy_dir == NULL) {
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, "--gpumem-policy", 0, 0,
+				"'%s' looks like a named policy, but the site file sets no "
+				"policy_dir (give a path such as ./%s.yaml)", arg, arg);
+		return NULL;
+	}
+	if (asprintf(&path, "%s/%s.yaml", s->policy_dir, arg) < 0)
+		return NULL;
+	return path;
+}

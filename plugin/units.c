@@ -1,0 +1,88 @@
+/* Sizes with units, and the names of enumerations. */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "policy.h"
+
+/*
+ * Binary units only, as Slurm reads --mem: K, KiB = 1024 bytes and so on.
+ * Decimal "KB"/"MB"/"GB" are refused rather than guessed at.
+ */
+int gpumem_parse_size(const char *s, uint64_t *out, const char **why)
+{
+	static const struct { const char *u; unsigned shift; } units[] = {
+		{ "", 0 }, { "B", 0 },
+		{ "K", 10 }, { "KiB", 10 }, { "M", 20 }, { "MiB", 20 },
+		{ "G", 30 }, { "GiB", 30 }, { "T", 40 }, { "TiB", 40 },
+	};
+	const char *p = s;
+	uint64_t v = 0;
+	int digits = 0;
+
+	while (isdigit((unsigned char)*p)) {
+		unsigned dgt = (unsigned)(*p - '0');
+
+		if (v > (UINT64_MAX - dgt) / 10) {
+			*why = "number is too large";
+			return -1;
+		}
+		v = v * 10 + dgt;
+		p++;
+		digits++;
+	}
+	if (digits == 0) {
+		*why = "expected a size such as 1048576, 512KiB, 40GiB";
+		return -1;
+	}
+	while (*p == ' ')
+		p++;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(p, units[i].u) != 0)
+			continue;
+		if (units[i].shift && v > (UINT64_MAX >> units[i].shift)) {
+			*why = "size overflows 64 bits";
+			return -1;
+		}
+		*out = v << units[i].shift;
+		return 0;
+	}
+	if (!strcasecmp(p, "kb") || !strcasecmp(p, "mb") || !strcasecmp(p, "gb") ||
+	    !strcasecmp(p, "tb"))
+		*why = "decimal units are ambiguous: use KiB, MiB, GiB or TiB";
+	else
+		*why = "unknown unit: use B, KiB, MiB, GiB or TiB";
+	return -1;
+}
+
+void gpumem_format_size(uint64_t v, char *buf, size_t len)
+{
+	static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int i = 0;
+
+	while (i < 4 && v && (v & 1023) == 0) {
+		v >>= 10;
+		i++;
+	}
+	if (i == 0)
+		snprintf(buf, len, "%" PRIu64, v);
+	else
+		snprintf(buf, len, "%" PRIu64 "%s", v, u[i]);
+}
+
+const char *gpumem_loc_name(enum gpumem_loc l)
+{
+	return l == GPUMEM_LOC_CPU ? "cpu" : l == GPUMEM_LOC_GPU ? "gpu" : "none";
+}
+
+const char *gpumem_daemon_name(enum gpumem_daemon d)
+{
+	return d == GPUMEM_DAEMON_JOB ? "job" : d == GPUMEM_DAEMON_SITE ? "site" : "none";
+}
+
+const char *gpumem_onfail_name(enum gpumem_onfail f)
+{
+	return f == GPUMEM_ONFAIL_DRAIN ? "drain" : f == GPUMEM_ONFAIL_FAIL ? "fail" : "warn";
+}

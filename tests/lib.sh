@@ -1,0 +1,33 @@
+# Shared TAP helpers for the shell tests.  Source it; call done_testing last.
+# Every check prints "ok N - what" or "not ok N - what" and the diagnostics.
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+GPUMEM="${GPUMEM:-$top_builddir/plugin/gpumem}"
+_tap_n=0
+_tap_failed=0
+_tap_skipall=""
+
+pass() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
+fail() { _tap_n=$((_tap_n + 1)); _tap_failed=$((_tap_failed + 1)); echo "not ok $_tap_n - $*"; }
+skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - # SKIP $*"; }
+diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+# skip_all REASON: the whole file cannot run here; says why, never passes.
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+
+# is GOT WANT NAME
+is() {
+	if [ "$1" = "$2" ]; then pass "$3"; else fail "$3"; diag "got:  '$1'" "want: '$2'"; fi
+}
+# like TEXT PATTERN NAME   (grep -E pattern)
+like() {
+	if printf '%s' "$1" | grep -Eq -- "$2"; then pass "$3"
+	else fail "$3"; diag "pattern: $2" "in:"; printf '%s\n' "$1" | head -20 | sed 's/^/#   /'; fi
+}
+unlike() {
+	if printf '%s' "$1" | grep -Eq -- "$2"; then fail "$3"; diag "unexpected: $2" "in:"
+		printf '%s\n' "$1" | head -20 | sed 's/^/#   /'; else pass "$3"; fi
+}
+# run CMD...: sets $out (stdout+stderr) and $rc
+run() { out=$("$@" 2>&1); rc=$?; }
+
+done_testing() { echo "1..$_tap_n"; [ "$_tap_failed" -eq 0 ]; exit $?; }
