@@ -135,9 +135,9 @@ static int cmd_validate(const struct opts *o, int n, char **files)
 {
 	struct gpumem_diags d = { 0 };
 	struct gpumem_site site;
-	int have_site, rv;
+	int have_site, rv, site_rc;
 
-	load_site(o, &site, &have_site, &d);
+	site_rc = load_site(o, &site, &have_site, &d);
 	for (int i = 0; i < n; i++) {
 		struct gpumem_policy p, eff;
 		char *path = NULL;
@@ -146,7 +146,7 @@ static int cmd_validate(const struct opts *o, int n, char **files)
 			gpumem_policy_effective(&site, &p, path, &eff, &d);
 		free(path);
 	}
-	if (n == 0 && !have_site) {
+	if (n == 0 && !have_site && site_rc == 0) {
 		fprintf(stderr, "gpumem: validate: nothing to validate (give a POLICY or --site)\n");
 		gpumem_site_free(&site);
 		return EXIT_USAGE;

@@ -61,6 +61,9 @@ static const char *closest(const char *word, const char *const *cands, size_t st
 			bestd = dd;
 			best = *c;
 		}
+		/* A prefix ("reset" for "reset_at_exit") is a likely slip too. */
+		if (best == NULL && strlen(word) >= 4 && strncmp(*c, word, strlen(word)) == 0)
+			best = *c;
 	}
 	return best;
 }

@@ -1,0 +1,91 @@
+/*
+ * Plugstack arguments.  Only the admin writes plugstack.conf, so these may
+ * name paths; a user's policy never can.  An unknown argument fails the
+ * plugin's init: a typo in the site setup should be loud, not ignored.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <slurm/spank.h>
+#include "args.h"
+
+#define DEFAULT_LIBEXEC GPUMEM_LIBEXECDIR
+#define DEFAULT_CHECK   GPUMEM_BINDIR "/gpumem-check"
+#define DEFAULT_UM      GPUMEM_LIBDIR "/libgpumem-um.so"
+
+static int set_path(char **dst, const char *arg, const char *val)
+{
+	if (val[0] != '/') {
+		slurm_error("gpumem: plugstack argument '%s': the path must be absolute", arg);
+		return -1;
+	}
+	free(*dst);
+	*dst = strdup(val);
+	return *dst ? 0 : -1;
+}
+
+int gpumem_args_parse(struct gpumem_args *a, int ac, char **av)
+{
+	memset(a, 0, sizeof(*a));
+	a->timeout = 60;
+	for (int i = 0; i < ac; i++) {
+		const char *arg = av[i], *eq = strchr(arg, '=');
+		const char *val = eq ? eq + 1 : "";
+		size_t klen = eq ? (size_t)(eq - arg) : strlen(arg);
+		int rc = 0;
+
+#define KEY(k) (klen == strlen(k) && strncmp(arg, k, klen) == 0)
+		if (KEY("site") && eq)
+			rc = set_path(&a->site, arg, val);
+		else if (KEY("libexecdir") && eq)
+			rc = set_path(&a->libexecdir, arg, val);
+		else if (KEY("check") && eq)
+			rc = set_path(&a->check, arg, val);
+		else if (KEY("um_library") && eq)
+			rc = set_path(&a->um_library, arg, val);
+		else if (KEY("mps_control") && eq)
+			rc = set_path(&a->mps_control, arg, val);
+		else if (KEY("verbose") && !eq)
+			a->verbose = 1;
+		else if (KEY("timeout") && eq) {
+			char *end;
+			long t;
+
+			errno = 0;
+			t = strtol(val, &end, 10);
+			if (*val == '\0' || *end || errno || t < 1 || t > 3600) {
+				slurm_error("gpumem: plugstack argument '%s': timeout is 1..3600 "
+					    "seconds", arg);
+				rc = -1;
+			} else {
+				a->timeout = (int)t;
+			}
+		} else {
+			slurm_error("gpumem: unknown plugstack argument '%s' (known: site=, "
+				    "libexecdir=, check=, um_library=, mps_control=, timeout=, "
+				    "verbose)", arg);
+			rc = -1;
+		}
+#undef KEY
+		if (rc < 0)
+			goto fail;
+	}
+	if ((!a->libexecdir && !(a->libexecdir = strdup(DEFAULT_LIBEXEC))) ||
+	    (!a->check && !(a->check = strdup(DEFAULT_CHECK))) ||
+	    (!a->um_library && !(a->um_library = strdup(DEFAULT_UM))))
+		goto fail;
+	return 0;
+fail:
+	gpumem_args_free(a);
+	return -1;
+}
+
+void gpumem_args_free(struct gpumem_args *a)
+{
+	free(a->site);
+	free(a->libexecdir);
+	free(a->check);
+	free(a->um_library);
+	free(a->mps_control);
+	memset(a, 0, sizeof(*a));
+}

@@ -1,0 +1,18 @@
+/* Plugstack arguments: what the admin wrote after gpumem.so. */
+#ifndef GPUMEM_ARGS_H
+#define GPUMEM_ARGS_H
+
+struct gpumem_args {
+	char *site;             /* site=PATH: the site file */
+	char *libexecdir;       /* libexecdir=DIR: gpumem-probe, -l2reset live here */
+	char *check;            /* check=PATH: gpumem-check */
+	char *um_library;       /* um_library=PATH: libgpumem-um.so */
+	char *mps_control;      /* mps_control=PATH: nvidia-cuda-mps-control */
+	int timeout;            /* timeout=SECONDS for helpers */
+	int verbose;            /* verbose: say what was applied in every step */
+};
+
+/* 0, or -1 after logging which argument is wrong. */
+int gpumem_args_parse(struct gpumem_args *a, int ac, char **av);
+void gpumem_args_free(struct gpumem_args *a);
+#endif

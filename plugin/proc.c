@@ -1,0 +1,152 @@
+/*
+ * Helpers run from slurmstepd (gpumem-probe, gpumem-check, the MPS control
+ * program) go through here.  slurmstepd is multi-threaded, so the child
+ * does only async-signal-safe work between fork and exec: everything it
+ * needs (argv, environment, groups) is prepared by the parent.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "proc.h"
+
+#define OUT_MAX (64 * 1024)
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static void child(const struct gpumem_proc *p, int in_fd, int out_fd, const gid_t *groups,
+		  int ngroups)
+{
+	setpgid(0, 0);
+	if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
+		_exit(126);
+	for (int fd = 3; fd < 1024; fd++)
+		close(fd);
+	if (p->drop) {
+		/*
+		 * Root (euid 0) also resets the supplementary groups; in
+		 * user_init slurmstepd already set the user's and only the
+		 * effective ids need making permanent.
+		 */
+		if (geteuid() == 0 && ngroups >= 0 && setgroups((size_t)ngroups, groups) < 0)
+			_exit(126);
+		if (setresgid(p->gid, p->gid, p->gid) < 0 || setresuid(p->uid, p->uid, p->uid) < 0)
+			_exit(126);
+		if (setuid(0) == 0 && p->uid != 0)
+			_exit(126);     /* the drop did not hold */
+	}
+	signal(SIGPIPE, SIG_DFL);
+	execve(p->path, p->argv, p->envp);
+	_exit(127);
+}
+
+int gpumem_proc_run(struct gpumem_proc *p)
+{
+	int inp[2] = { -1, -1 }, outp[2] = { -1, -1 };
+	gid_t groups[256];
+	int ngroups = -1;
+	size_t len = 0;
+	long deadline;
+	pid_t pid = -1;
+	int status = 0, rv = -1;
+
+	p->out = NULL;
+	p->status = -1;
+	p->timed_out = 0;
+	if (p->drop && geteuid() == 0) {
+		struct passwd pw, *res = NULL;
+		char buf[4096];
+
+		ngroups = 256;
+		if (getpwuid_r(p->uid, &pw, buf, sizeof(buf), &res) != 0 || res == NULL ||
+		    getgrouplist(pw.pw_name, p->gid, groups, &ngroups) < 0)
+			ngroups = 0;
+	}
+	p->out = malloc(OUT_MAX + 1);
+	if (p->out == NULL || pipe2(inp, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0)
+		goto fail;
+	pid = fork();
+	if (pid < 0)
+		goto fail;
+	if (pid == 0)
+		child(p, inp[0], outp[1], groups, ngroups);
+	close(inp[0]);
+	close(outp[1]);
+	inp[0] = outp[1] = -1;
+	if (p->input) {
+		/* Small inputs only (MPS control commands): fits the pipe buffer. */
+		ssize_t n = write(inp[1], p->input, strlen(p->input));
+
+		(void)n;
+	}
+	close(inp[1]);
+	inp[1] = -1;
+	deadline = now_ms() + (p->timeout_s > 0 ? p->timeout_s : 60) * 1000L;
+	for (;;) {
+		struct pollfd pfd = { outp[0], POLLIN, 0 };
+		long left = deadline - now_ms();
+		ssize_t n;
+		char sink[4096];
+
+		if (left <= 0) {
+			p->timed_out = 1;
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			break;
+		}
+		if (poll(&pfd, 1, (int)left) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (!pfd.revents)
+			continue;
+		if (len < OUT_MAX)
+			n = read(outp[0], p->out + len, OUT_MAX - len);
+		else
+			n = read(outp[0], sink, sizeof(sink));  /* drain, drop */
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (len < OUT_MAX)
+			len += (size_t)n;
+	}
+	p->out[len] = '\0';
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	p->status = WIFEXITED(status) ? WEXITSTATUS(status) :
+		WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+	rv = 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (inp[i] >= 0)
+			close(inp[i]);
+		if (outp[i] >= 0)
+			close(outp[i]);
+	}
+	if (rv < 0) {
+		free(p->out);
+		p->out = NULL;
+	}
+	return rv;
+}
+
+void gpumem_proc_free(struct gpumem_proc *p)
+{
+	free(p->out);
+	p->out = NULL;
+}

@@ -1,0 +1,27 @@
+/* Running a helper program from the plugin, bounded in time and output. */
+#ifndef GPUMEM_PROC_H
+#define GPUMEM_PROC_H
+#include <sys/types.h>
+
+struct gpumem_proc {
+	const char *path;
+	char *const *argv;
+	char *const *envp;      /* the complete environment of the child */
+	int drop;               /* become uid/gid for good before exec */
+	uid_t uid;
+	gid_t gid;
+	int timeout_s;
+	const char *input;      /* written to its stdin, or NULL */
+	char *out;              /* stdout and stderr, NUL-terminated, malloc'd */
+	int status;             /* exit code, or 128 + signal */
+	int timed_out;
+};
+
+/*
+ * Fork, drop privileges in the child when asked, exec, collect at most
+ * 64 KiB of output, kill the child's process group at the deadline.
+ * Returns 0 when the program ran (see status), -1 when it could not.
+ */
+int gpumem_proc_run(struct gpumem_proc *p);
+void gpumem_proc_free(struct gpumem_proc *p);
+#endif

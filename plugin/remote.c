@@ -1,0 +1,280 @@
+/*
+ * slurmstepd (remote context).  user_init runs once per step and node with
+ * the user's effective ids: it re-validates the forwarded policy, merges it
+ * with this node's site file, learns the step's GPUs from a forked probe
+ * (no CUDA in slurmstepd), starts a per-job MPS daemon if asked, and sets
+ * the tasks' environment.  Its errors are kept for task_init, because an
+ * error returned from user_init does not fail an srun.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "gpus.h"
+#include "mps.h"
+#include "proc.h"
+#include "spank.h"
+
+static int job_getenv(void *ctx, const char *name, char *buf, int len)
+{
+	return spank_getenv((spank_t)ctx, name, buf, len) == ESPANK_SUCCESS ? 0 : -1;
+}
+
+static void defer(const char *fmt, const char *arg)
+{
+	char *msg;
+
+	if (asprintf(&msg, fmt, arg) < 0)
+		return;
+	if (gpumem_state.deferred_error == NULL)
+		gpumem_state.deferred_error = msg;
+	else
+		free(msg);
+}
+
+/* 1: a user policy was found and parsed, 0: none, -1: errors in d. */
+static int user_policy(spank_t sp, struct gpumem_policy *p, char **name,
+		       struct gpumem_diags *d)
+{
+	struct gpumem_state *st = &gpumem_state;
+	char fwd_name[256] = "";
+	char *data, *opt = NULL, *path;
+	int rv;
+
+	*name = NULL;
+	data = malloc(GPUMEM_MAX_FILE_BYTES + 1);
+	if (data == NULL)
+		return -1;
+	if (spank_getenv(sp, "SPANK_" GPUMEM_FWD_DATA, data, GPUMEM_MAX_FILE_BYTES + 1) ==
+	    ESPANK_SUCCESS) {
+		spank_getenv(sp, "SPANK_" GPUMEM_FWD_NAME, fwd_name, sizeof(fwd_name));
+		if (asprintf(name, "%s (as forwarded)", fwd_name[0] ? fwd_name : "policy") < 0)
+			*name = NULL;
+		rv = gpumem_policy_parse(data, strlen(data), *name ? *name : "policy", p, d);
+		free(data);
+		return rv < 0 ? -1 : 1;
+	}
+	free(data);
+	/* No forwarded copy (e.g. a foreign srun): read the file here, as the user. */
+	if (spank_option_getopt(sp, &gpumem_policy_option, &opt) != ESPANK_SUCCESS || !opt) {
+		if (st->opt_policy == NULL)
+			return 0;
+		opt = st->opt_policy;
+	}
+	path = gpumem_policy_resolve(st->have_site ? &st->site : NULL, opt, d);
+	if (path == NULL)
+		return -1;
+	*name = path;
+	return gpumem_policy_load(path, p, d) < 0 ? -1 : 1;
+}
+
+static void log_diags(const struct gpumem_diags *d, unsigned job, unsigned step)
+{
+	for (const struct gpumem_diag *g = d->head; g; g = g->next)
+		slurm_info("gpumem: job %u.%u: %s: %s: %s", job, step, g->file,
+			   g->sev == GPUMEM_SEV_ERROR ? "error" : "warning", g->msg);
+}
+
+/* Ask gpumem-probe (as the user) what the GPUs are; fills node->gpus. */
+static void probe(const struct gpumem_args *a, uid_t uid, gid_t gid, char list[][64], int n,
+		  struct gpumem_node *node)
+{
+	char path[4200];
+	char *argv[] = { path, NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+	struct gpumem_proc p = { 0 };
+
+	snprintf(path, sizeof(path), "%s/gpumem-probe", a->libexecdir);
+	p.path = path;
+	p.argv = argv;
+	p.envp = envp;
+	p.drop = 1;
+	p.uid = uid;
+	p.gid = gid;
+	p.timeout_s = a->timeout;
+	if (gpumem_proc_run(&p) < 0) {
+		slurm_info("gpumem: cannot run %s: GPU limits unknown", path);
+		return;
+	}
+	if (p.status == 0)
+		gpumem_gpus_match(p.out, list, n, node);
+	else
+		slurm_info("gpumem: %s: %s", path, p.timed_out ? "timed out" : p.out);
+	gpumem_proc_free(&p);
+}
+
+static int set_env(spank_t sp, const struct gpumem_env *env)
+{
+	for (int i = 0; i < env->n; i++) {
+		const char *name = env->var[i].name, *val = env->var[i].value;
+		char old[4096], joined[8192];
+
+		/* Our library goes first; the user's own preloads still load. */
+		if (!strcmp(name, GPUMEM_ENV_PRELOAD) &&
+		    spank_getenv(sp, name, old, sizeof(old)) == ESPANK_SUCCESS && old[0]) {
+			snprintf(joined, sizeof(joined), "%s %s", val, old);
+			val = joined;
+		}
+		if (spank_setenv(sp, name, val, 1) != ESPANK_SUCCESS) {
+			slurm_error("gpumem: cannot set %s in the job environment", name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int gpumem_remote_user_init(spank_t sp)
+{
+	struct gpumem_state *st = &gpumem_state;
+	struct gpumem_diags d = { 0 };
+	struct gpumem_policy user;
+	struct gpumem_node node;
+	struct gpumem_env env;
+	char list[GPUMEM_MAX_GPUS][64], summary[2048];
+	const char *src = NULL, *control;
+	char *name = NULL;
+	uint32_t job = 0, step = 0;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	int have_user, ngpu_env, has_dev, off = 0;
+
+	spank_get_item(sp, S_JOB_UID, &uid);
+	spank_get_item(sp, S_JOB_GID, &gid);
+	spank_get_item(sp, S_JOB_ID, &job);
+	spank_get_item(sp, S_JOB_STEPID, &step);
+
+	have_user = user_policy(sp, &user, &name, &d);
+	if (have_user < 0 ||
+	    gpumem_policy_effective(st->have_site ? &st->site : NULL, have_user ? &user : NULL,
+				    name, &st->eff, &d) < 0) {
+		char *msg = gpumem_diags_join(&d, 1);
+
+		log_diags(&d, job, step);
+		defer("policy rejected on this node: %s", msg ? msg : "out of memory");
+		free(msg);
+		goto out;
+	}
+	st->have_eff = 1;
+	/* Nothing asked, nothing set: keep steps without a policy cheap. */
+	if (!have_user && st->eff.set == 0 && st->eff.sections == 0)
+		goto out;
+
+	memset(&node, 0, sizeof(node));
+	ngpu_env = gpumem_gpus_from_env(job_getenv, sp, list, GPUMEM_MAX_GPUS, &src);
+	has_dev = access("/dev/nvidiactl", F_OK) == 0;
+	node.ngpus = 0;
+	if (has_dev && ngpu_env != 0 && (st->eff.set & GPUMEM_K_L2_LIMIT))
+		probe(&st->args, uid, gid, list, ngpu_env, &node);
+	st->ngpus = node.ngpus;
+	if (ngpu_env > 0) {
+		size_t o = 0;
+
+		st->step_gpus = calloc(1, GPUMEM_GPU_LIST_MAX);
+		for (int i = 0; st->step_gpus && i < ngpu_env; i++)
+			o += (size_t)snprintf(st->step_gpus + o, GPUMEM_GPU_LIST_MAX - o, "%s%s",
+					      i ? "," : "", list[i]);
+	}
+	if (access(st->args.um_library, R_OK) == 0)
+		node.um_library = st->args.um_library;
+
+	if (st->eff.mps.daemon == GPUMEM_DAEMON_JOB) {
+		char *err = NULL;
+
+		control = gpumem_mps_find(st->args.mps_control);
+		if (!has_dev || control == NULL) {
+			slurm_info("gpumem: job %u.%u: mps.daemon=job skipped: %s", job, step,
+				   !has_dev ? "no GPU on this node" :
+				   "nvidia-cuda-mps-control not found");
+		} else if (gpumem_mps_start(control, uid, gid, st->step_gpus,
+					    -1, job, step, st->args.timeout, &st->mps_dir,
+					    &err) < 0) {
+			defer("cannot start the per-job MPS daemon: %s", err ? err : "error");
+			free(err);
+			free(st->mps_dir);
+			st->mps_dir = NULL;
+			goto out;
+		} else {
+			static char pipe_dir[4200], log_dir[4200];
+
+			snprintf(pipe_dir, sizeof(pipe_dir), "%s/pipe", st->mps_dir);
+			snprintf(log_dir, sizeof(log_dir), "%s/log", st->mps_dir);
+			node.mps_pipe_dir = pipe_dir;
+			node.mps_log_dir = log_dir;
+		}
+	}
+	if (gpumem_policy_env(&st->eff, &node, &env, &d) < 0 || set_env(sp, &env) < 0) {
+		defer("%s", "cannot build the task environment");
+		goto out;
+	}
+	spank_setenv(sp, "GPUMEM_POLICY", have_user ? name : "site defaults", 1);
+	log_diags(&d, job, step);
+	for (int i = 0; i < env.n && off < (int)sizeof(summary) - 1; i++)
+		off += snprintf(summary + off, sizeof(summary) - (size_t)off, " %s=%s",
+				env.var[i].name, env.var[i].value);
+	if (off == 0)
+		snprintf(summary, sizeof(summary), " (nothing to set)");
+	slurm_info("gpumem: job %u.%u: policy %s; GPUs %s%s; set%s", job, step,
+		   have_user ? name : "site defaults", src ? src : "none",
+		   has_dev ? "" : " (no GPU device on this node: probe, MPS daemon, check "
+		   "and L2 reset skipped)", summary);
+out:
+	gpumem_diags_free(&d);
+	free(name);
+	return 0;
+}
+
+int gpumem_remote_task_init(spank_t sp)
+{
+	(void)sp;
+	if (gpumem_state.deferred_error) {
+		slurm_error("gpumem: %s", gpumem_state.deferred_error);
+		return -1;
+	}
+	return 0;
+}
+
+static void l2_reset(const struct gpumem_state *st, uid_t uid, gid_t gid)
+{
+	char path[4200], gpus[GPUMEM_GPU_LIST_MAX + 32], timeout[32];
+	char *argv[] = { path, "--timeout", timeout, NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", gpus, NULL };
+	struct gpumem_proc p = { 0 };
+
+	snprintf(path, sizeof(path), "%s/gpumem-l2reset", st->args.libexecdir);
+	snprintf(timeout, sizeof(timeout), "%d", st->args.timeout);
+	snprintf(gpus, sizeof(gpus), "CUDA_VISIBLE_DEVICES=%s",
+		 st->step_gpus ? st->step_gpus : "");
+	if (!st->step_gpus)
+		envp[1] = NULL;
+	if (access(path, X_OK) != 0) {
+		slurm_info("gpumem: L2 reset skipped: %s not installed", path);
+		return;
+	}
+	p.path = path;
+	p.argv = argv;
+	p.envp = envp;
+	p.drop = 1;
+	p.uid = uid;
+	p.gid = gid;
+	p.timeout_s = st->args.timeout + 5;
+	if (gpumem_proc_run(&p) == 0)
+		slurm_info("gpumem: L2 reset (exit %d): %s", p.status, p.out);
+	gpumem_proc_free(&p);
+}
+
+int gpumem_remote_exit(spank_t sp)
+{
+	struct gpumem_state *st = &gpumem_state;
+	uid_t uid = 0;
+	gid_t gid = 0;
+
+	spank_get_item(sp, S_JOB_UID, &uid);
+	spank_get_item(sp, S_JOB_GID, &gid);
+	if (st->mps_dir) {
+		gpumem_mps_stop(gpumem_mps_find(st->args.mps_control), uid, gid, st->mps_dir,
+				st->args.timeout);
+	}
+	if (st->have_eff && (st->eff.set & GPUMEM_K_L2_LIMIT) && st->eff.l2.reset_at_exit &&
+	    access("/dev/nvidiactl", F_OK) == 0)
+		l2_reset(st, uid, gid);
+	return 0;
+}

@@ -1,0 +1,112 @@
+/*
+ * gpumem.so: a memory policy for every GPU job step.  This file is the
+ * dispatcher: Slurm calls the same symbols in srun/sbatch/salloc (local and
+ * allocator contexts, as the user), in slurmstepd (remote context, as root)
+ * and in slurmd; each call is routed to the file for its context.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "spank.h"
+
+SPANK_PLUGIN(gpumem, 1);
+
+struct gpumem_state gpumem_state;
+
+static int opt_policy_cb(int val, const char *optarg, int remote)
+{
+	(void)val;
+	(void)remote;
+	free(gpumem_state.opt_policy);
+	gpumem_state.opt_policy = optarg ? strdup(optarg) : NULL;
+	return 0;
+}
+
+struct spank_option gpumem_policy_option = {
+	GPUMEM_OPT_POLICY, "FILE|NAME",
+	"GPU memory policy for this job: a YAML file, or the name of a site policy "
+	"(see gpumem-policy(5))",
+	1, 0, opt_policy_cb
+};
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	struct gpumem_diags d = { 0 };
+	spank_context_t ctx = spank_context();
+	int rv = -1;
+
+	memset(&gpumem_state, 0, sizeof(gpumem_state));
+	gpumem_state.ngpus = -1;
+	gpumem_site_init(&gpumem_state.site);
+	if (gpumem_args_parse(&gpumem_state.args, ac, av) < 0)
+		goto fail;
+	if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR || ctx == S_CTX_REMOTE) {
+		if (spank_option_register(sp, &gpumem_policy_option) != ESPANK_SUCCESS) {
+			slurm_error("gpumem: cannot register --%s", GPUMEM_OPT_POLICY);
+			goto fail;
+		}
+	}
+	if (gpumem_state.args.site && ctx != S_CTX_SLURMD) {
+		if (gpumem_site_load(gpumem_state.args.site, &gpumem_state.site, &d) == 0) {
+			gpumem_state.have_site = 1;
+		} else if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR) {
+			/*
+			 * A login node may lack the site file: validate the
+			 * policy alone; the compute node applies its own limits.
+			 */
+			gpumem_site_init(&gpumem_state.site);
+		} else {
+			char *msg = gpumem_diags_join(&d, 1);
+
+			slurm_error("gpumem: site file unusable, jobs cannot get a policy on "
+				    "this node: %s", msg ? msg : "out of memory");
+			free(msg);
+			goto fail;
+		}
+	}
+	rv = 0;
+fail:
+	gpumem_diags_free(&d);
+	/* slurmd itself keeps running: the error shows in each step instead. */
+	return ctx == S_CTX_SLURMD ? 0 : rv;
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (spank_context() == S_CTX_LOCAL || spank_context() == S_CTX_ALLOCATOR)
+		return gpumem_local_post_opt(sp);
+	return 0;
+}
+
+int slurm_spank_user_init(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	return spank_remote(sp) ? gpumem_remote_user_init(sp) : 0;
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	return spank_remote(sp) ? gpumem_remote_task_init(sp) : 0;
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	int rv = 0;
+
+	(void)ac;
+	(void)av;
+	if (spank_context() == S_CTX_REMOTE)
+		rv = gpumem_remote_exit(sp);
+	free(gpumem_state.opt_policy);
+	free(gpumem_state.deferred_error);
+	free(gpumem_state.mps_dir);
+	free(gpumem_state.step_gpus);
+	gpumem_site_free(&gpumem_state.site);
+	gpumem_args_free(&gpumem_state.args);
+	memset(&gpumem_state, 0, sizeof(gpumem_state));
+	return rv;
+}

@@ -1,0 +1,34 @@
+/* State shared by the plugin's contexts (one copy per process). */
+#ifndef GPUMEM_SPANK_H
+#define GPUMEM_SPANK_H
+#include <slurm/spank.h>
+#include "args.h"
+#include "policy.h"
+
+#define GPUMEM_OPT_POLICY "gpumem-policy"
+/* Names under which the local side forwards the validated user policy. */
+#define GPUMEM_FWD_DATA "GPUMEM_POLICY_DATA"
+#define GPUMEM_FWD_NAME "GPUMEM_POLICY_NAME"
+
+struct gpumem_state {
+	struct gpumem_args args;
+	struct gpumem_site site;
+	int have_site;
+	char *opt_policy;       /* --gpumem-policy, as typed */
+	/* remote side */
+	struct gpumem_policy eff;
+	int have_eff;
+	char *deferred_error;   /* reported from task_init: user_init cannot fail srun */
+	int ngpus;              /* GPUs seen by the probe, -1 unknown */
+	char *mps_dir;          /* per-job MPS daemon directory, or NULL */
+	char *step_gpus;        /* CUDA_VISIBLE_DEVICES for helpers */
+};
+
+extern struct gpumem_state gpumem_state;
+extern struct spank_option gpumem_policy_option;
+
+int gpumem_local_post_opt(spank_t sp);
+int gpumem_remote_user_init(spank_t sp);
+int gpumem_remote_task_init(spank_t sp);
+int gpumem_remote_exit(spank_t sp);
+#endif

@@ -1,0 +1,103 @@
+/* Policy parsing, overlay and the JSON round trip used for forwarding. */
+#include <stdlib.h>
+#include <string.h>
+#include "policy.h"
+#include "tap.h"
+
+static int parse(const char *text, struct gpumem_policy *p, struct gpumem_diags *d)
+{
+	return gpumem_policy_parse(text, strlen(text), "t.yaml", p, d);
+}
+
+int main(void)
+{
+	struct gpumem_diags d = { 0 };
+	struct gpumem_policy p, q, base;
+	char *json, *msg;
+
+	ok(parse("version: 1\n"
+		 "l2:\n  persisting_limit: 62.5%\n  reset_at_exit: false\n"
+		 "mps:\n  active_thread_percentage: 25\n  pinned_device_mem_limit: 40GiB\n"
+		 "  daemon: job\n"
+		 "unified_memory:\n  preferred_location: cpu\n  accessed_by: [gpu, cpu]\n"
+		 "  read_mostly: true\n  prefetch: gpu\n  min_bytes: 2MiB\n"
+		 "check:\n  before: true\n  after: false\n  bandwidth:\n    min_fraction: 0.9\n"
+		 "  on_fail: fail\n  l2_ab: true\n", &p, &d) == 0, "full policy parses");
+	is_int(d.nerrors, 0, "no errors");
+	ok(p.l2.limit_is_percent && p.l2.limit_percent == 62.5, "l2 limit 62.5%%");
+	is_int(p.l2.reset_at_exit, 0, "reset_at_exit false");
+	is_int(p.mps.active_thread_percentage, 25, "mps share");
+	ok(p.mps.pinned_device_mem_limit == 40ULL << 30, "pinned 40GiB");
+	is_int(p.mps.daemon, GPUMEM_DAEMON_JOB, "daemon job");
+	is_int(p.um.preferred_location, GPUMEM_LOC_CPU, "preferred cpu");
+	is_int(p.um.accessed_by, GPUMEM_ACCESS_CPU | GPUMEM_ACCESS_GPU, "accessed_by both");
+	is_int(p.um.read_mostly, 1, "read_mostly");
+	is_int(p.um.prefetch, GPUMEM_LOC_GPU, "prefetch gpu");
+	ok(p.um.min_bytes == 2u << 20, "min_bytes 2MiB");
+	ok(p.check.before && !p.check.after && p.check.l2_ab, "check flags");
+	ok(p.check.min_fraction == 0.9, "min_fraction 0.9");
+	is_int(p.check.on_fail, GPUMEM_ONFAIL_FAIL, "on_fail fail");
+	is_int(p.sections, GPUMEM_S_ALL, "all four sections seen");
+
+	/* Forwarding: JSON of the keys the user set parses back identically. */
+	json = gpumem_policy_format(&p, GPUMEM_FMT_JSON, 1);
+	ok(json != NULL, "format JSON");
+	ok(gpumem_policy_parse(json, strlen(json), "fwd", &q, &d) == 0, "JSON parses back");
+	is_int(q.set, p.set, "same keys set after the round trip");
+	is_int(q.sections, p.sections, "same sections after the round trip");
+	ok(q.l2.limit_percent == 62.5 && q.mps.pinned_device_mem_limit == p.mps.pinned_device_mem_limit &&
+	   q.um.accessed_by == p.um.accessed_by && q.check.min_fraction == 0.9 &&
+	   q.um.min_bytes == p.um.min_bytes, "same values after the round trip");
+	free(json);
+
+	/* Only what the user set travels; an empty section still counts. */
+	ok(parse("version: 1\nunified_memory: {}\nl2:\n  persisting_limit: 3MiB\n", &p, &d) == 0,
+	   "empty section and a byte limit");
+	is_int(p.sections, GPUMEM_S_UM | GPUMEM_S_L2, "sections seen");
+	is_int(p.set, GPUMEM_K_L2_LIMIT, "only the limit set");
+	json = gpumem_policy_format(&p, GPUMEM_FMT_JSON, 1);
+	is_str(json, "{\"version\": 1, \"l2\": {\"persisting_limit\": \"3MiB\"}, "
+	       "\"unified_memory\": {}}\n", "forwarded JSON holds exactly that");
+	ok(gpumem_policy_parse(json, strlen(json), "fwd", &q, &d) == 0 && q.sections == p.sections &&
+	   !q.l2.limit_is_percent && q.l2.limit_bytes == 3u << 20, "and parses back");
+	free(json);
+
+	/* Overlay: top's set keys win, others stay. */
+	gpumem_policy_init(&base);
+	parse("version: 1\ncheck:\n  after: true\n  on_fail: fail\n", &q, &d);
+	gpumem_policy_overlay(&base, &q);
+	parse("version: 1\ncheck:\n  on_fail: warn\n", &q, &d);
+	gpumem_policy_overlay(&base, &q);
+	ok(base.check.after == 1 && base.check.on_fail == GPUMEM_ONFAIL_WARN, "overlay order");
+
+	/* Every error is collected, each with its place. */
+	gpumem_diags_free(&d);
+	ok(parse("version: 1\nl2:\n  persisting_limit: x\n  reset: 1\nmps:\n  daemon: maybe\n",
+		 &p, &d) < 0, "bad policy fails");
+	is_int(d.nerrors, 3, "three errors");
+	msg = gpumem_diags_join(&d, 1);
+	like(msg, "t.yaml:3:21: error: l2.persisting_limit: 'x': expected a size", "first");
+	like(msg, "t.yaml:4:3: error: unknown key 'l2.reset' (did you mean 'reset_at_exit'?)",
+	     "second, with did-you-mean");
+	like(msg, "t.yaml:6:11: error: mps.daemon: 'maybe' is not one of: none, site, job", "third");
+	free(msg);
+	gpumem_diags_free(&d);
+
+	ok(parse("version: 1\nunified_memory:\n  accessed_by: [gpu, gpu]\n", &p, &d) < 0,
+	   "a list item twice");
+	msg = gpumem_diags_join(&d, 1);
+	like(msg, "'gpu' is listed twice", "named");
+	free(msg);
+	gpumem_diags_free(&d);
+	ok(parse("version: 1\nunified_memory:\n  accessed_by: gpu\n", &p, &d) == 0 &&
+	   p.um.accessed_by == GPUMEM_ACCESS_GPU, "a single word is a one-item list");
+	ok(parse("version: 1.0\n", &p, &d) == 0, "version 1.0 is version 1");
+	ok(parse("[1, 2]\n", &p, &d) < 0, "a list is not a policy");
+	msg = gpumem_diags_join(&d, 1);
+	like(msg, "t.yaml:1:1: error: a policy is a mapping of keys, not a list", "said so");
+	free(msg);
+	gpumem_diags_free(&d);
+	ok(parse("version: 1\n\"l2\": {\"reset_at_exit\": \"true\"}\n", &p, &d) == 0,
+	   "quoted scalars are read like plain ones");
+	return tap_done();
+}

@@ -1,0 +1,97 @@
+/* Site file: limits, references, named policies, and the effective merge. */
+#include <stdlib.h>
+#include <string.h>
+#include "policy.h"
+#include "tap.h"
+
+int main(void)
+{
+	static const char site_text[] =
+		"version: 1\n"
+		"defaults:\n  l2:\n    persisting_limit: 10%\n  check:\n    after: true\n"
+		"limits:\n  l2_max_percent: 40\n  mps_min_active_thread_percentage: 20\n"
+		"  mps_max_active_thread_percentage: 80\n  mps_daemons: [none, job]\n"
+		"  on_fail: [warn, fail, drain]\n  sections: [l2, check]\n"
+		"policy_dir: /etc/gpumem/policies\n"
+		"references:\n  NVIDIA H200:\n    read: 4373\n    triad: 4127\n"
+		"  NVIDIA H100 80GB HBM3: {read: 3000, h2d: 55}\n"
+		"report:\n  dir: /var/lib/gpumem\n"
+		"drain:\n  enabled: true\n  reason: 'gpumem: bad GPU'\n"
+		"check:\n  timeout: 30\n";
+	struct gpumem_diags d = { 0 };
+	struct gpumem_site s;
+	struct gpumem_policy u, eff;
+	const struct gpumem_ref *r;
+	char *path, *msg;
+
+	gpumem_site_init(&s);
+	ok(gpumem_site_parse(site_text, strlen(site_text), "site.yaml", &s, &d) == 0,
+	   "site parses");
+	is_int(d.nerrors, 0, "no errors");
+	ok(s.limits.l2_max_percent == 40, "l2 limit");
+	is_int(s.limits.mps_min_pct, 20, "mps min");
+	is_int(s.limits.mps_max_pct, 80, "mps max");
+	is_int(s.limits.daemons_allowed, (1 << GPUMEM_DAEMON_NONE) | (1 << GPUMEM_DAEMON_JOB),
+	       "daemons");
+	is_int(s.limits.sections_allowed, GPUMEM_S_L2 | GPUMEM_S_CHECK, "sections");
+	is_str(s.policy_dir, "/etc/gpumem/policies", "policy_dir");
+	is_int(s.nrefs, 2, "two reference models");
+	r = gpumem_site_ref(&s, "nvidia h200");
+	ok(r && r->read == 4373 && r->triad == 4127 && r->copy == 0, "H200 reference (case-insensitive)");
+	r = gpumem_site_ref(&s, "NVIDIA H100 80GB HBM3");
+	ok(r && r->h2d == 55, "H100 reference in flow style");
+	ok(gpumem_site_ref(&s, "NVIDIA A100") == NULL, "unknown model: no reference");
+	is_str(s.report.dir, "/var/lib/gpumem", "report dir");
+	ok(s.drain.enabled && !strcmp(s.drain.reason, "gpumem: bad GPU"), "drain");
+	is_int(s.check_timeout_s, 30, "check timeout");
+
+	path = gpumem_policy_resolve(&s, "stream", &d);
+	is_str(path, "/etc/gpumem/policies/stream.yaml", "named policy resolves into policy_dir");
+	free(path);
+	path = gpumem_policy_resolve(&s, "./mine.yaml", &d);
+	is_str(path, "./mine.yaml", "paths stay paths");
+	free(path);
+	ok(gpumem_policy_resolve(&s, "../etc", &d) != NULL, "a path with / is a path (read as the user)");
+	ok(gpumem_policy_resolve(&s, ".hidden", &d) == NULL, "names cannot start with a dot");
+	ok(gpumem_policy_resolve(NULL, "stream", &d) == NULL, "no site: no named policies");
+	gpumem_diags_free(&d);
+
+	/* Effective: defaults, then user, then clamps with warnings. */
+	gpumem_policy_parse("version: 1\nl2:\n  persisting_limit: 60%\nmps:\n"
+			    "  active_thread_percentage: 90\n", strlen("version: 1\nl2:\n  persisting_limit: 60%\nmps:\n"
+			    "  active_thread_percentage: 90\n"), "u.yaml", &u, &d);
+	gpumem_diags_free(&d);
+	ok(gpumem_policy_effective(&s, &u, "u.yaml", &eff, &d) == 0, "effective (warnings only)");
+	ok(eff.l2.limit_percent == 40, "L2 clamped to the site's 40%%");
+	is_int(eff.mps.active_thread_percentage, 0, "mps section closed to users: not taken");
+	ok(eff.check.after == 1, "site default check.after kept");
+	msg = gpumem_diags_join(&d, 0);
+	like(msg, "u.yaml: warning: section 'mps' is not open to users", "closed section warned");
+	like(msg, "u.yaml: warning: l2.persisting_limit: 60% is above the site limit of 40%: using 40%",
+	     "clamp warned");
+	free(msg);
+	gpumem_diags_free(&d);
+
+	ok(gpumem_policy_effective(&s, NULL, NULL, &eff, &d) == 0 && eff.l2.limit_percent == 10,
+	   "no user policy: the site defaults");
+
+	gpumem_site_free(&s);
+	ok(gpumem_site_parse("version: 1\nlimits:\n  mps_min_active_thread_percentage: 90\n"
+			     "  mps_max_active_thread_percentage: 10\n", strlen("version: 1\nlimits:\n  mps_min_active_thread_percentage: 90\n"
+			     "  mps_max_active_thread_percentage: 10\n"), "bad.yaml", &s, &d) < 0,
+	   "min above max refused");
+	msg = gpumem_diags_join(&d, 1);
+	like(msg, "mps_min_active_thread_percentage 90 is above", "said so");
+	free(msg);
+	gpumem_diags_free(&d);
+	gpumem_site_free(&s);
+	ok(gpumem_site_parse("version: 1\npolicy_dir: relative/dir\n", strlen("version: 1\npolicy_dir: relative/dir\n"), "rel.yaml", &s, &d) < 0,
+	   "relative policy_dir refused");
+	gpumem_diags_free(&d);
+	gpumem_site_free(&s);
+	ok(gpumem_site_parse("version: 1\nreferences:\n  X: {read: 1}\n  X: {read: 2}\n", strlen("version: 1\nreferences:\n  X: {read: 1}\n  X: {read: 2}\n"),
+			     "dupref.yaml", &s, &d) < 0, "a model listed twice refused");
+	gpumem_diags_free(&d);
+	gpumem_site_free(&s);
+	return tap_done();
+}
