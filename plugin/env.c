@@ -57,8 +57,8 @@ static int l2_env(const struct gpumem_policy *p, const struct gpumem_node *node,
 	double pct;
 	char val[32];
 
-	if (p->l2.limit_is_percent) {
-		pct = p->l2.limit_percent;
+	if (p->l2.limit_is_percent || p->l2.limit_bytes == 0) {
+		pct = p->l2.limit_is_percent ? p->l2.limit_percent : 0;
 	} else {
 		uint64_t l2 = 0;
 

@@ -105,6 +105,12 @@ int gpumem_mps_start(const char *control, uid_t uid, gid_t gid, const char *gpus
 	}
 	rv = 0;
 fail:
+	if (rv < 0 && *dirp) {
+		/* Leave nothing behind: a failed start removes its directory. */
+		gpumem_mps_stop(NULL, uid, gid, *dirp, timeout);
+		free(*dirp);
+		*dirp = NULL;
+	}
 	free(out);
 	return rv;
 }

@@ -14,6 +14,20 @@
 #include "proc.h"
 #include "spank.h"
 
+/* "123.0", "123.batch": Slurm's special step ids read as their names. */
+static const char *step_name(uint32_t job, uint32_t step)
+{
+	static char buf[64];
+
+	switch (step) {
+	case 0xfffffffbu: snprintf(buf, sizeof(buf), "%u.batch", job); break;
+	case 0xfffffffcu: snprintf(buf, sizeof(buf), "%u.extern", job); break;
+	case 0xfffffffdu: snprintf(buf, sizeof(buf), "%u.interactive", job); break;
+	default: snprintf(buf, sizeof(buf), "%u.%u", job, step); break;
+	}
+	return buf;
+}
+
 static int job_getenv(void *ctx, const char *name, char *buf, int len)
 {
 	return spank_getenv((spank_t)ctx, name, buf, len) == ESPANK_SUCCESS ? 0 : -1;
@@ -70,7 +84,7 @@ static int user_policy(spank_t sp, struct gpumem_policy *p, char **name,
 static void log_diags(const struct gpumem_diags *d, unsigned job, unsigned step)
 {
 	for (const struct gpumem_diag *g = d->head; g; g = g->next)
-		slurm_info("gpumem: job %u.%u: %s: %s: %s", job, step, g->file,
+		slurm_info("gpumem: job %s: %s: %s: %s", step_name(job, step), g->file,
 			   g->sev == GPUMEM_SEV_ERROR ? "error" : "warning", g->msg);
 }
 
@@ -142,6 +156,8 @@ int gpumem_remote_user_init(spank_t sp)
 	spank_get_item(sp, S_JOB_ID, &job);
 	spank_get_item(sp, S_JOB_STEPID, &step);
 
+	if (st->deferred_error)
+		goto out;       /* the site file is unusable: task_init says why */
 	have_user = user_policy(sp, &user, &name, &d);
 	if (have_user < 0 ||
 	    gpumem_policy_effective(st->have_site ? &st->site : NULL, have_user ? &user : NULL,
@@ -177,20 +193,25 @@ int gpumem_remote_user_init(spank_t sp)
 		node.um_library = st->args.um_library;
 
 	if (st->eff.mps.daemon == GPUMEM_DAEMON_JOB) {
+		struct gpumem_diags quiet = { 0 };
+		const char *l2 = NULL;
 		char *err = NULL;
 
+		/* The MPS server takes its L2 limit from its own environment. */
+		if (gpumem_policy_env(&st->eff, &node, &env, &quiet) == 0)
+			for (int i = 0; i < env.n; i++)
+				if (!strcmp(env.var[i].name, GPUMEM_ENV_L2_PCT))
+					l2 = env.var[i].value;
+		gpumem_diags_free(&quiet);
 		control = gpumem_mps_find(st->args.mps_control);
 		if (!has_dev || control == NULL) {
-			slurm_info("gpumem: job %u.%u: mps.daemon=job skipped: %s", job, step,
+			slurm_info("gpumem: job %s: mps.daemon=job skipped: %s", step_name(job, step),
 				   !has_dev ? "no GPU on this node" :
 				   "nvidia-cuda-mps-control not found");
-		} else if (gpumem_mps_start(control, uid, gid, st->step_gpus,
-					    -1, job, step, st->args.timeout, &st->mps_dir,
-					    &err) < 0) {
+		} else if (gpumem_mps_start(control, uid, gid, st->step_gpus, l2 ? atoi(l2) : -1,
+					    job, step, st->args.timeout, &st->mps_dir, &err) < 0) {
 			defer("cannot start the per-job MPS daemon: %s", err ? err : "error");
 			free(err);
-			free(st->mps_dir);
-			st->mps_dir = NULL;
 			goto out;
 		} else {
 			static char pipe_dir[4200], log_dir[4200];
@@ -212,7 +233,7 @@ int gpumem_remote_user_init(spank_t sp)
 				env.var[i].name, env.var[i].value);
 	if (off == 0)
 		snprintf(summary, sizeof(summary), " (nothing to set)");
-	slurm_info("gpumem: job %u.%u: policy %s; GPUs %s%s; set%s", job, step,
+	slurm_info("gpumem: job %s: policy %s; GPUs %s%s; set%s", step_name(job, step),
 		   have_user ? name : "site defaults", src ? src : "none",
 		   has_dev ? "" : " (no GPU device on this node: probe, MPS daemon, check "
 		   "and L2 reset skipped)", summary);

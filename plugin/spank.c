@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "spank.h"
 
 SPANK_PLUGIN(gpumem, 1);
@@ -52,15 +53,31 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 			/*
 			 * A login node may lack the site file: validate the
 			 * policy alone; the compute node applies its own limits.
+			 * A file that is there but broken is worth a word.
 			 */
-			gpumem_site_init(&gpumem_state.site);
+			if (access(gpumem_state.args.site, F_OK) == 0) {
+				char *msg = gpumem_diags_join(&d, 1);
+
+				slurm_info("gpumem: warning: site file unusable here, the policy "
+					   "is checked on its own: %s", msg ? msg : "");
+				free(msg);
+			}
+			gpumem_site_free(&gpumem_state.site);
 		} else {
 			char *msg = gpumem_diags_join(&d, 1);
 
+			/*
+			 * Fail the steps, with the reason where the user sees it
+			 * (task_init), rather than a bare "plugin init failed".
+			 */
 			slurm_error("gpumem: site file unusable, jobs cannot get a policy on "
 				    "this node: %s", msg ? msg : "out of memory");
+			if (asprintf(&gpumem_state.deferred_error, "site file unusable on this "
+				     "node (tell your admin): %s", msg ? msg : "out of memory") < 0)
+				gpumem_state.deferred_error = NULL;
 			free(msg);
-			goto fail;
+			if (gpumem_state.deferred_error == NULL)
+				goto fail;
 		}
 	}
 	rv = 0;
