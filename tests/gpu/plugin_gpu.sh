@@ -1,0 +1,84 @@
+#!/bin/bash
+# The plugin on a GPU node, through a real srun: an unmodified program sees
+# the persisting-L2 limit its policy asked for; an MPS share slows a
+# bandwidth-bound program; the per-job MPS daemon leaves nothing behind.
+# Usage: tests/gpu/plugin_gpu.sh BUILD_DIR   (run by tests/gpu/run)
+B=$(cd "${1:?usage: plugin_gpu.sh BUILD_DIR}" && pwd)
+top_srcdir=$(cd "$(dirname "$0")/../.." && pwd)
+export top_srcdir top_builddir=$B
+. "$top_srcdir/tests/lib.sh"
+[ -e /dev/nvidiactl ] || skip_all "no GPU here: run tests/gpu/run on a GPU machine"
+[ -f "$B/plugin/.libs/gpumem.so" ] || skip_all "gpumem.so not built"
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+CL="$top_srcdir/tests/slurm/cluster"
+export GPUMEM_CLUSTER_DIR=/tmp/gpumem-gpu-cluster
+t=$(mktemp -d /tmp/gpumem-gpu.XXXXXX); chmod 755 "$t"
+trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
+
+for p in l2limit bwcopy; do
+	"$NVCC" -O2 -o "$t/$p" "$top_srcdir/tests/gpu/$p.cu" || fail "nvcc $p"
+done
+cat >"$t/site.yaml" <<YAML
+version: 1
+limits:
+  l2_max_percent: 100
+policy_dir: $top_srcdir/policies
+YAML
+# gpumem-probe lives in plugin/, gpumem-l2reset in kernels/: link both into one dir.
+mkdir -p "$t/libexec"
+ln -s "$B/plugin/gpumem-probe" "$t/libexec/gpumem-probe"
+[ -x "$B/kernels/gpumem-l2reset" ] && ln -s "$B/kernels/gpumem-l2reset" "$t/libexec/gpumem-l2reset"
+echo "required $B/plugin/.libs/gpumem.so site=$t/site.yaml libexecdir=$t/libexec verbose" >"$t/plugstack.conf"
+printf 'version: 1\nl2:\n  persisting_limit: 75%%\n' >"$t/p75.yaml"
+printf 'version: 1\nmps:\n  active_thread_percentage: 25\n  daemon: job\n' >"$t/mps25job.yaml"
+printf 'version: 1\nmps:\n  active_thread_percentage: 100\n  daemon: job\n' >"$t/mps100job.yaml"
+printf 'version: 1\nmps:\n  active_thread_percentage: 25\n' >"$t/mps25.yaml"
+chmod 644 "$t"/*.yaml "$t/plugstack.conf"
+"$CL" start --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 || { cat "$t/start.log"; skip_all "local Slurm did not start"; }
+eval "$("$CL" env)"
+
+echo "# $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+run srun -N1 "$t/l2limit"; diag "no policy: $out"
+default=$(printf '%s' "$out" | sed -n 's/.*limit=\([0-9]*\).*/\1/p')
+l2=$(printf '%s' "$out" | sed -n 's/.* l2=\([0-9]*\).*/\1/p')
+pmax=$(printf '%s' "$out" | sed -n 's/.*persisting_max=\([0-9]*\).*/\1/p')
+[ -n "$l2" ] && pass "unmodified program runs under srun (default limit $default bytes)" || fail "l2limit ran"
+
+run srun -N1 --gpumem-policy="$top_srcdir/policies/persist.yaml" "$t/l2limit"; diag "persist.yaml: $out"
+got=$(printf '%s' "$out" | sed -n 's/.*limit=\([0-9]*\).*/\1/p')
+is "$got" "$((l2 / 2))" "persisting_limit: 50% -> cudaDeviceGetLimit reports half of L2 in the task"
+
+run srun -N1 --gpumem-policy="$t/p75.yaml" "$t/l2limit"; diag "75%: $out"
+is "$rc" 0 "persisting_limit: 75% does not break context creation (clamped)"
+like "$out" "persistingL2CacheMaxSize = 62% of L2.*using 62%" "... with the clamp said at the node"
+got=$(printf '%s' "$out" | sed -n 's/.*limit=\([0-9]*\).*/\1/p')
+[ -n "$got" ] && [ "$got" -le "$pmax" ] && [ "$got" -gt "$((l2 / 2))" ] &&
+	pass "clamped limit $got is within (50% of L2, persisting max $pmax]" || fail "clamped limit $got"
+env CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=70 "$t/l2limit" >"$t/raw70" 2>&1
+diag "without gpumem, 70% directly: $(cat "$t/raw70")"
+
+# MPS share: alternate runs, best of each.
+best() { sort -n | tail -1; }
+for i in 1 2 3; do
+	srun -N1 "$t/bwcopy" | sed -n 's/.*copy \([0-9]*\) GB.*/\1/p' >>"$t/bw.none"
+	srun -N1 --gpumem-policy="$t/mps100job.yaml" "$t/bwcopy" | sed -n 's/.*copy \([0-9]*\) GB.*/\1/p' >>"$t/bw.mps100"
+	srun -N1 --gpumem-policy="$t/mps25job.yaml" "$t/bwcopy" | sed -n 's/.*copy \([0-9]*\) GB.*/\1/p' >>"$t/bw.mps25"
+	srun -N1 --gpumem-policy="$t/mps25.yaml" "$t/bwcopy" | sed -n 's/.*copy \([0-9]*\) GB.*/\1/p' >>"$t/bw.env25"
+done
+none=$(best <"$t/bw.none"); m100=$(best <"$t/bw.mps100"); m25=$(best <"$t/bw.mps25"); e25=$(best <"$t/bw.env25")
+diag "copy GB/s, best of 3 alternating: no policy $none; per-job MPS 100% $m100; per-job MPS 25% $m25; 25% without a daemon $e25"
+diag "ratios: MPS25/none $(awk -v a="$m25" -v b="$none" 'BEGIN{printf "%.3f", a/b}'), MPS25/MPS100 $(awk -v a="$m25" -v b="$m100" 'BEGIN{printf "%.3f", a/b}'), env25/none $(awk -v a="$e25" -v b="$none" 'BEGIN{printf "%.3f", a/b}')"
+[ -n "$m25" ] && [ -n "$none" ] && [ "$m25" -lt $((none * 9 / 10)) ] &&
+	pass "active_thread_percentage: 25 with a per-job MPS daemon is measurably slower" ||
+	fail "active_thread_percentage: 25 slows the bandwidth-bound program"
+
+run srun -N1 --gpumem-policy="$t/mps25job.yaml" sh -c 'echo "pipe=$CUDA_MPS_PIPE_DIRECTORY"; ls "$CUDA_MPS_PIPE_DIRECTORY"; pgrep -u "$(id -u)" -a nvidia-cuda-mps'
+diag "$out"
+like "$out" "pipe=/tmp/gpumem-mps\." "per-job MPS: private pipe directory"
+like "$out" "nvidia-cuda-mps-control" "per-job MPS: the control daemon runs during the step"
+sleep 1
+left=$(ls -d /tmp/gpumem-mps.* 2>/dev/null; pgrep -a nvidia-cuda-mps)
+is "$left" "" "per-job MPS: no daemon and no directory left after the step"
+grep -h 'gpumem' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -12 | sed 's/^/# slurmd: /'
+like "$(grep -h 'L2 reset' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log)" "L2 reset" "L2 reset ran at the end of an L2 step"
+done_testing
