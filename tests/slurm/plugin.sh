@@ -180,7 +180,7 @@ echo "$plug bogus=1" >"$t/bad-plugstack.conf"; chmod 644 "$t/bad-plugstack.conf"
 run srun -N1 true
 [ "$rc" -ne 0 ] && pass "unknown plugstack argument: jobs refused" || fail "unknown plugstack argument: jobs refused"
 like "$out" "unknown plugstack argument 'bogus=1'" "... naming the argument"
-pgrep -f "slurmd.*-N gpumem1" >/dev/null && pass "slurmd still running" || fail "slurmd still running"
+pgrep -f "slurmd.*$GPUMEM_CLUSTER_DIR" >/dev/null && pass "slurmd still running" || fail "slurmd still running"
 printf 'version: 1\nlimits:\n  l2_max_percent: lots\n' >"$t/badsite.yaml"; chmod 644 "$t/badsite.yaml"
 echo "required $so site=$t/badsite.yaml libexecdir=$top_builddir/plugin" >"$t/badsite-plugstack.conf"
 "$CL" restart-slurmd --plugstack "$t/badsite-plugstack.conf" >/dev/null 2>&1
