@@ -1,0 +1,414 @@
+/*
+ * gpumem-check verdicts: every figure against the site reference, health
+ * findings, and how the results combine into one exit code.  Plain C with
+ * no CUDA so the rules are unit tested on CI (tests/unit/test_verdict.c).
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+const char *gpumem_check_verdict_name(enum gpumem_check_verdict v)
+{
+	switch (v) {
+	case GPUMEM_CHECK_V_NOTRUN:   return "not run";
+	case GPUMEM_CHECK_V_PASS:     return "pass";
+	case GPUMEM_CHECK_V_NOREF:    return "pass (no reference)";
+	case GPUMEM_CHECK_V_WARN:     return "warn";
+	case GPUMEM_CHECK_V_UNUSABLE: return "unusable";
+	case GPUMEM_CHECK_V_FAIL:     return "fail";
+	case GPUMEM_CHECK_V_SKIPPED:  return "skipped";
+	}
+	return "unknown";
+}
+
+const char *gpumem_check_metric_name(enum gpumem_check_metric_id m)
+{
+	static const char *const names[GPUMEM_CHECK_NMETRICS] = {
+		"read", "write", "copy", "triad", "d2d", "h2d", "d2h",
+	};
+	return (unsigned)m < GPUMEM_CHECK_NMETRICS ? names[m] : "unknown";
+}
+
+/*
+ * fail outranks unusable: a GPU that is both in MIG mode and reports
+ * uncorrectable ECC errors must be repaired, not merely skipped.  unusable
+ * outranks warn because a GPU the check could not look at is no evidence
+ * that the node is fine.
+ */
+int gpumem_check_verdict_rank(enum gpumem_check_verdict v)
+{
+	switch (v) {
+	case GPUMEM_CHECK_V_NOTRUN:   return 0;
+	case GPUMEM_CHECK_V_SKIPPED:  return 0;
+	case GPUMEM_CHECK_V_PASS:     return 1;
+	case GPUMEM_CHECK_V_NOREF:    return 1;
+	case GPUMEM_CHECK_V_WARN:     return 2;
+	case GPUMEM_CHECK_V_UNUSABLE: return 3;
+	case GPUMEM_CHECK_V_FAIL:     return 4;
+	}
+	return 4;
+}
+
+int gpumem_check_exit_code(enum gpumem_check_verdict v)
+{
+	switch (v) {
+	case GPUMEM_CHECK_V_PASS:
+	case GPUMEM_CHECK_V_NOREF:    return GPUMEM_CHECK_EXIT_PASS;
+	case GPUMEM_CHECK_V_WARN:     return GPUMEM_CHECK_EXIT_WARN;
+	case GPUMEM_CHECK_V_UNUSABLE: return GPUMEM_CHECK_EXIT_UNUSABLE;
+	case GPUMEM_CHECK_V_SKIPPED:  return GPUMEM_CHECK_EXIT_SKIPPED;
+	case GPUMEM_CHECK_V_NOTRUN:
+	case GPUMEM_CHECK_V_FAIL:     return GPUMEM_CHECK_EXIT_FAIL;
+	}
+	return GPUMEM_CHECK_EXIT_FAIL;
+}
+
+double gpumem_check_ref_value(const struct gpumem_ref *ref, enum gpumem_check_metric_id m)
+{
+	if (!ref)
+		return 0;
+	switch (m) {
+	case GPUMEM_CHECK_READ:  return ref->read;
+	case GPUMEM_CHECK_WRITE: return ref->write;
+	case GPUMEM_CHECK_COPY:  return ref->copy;
+	case GPUMEM_CHECK_TRIAD: return ref->triad;
+	case GPUMEM_CHECK_D2D:   return ref->d2d;
+	case GPUMEM_CHECK_H2D:   return ref->h2d;
+	case GPUMEM_CHECK_D2H:   return ref->d2h;
+	case GPUMEM_CHECK_NMETRICS: break;
+	}
+	return 0;
+}
+
+double gpumem_check_mps_scale(enum gpumem_check_metric_id m, double share_pct)
+{
+	double s;
+
+	/* Copy engines serve H2D/D2H; the SM share does not limit them. */
+	if (m == GPUMEM_CHECK_H2D || m == GPUMEM_CHECK_D2H)
+		return 1.0;
+	if (!(share_pct > 0) || share_pct >= 100)       /* also catches NaN */
+		return 1.0;
+	s = sqrt(share_pct / 100.0);
+	return s > 1.0 ? 1.0 : s;
+}
+
+void gpumem_check_add_reason(struct gpumem_check_device *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (d->nreasons >= GPUMEM_CHECK_MAX_REASONS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(d->reasons[d->nreasons], GPUMEM_CHECK_MSG, fmt, ap);
+	va_end(ap);
+	d->nreasons++;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double gpumem_check_median(double *v, int n)
+{
+	if (n <= 0)
+		return 0;
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double gpumem_check_max(const double *v, int n)
+{
+	double m = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] > m)
+			m = v[i];
+	return m;
+}
+
+void gpumem_check_throttle_names(long long mask, char *buf, size_t len)
+{
+	static const struct { unsigned long long bit; const char *name; } names[] = {
+		{ GPUMEM_CHECK_THR_GPU_IDLE, "gpu_idle" },
+		{ GPUMEM_CHECK_THR_APP_CLOCKS, "applications_clocks" },
+		{ GPUMEM_CHECK_THR_SW_POWER_CAP, "sw_power_cap" },
+		{ GPUMEM_CHECK_THR_HW_SLOWDOWN, "hw_slowdown" },
+		{ GPUMEM_CHECK_THR_SYNC_BOOST, "sync_boost" },
+		{ GPUMEM_CHECK_THR_SW_THERMAL, "sw_thermal" },
+		{ GPUMEM_CHECK_THR_HW_THERMAL, "hw_thermal" },
+		{ GPUMEM_CHECK_THR_HW_POWER_BRAKE, "hw_power_brake" },
+		{ GPUMEM_CHECK_THR_DISPLAY_CLOCKS, "display_clocks" },
+	};
+	unsigned long long m = (unsigned long long)mask, known = 0;
+	size_t used = 0, i;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	if (mask < 0) {
+		snprintf(buf, len, "unknown");
+		return;
+	}
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		known |= names[i].bit;
+		if ((m & names[i].bit) && used < len)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s",
+						 used ? "," : "", names[i].name);
+	}
+	if ((m & ~known) && used < len)
+		used += (size_t)snprintf(buf + used, len - used, "%sother(0x%llx)",
+					 used ? "," : "", m & ~known);
+	if (!used)
+		snprintf(buf, len, "none");
+}
+
+void gpumem_check_device_init(struct gpumem_check_device *d, int ordinal)
+{
+	struct gpumem_check_health *h = &d->health;
+
+	memset(d, 0, sizeof(*d));
+	d->ordinal = ordinal;
+	h->compute_mode = -1;
+	h->mig_instance = -1;
+	h->ecc_enabled = h->ecc_pending = -1;
+	h->ecc_corrected = h->ecc_uncorrected = -1;
+	h->retired_sbe = h->retired_dbe = -1;
+	h->retired_pending = -1;
+	h->remap_corr = h->remap_unc = -1;
+	h->remap_pending = h->remap_failure = -1;
+	h->pcie_gen = h->pcie_max_gen = h->pcie_width = h->pcie_max_width = -1;
+	h->throttle = -1;
+	h->mig_mode = -1;
+	d->numa.node = -1;
+	d->numa.cuda_node = -1;
+}
+
+static enum gpumem_check_verdict worse(enum gpumem_check_verdict a, enum gpumem_check_verdict b)
+{
+	return gpumem_check_verdict_rank(b) > gpumem_check_verdict_rank(a) ? b : a;
+}
+
+/*
+ * Health first.  fail: the context could not be made for another reason
+ * than being busy, uncorrectable volatile ECC errors, a row remap that
+ * failed or is pending (the GPU needs a reset before the repair takes
+ * effect; until then a job can hit the bad row), a pending page retirement
+ * (same thing on pre-Ampere GPUs).  unusable: MIG mode, a MIG slice, a
+ * busy, exclusive-process or prohibited GPU, or one without the free memory
+ * the check needs: the check cannot measure the whole GPU, so its figures
+ * would mean nothing.  warn: a PCIe link below what the device and slot
+ * can do (read while the H2D/D2H copies run: an idle link downshifts to
+ * save power), or a hardware/thermal slowdown.
+ */
+static enum gpumem_check_verdict judge_health(struct gpumem_check_device *d)
+{
+	struct gpumem_check_health *h = &d->health;
+	enum gpumem_check_verdict v = GPUMEM_CHECK_V_PASS;
+	char names[128];
+
+	if (!h->context_ok) {
+		if (h->busy) {
+			gpumem_check_add_reason(d, "GPU unusable for the check: %s", h->context_error);
+			v = GPUMEM_CHECK_V_UNUSABLE;
+		} else {
+			gpumem_check_add_reason(d, "CUDA context creation failed: %s", h->context_error);
+			v = GPUMEM_CHECK_V_FAIL;
+		}
+	}
+	if (h->context_ok && h->unusable[0]) {
+		gpumem_check_add_reason(d, "GPU unusable for the check: %s", h->unusable);
+		v = worse(v, GPUMEM_CHECK_V_UNUSABLE);
+	}
+	if (h->compute_mode == 2 /* cudaComputeModeProhibited */ && v != GPUMEM_CHECK_V_FAIL) {
+		if (h->context_ok)      /* else the context reason says it already */
+			gpumem_check_add_reason(d, "GPU unusable for the check: compute mode is prohibited");
+		v = worse(v, GPUMEM_CHECK_V_UNUSABLE);
+	}
+	if (h->mig_mode == 1) {
+		gpumem_check_add_reason(d, "GPU unusable for the check: MIG mode is enabled");
+		v = worse(v, GPUMEM_CHECK_V_UNUSABLE);
+	} else if (h->mig_instance == 1) {
+		gpumem_check_add_reason(d, "GPU unusable for the check: the CUDA device is a MIG instance");
+		v = worse(v, GPUMEM_CHECK_V_UNUSABLE);
+	}
+	if (h->ecc_uncorrected > 0) {
+		gpumem_check_add_reason(d, "%lld uncorrectable ECC error(s) since the driver loaded",
+					h->ecc_uncorrected);
+		v = worse(v, GPUMEM_CHECK_V_FAIL);
+	}
+	if (h->remap_failure == 1) {
+		gpumem_check_add_reason(d, "row remapping failed (the GPU needs service)");
+		v = worse(v, GPUMEM_CHECK_V_FAIL);
+	}
+	if (h->remap_pending == 1) {
+		gpumem_check_add_reason(d, "row remap pending (a GPU reset is needed)");
+		v = worse(v, GPUMEM_CHECK_V_FAIL);
+	}
+	if (h->retired_pending == 1) {
+		gpumem_check_add_reason(d, "page retirement pending (a GPU reset is needed)");
+		v = worse(v, GPUMEM_CHECK_V_FAIL);
+	}
+	if (h->pcie_gen > 0 && h->pcie_max_gen > 0 && h->pcie_width > 0 && h->pcie_max_width > 0 &&
+	    (h->pcie_gen < h->pcie_max_gen || h->pcie_width < h->pcie_max_width)) {
+		gpumem_check_add_reason(d, "PCIe link at gen%d x%d, below gen%d x%d",
+					h->pcie_gen, h->pcie_width, h->pcie_max_gen, h->pcie_max_width);
+		v = worse(v, GPUMEM_CHECK_V_WARN);
+	}
+	if (h->throttle > 0 && ((unsigned long long)h->throttle & GPUMEM_CHECK_THR_BAD)) {
+		gpumem_check_throttle_names((long long)((unsigned long long)h->throttle &
+							GPUMEM_CHECK_THR_BAD), names, sizeof(names));
+		gpumem_check_add_reason(d, "clocks slowed down: %s", names);
+		v = worse(v, GPUMEM_CHECK_V_WARN);
+	}
+	h->verdict = v;
+	return v;
+}
+
+static enum gpumem_check_verdict judge_memtest(struct gpumem_check_device *d)
+{
+	struct gpumem_check_memtest *m = &d->memtest;
+
+	if (m->mismatches > 0) {
+		gpumem_check_add_reason(d, "memory test: %llu mismatch(es), first at offset 0x%llx "
+					"(address 0x%llx, bits 0x%llx)%s",
+					(unsigned long long)m->mismatches,
+					(unsigned long long)m->first_offset,
+					(unsigned long long)m->first_address,
+					(unsigned long long)m->bad_bits,
+					m->planted ? " [planted by --plant-error]" : "");
+		m->verdict = GPUMEM_CHECK_V_FAIL;
+	} else if (m->error[0]) {
+		gpumem_check_add_reason(d, "memory test: %s", m->error);
+		m->verdict = m->fatal ? GPUMEM_CHECK_V_FAIL : GPUMEM_CHECK_V_WARN;
+	} else if (m->run) {
+		m->verdict = GPUMEM_CHECK_V_PASS;
+	} else {
+		m->verdict = GPUMEM_CHECK_V_NOTRUN;
+	}
+	return m->verdict;
+}
+
+static enum gpumem_check_verdict judge_metric(struct gpumem_check_device *d,
+					      enum gpumem_check_metric_id id,
+					      const struct gpumem_ref *ref,
+					      double min_fraction, double share_pct)
+{
+	struct gpumem_check_metric *m = &d->metric[id];
+	double expected, floor_fraction;
+
+	m->reference = gpumem_check_ref_value(ref, id);
+	m->scale = gpumem_check_mps_scale(id, share_pct);
+	m->threshold = m->warn_floor = 0;
+	if (!m->measured) {
+		if (m->error[0]) {
+			gpumem_check_add_reason(d, "%s: %s", gpumem_check_metric_name(id), m->error);
+			m->verdict = m->fatal ? GPUMEM_CHECK_V_FAIL : GPUMEM_CHECK_V_WARN;
+		} else {
+			m->verdict = GPUMEM_CHECK_V_NOTRUN;
+		}
+		return m->verdict;
+	}
+	if (!isfinite(m->best) || m->best < 0) {
+		/* a timing gone wrong, not a slow GPU: say so, do not judge it */
+		gpumem_check_add_reason(d, "%s: no valid figure", gpumem_check_metric_name(id));
+		m->verdict = GPUMEM_CHECK_V_WARN;
+		return m->verdict;
+	}
+	if (!(m->reference > 0)) {
+		m->verdict = GPUMEM_CHECK_V_NOREF;
+		return m->verdict;
+	}
+	expected = m->reference * m->scale;
+	floor_fraction = min_fraction - GPUMEM_CHECK_WARN_BAND;
+	if (floor_fraction < 0)
+		floor_fraction = 0;
+	m->threshold = expected * min_fraction;
+	m->warn_floor = expected * floor_fraction;
+	if (m->best >= m->threshold) {
+		m->verdict = GPUMEM_CHECK_V_PASS;
+	} else if (m->best >= m->warn_floor) {
+		gpumem_check_add_reason(d, "%s %.1f GB/s below %.1f (%.2f of %.1f%s)",
+					gpumem_check_metric_name(id), m->best, m->threshold,
+					min_fraction, expected, m->scale < 1 ? " after MPS scaling" : "");
+		m->verdict = GPUMEM_CHECK_V_WARN;
+	} else {
+		gpumem_check_add_reason(d, "%s %.1f GB/s below %.1f (%.2f of %.1f%s)",
+					gpumem_check_metric_name(id), m->best, m->warn_floor,
+					floor_fraction, expected, m->scale < 1 ? " after MPS scaling" : "");
+		m->verdict = GPUMEM_CHECK_V_FAIL;
+	}
+	return m->verdict;
+}
+
+void gpumem_check_judge_device(struct gpumem_check_device *d, const struct gpumem_ref *ref,
+			       double min_fraction, double share_pct)
+{
+	enum gpumem_check_verdict v, health;
+	int i, with_ref = 0, any = 0;
+
+	d->nreasons = 0;
+	d->has_reference = ref != NULL;
+	snprintf(d->ref_model, sizeof(d->ref_model), "%s", ref && ref->model ? ref->model : "");
+
+	health = judge_health(d);
+	v = health;
+	v = worse(v, judge_memtest(d));
+	for (i = 0; i < GPUMEM_CHECK_NMETRICS; i++) {
+		enum gpumem_check_verdict mv = judge_metric(d, (enum gpumem_check_metric_id)i, ref,
+							    min_fraction, share_pct);
+		if (d->metric[i].measured) {
+			any = 1;
+			if (d->metric[i].reference > 0)
+				with_ref = 1;
+		}
+		v = worse(v, mv);
+	}
+	/*
+	 * On an unusable GPU (MIG, busy) the figures measure a slice or a
+	 * shared GPU: they are reported but must not turn into a fail.  Only
+	 * a real health or memory fault outranks "unusable".
+	 */
+	if (health == GPUMEM_CHECK_V_UNUSABLE) {
+		v = (d->memtest.verdict == GPUMEM_CHECK_V_FAIL && d->memtest.mismatches > 0)
+			? GPUMEM_CHECK_V_FAIL : GPUMEM_CHECK_V_UNUSABLE;
+	}
+	if (v == GPUMEM_CHECK_V_NOTRUN && !any && d->health.context_ok)
+		v = GPUMEM_CHECK_V_PASS;        /* nothing asked but the context: it works */
+	if (v == GPUMEM_CHECK_V_PASS && any && !with_ref) {
+		v = GPUMEM_CHECK_V_NOREF;
+		gpumem_check_add_reason(d, ref ? "the site reference for \"%s\" has no figure "
+					"for what was measured" :
+					"no site reference for \"%s\": figures not judged", d->name);
+	}
+	if (v == GPUMEM_CHECK_V_NOTRUN)
+		v = GPUMEM_CHECK_V_FAIL;        /* e.g. no context and no reason: never a pass */
+	d->verdict = v;
+}
+
+void gpumem_check_judge_report(struct gpumem_check_report *r)
+{
+	enum gpumem_check_verdict v = GPUMEM_CHECK_V_NOTRUN;
+	int i, all_noref = r->ndevices > 0;
+
+	for (i = 0; i < r->ndevices; i++) {
+		v = worse(v, r->devices[i].verdict);
+		if (r->devices[i].verdict != GPUMEM_CHECK_V_NOREF)
+			all_noref = 0;
+	}
+	if (v == GPUMEM_CHECK_V_NOREF && !all_noref)
+		v = GPUMEM_CHECK_V_PASS;
+	if (v == GPUMEM_CHECK_V_PASS && all_noref)
+		v = GPUMEM_CHECK_V_NOREF;
+	if (r->ndevices == 0 && v == GPUMEM_CHECK_V_NOTRUN)
+		v = GPUMEM_CHECK_V_SKIPPED;
+	r->verdict = v;
+	r->exit_code = gpumem_check_exit_code(v);
+}

@@ -1,0 +1,296 @@
+/*
+ * GPUMEM_UM_ADVICE: the one channel from the SPANK plugin to libgpumem-um.
+ *
+ * Strict on purpose: only the plugin writes this variable, so anything it
+ * does not recognise means the plugin and the library disagree (mixed
+ * versions on a node), and advising half of a policy would be worse than
+ * advising none.  The library then logs the reason and leaves the job alone.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "um_config.h"
+
+enum {
+	F_PREFERRED   = 1u << 0,
+	F_ACCESSED_BY = 1u << 1,
+	F_READ_MOSTLY = 1u << 2,
+	F_PREFETCH    = 1u << 3,
+	F_MIN_BYTES   = 1u << 4,
+	F_VERBOSE     = 1u << 5,
+};
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} um_fields[] = {
+	{ "preferred",   F_PREFERRED },
+	{ "accessed_by", F_ACCESSED_BY },
+	{ "read_mostly", F_READ_MOSTLY },
+	{ "prefetch",    F_PREFETCH },
+	{ "min_bytes",   F_MIN_BYTES },
+	{ "verbose",     F_VERBOSE },
+};
+
+void gpumem_um_config_init(struct gpumem_um_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->preferred = GPUMEM_UM_NONE;
+	c->prefetch = GPUMEM_UM_NONE;
+}
+
+const char *gpumem_um_where_name(enum gpumem_um_where w)
+{
+	switch (w) {
+	case GPUMEM_UM_CPU: return "cpu";
+	case GPUMEM_UM_GPU: return "gpu";
+	default: return "none";
+	}
+}
+
+int gpumem_um_config_active(const struct gpumem_um_config *c)
+{
+	return c->preferred != GPUMEM_UM_NONE || c->accessed_by != 0 || c->read_mostly ||
+	       c->prefetch != GPUMEM_UM_NONE;
+}
+
+/*
+ * Copy at most 'max' characters of 's' for a message: the value comes from
+ * the environment, so nothing unprintable may reach the job's stderr.
+ */
+static void um_quote(char *dst, size_t dstlen, const char *s, size_t n)
+{
+	const size_t max = 40;
+	size_t o = 0;
+
+	for (size_t i = 0; i < n && i < max && o + 1 < dstlen; i++)
+		dst[o++] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+	if (n > max && o + 4 < dstlen) {
+		memcpy(dst + o, "...", 3);
+		o += 3;
+	}
+	dst[o < dstlen ? o : dstlen - 1] = '\0';
+}
+
+static void um_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void um_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static int um_where(const char *v, int allow_none, enum gpumem_um_where *out)
+{
+	if (strcmp(v, "cpu") == 0)
+		*out = GPUMEM_UM_CPU;
+	else if (strcmp(v, "gpu") == 0)
+		*out = GPUMEM_UM_GPU;
+	else if (allow_none && strcmp(v, "none") == 0)
+		*out = GPUMEM_UM_NONE;
+	else
+		return -1;
+	return 0;
+}
+
+static int um_bool(const char *v, int *out)
+{
+	if (strcmp(v, "0") == 0)
+		*out = 0;
+	else if (strcmp(v, "1") == 0)
+		*out = 1;
+	else
+		return -1;
+	return 0;
+}
+
+/* "cpu", "gpu", "cpu,gpu" (any order) or "none". */
+static int um_access_list(char *v, unsigned *out)
+{
+	unsigned bits = 0;
+	char *save = NULL;
+
+	if (strcmp(v, "none") == 0) {
+		*out = 0;
+		return 0;
+	}
+	/* strtok_r skips empty items; "gpu," is a typo, not "gpu". */
+	if (v[0] == ',' || v[0] == '\0' || v[strlen(v) - 1] == ',' || strstr(v, ",,") != NULL)
+		return -1;
+	for (char *t = strtok_r(v, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		unsigned b;
+
+		if (strcmp(t, "cpu") == 0)
+			b = GPUMEM_UM_BY_CPU;
+		else if (strcmp(t, "gpu") == 0)
+			b = GPUMEM_UM_BY_GPU;
+		else
+			return -1;
+		if (bits & b)
+			return -1;
+		bits |= b;
+	}
+	if (bits == 0)
+		return -1;
+	*out = bits;
+	return 0;
+}
+
+/* Plain decimal, no sign, no spaces, no suffix, no overflow. */
+static int um_u64(const char *v, uint64_t *out)
+{
+	uint64_t x = 0;
+
+	if (*v == '\0')
+		return -1;
+	for (const char *p = v; *p; p++) {
+		unsigned d;
+
+		if (*p < '0' || *p > '9')
+			return -1;
+		d = (unsigned)(*p - '0');
+		if (x > (UINT64_MAX - d) / 10)
+			return -1;
+		x = x * 10 + d;
+	}
+	*out = x;
+	return 0;
+}
+
+int gpumem_um_config_parse(const char *s, struct gpumem_um_config *c, char *err, size_t errlen)
+{
+	char buf[GPUMEM_UM_MAX_LEN + 1];
+	char q[64], qv[64];
+	struct gpumem_um_config tmp;
+	unsigned seen = 0;
+	char *save = NULL, *field;
+	size_t len;
+	int rv = -1, first = 1;
+
+	gpumem_um_config_init(c);
+	gpumem_um_config_init(&tmp);
+	if (err && errlen)
+		err[0] = '\0';
+	if (s == NULL) {
+		um_err(err, errlen, "not set");
+		goto fail;
+	}
+	len = strlen(s);
+	if (len > GPUMEM_UM_MAX_LEN) {
+		um_err(err, errlen, "longer than %d bytes", GPUMEM_UM_MAX_LEN);
+		goto fail;
+	}
+	memcpy(buf, s, len + 1);
+
+	/*
+	 * strtok_r would merge ";;" silently, which is what we want: empty
+	 * fields (a trailing ';') carry nothing.  The version is checked on
+	 * the raw text so that ";v1" is not mistaken for a good start.
+	 */
+	if (strncmp(buf, "v1", 2) != 0 || (buf[2] != ';' && buf[2] != '\0')) {
+		size_t n = strcspn(buf, ";");
+
+		um_quote(q, sizeof(q), buf, n);
+		if (buf[0] == 'v' && n > 1 && strspn(buf + 1, "0123456789") == n - 1)
+			um_err(err, errlen, "version '%s' is not supported (this library reads v1)", q);
+		else
+			um_err(err, errlen, "does not start with 'v1' (got '%s')", q);
+		goto fail;
+	}
+	for (field = strtok_r(buf, ";", &save); field; field = strtok_r(NULL, ";", &save)) {
+		char *eq, *val;
+		unsigned bit = 0;
+
+		if (first) {            /* "v1", checked above */
+			first = 0;
+			continue;
+		}
+		eq = strchr(field, '=');
+		if (eq == NULL) {
+			um_quote(q, sizeof(q), field, strlen(field));
+			um_err(err, errlen, "field '%s' is not NAME=VALUE", q);
+			goto fail;
+		}
+		*eq = '\0';
+		val = eq + 1;
+		for (size_t i = 0; i < sizeof(um_fields) / sizeof(um_fields[0]); i++)
+			if (strcmp(field, um_fields[i].name) == 0)
+				bit = um_fields[i].bit;
+		um_quote(q, sizeof(q), field, strlen(field));
+		um_quote(qv, sizeof(qv), val, strlen(val));
+		if (bit == 0) {
+			um_err(err, errlen, "unknown field '%s'", q);
+			goto fail;
+		}
+		if (seen & bit) {
+			um_err(err, errlen, "field '%s' given twice", q);
+			goto fail;
+		}
+		seen |= bit;
+		switch (bit) {
+		case F_PREFERRED:
+			if (um_where(val, 1, &tmp.preferred) < 0) {
+				um_err(err, errlen, "preferred='%s': want cpu, gpu or none", qv);
+				goto fail;
+			}
+			break;
+		case F_PREFETCH:
+			if (um_where(val, 1, &tmp.prefetch) < 0) {
+				um_err(err, errlen, "prefetch='%s': want cpu, gpu or none", qv);
+				goto fail;
+			}
+			break;
+		case F_ACCESSED_BY:
+			if (um_access_list(val, &tmp.accessed_by) < 0) {
+				um_err(err, errlen, "accessed_by='%s': want cpu, gpu, cpu,gpu or none", qv);
+				goto fail;
+			}
+			break;
+		case F_READ_MOSTLY:
+			if (um_bool(val, &tmp.read_mostly) < 0) {
+				um_err(err, errlen, "read_mostly='%s': want 0 or 1", qv);
+				goto fail;
+			}
+			break;
+		case F_VERBOSE:
+			if (um_bool(val, &tmp.verbose) < 0) {
+				um_err(err, errlen, "verbose='%s': want 0 or 1", qv);
+				goto fail;
+			}
+			break;
+		case F_MIN_BYTES:
+			if (um_u64(val, &tmp.min_bytes) < 0) {
+				um_err(err, errlen, "min_bytes='%s': want a decimal byte count", qv);
+				goto fail;
+			}
+			break;
+		}
+	}
+	*c = tmp;
+	rv = 0;
+fail:
+	return rv;
+}
+
+int gpumem_um_config_format(const struct gpumem_um_config *c, char *buf, size_t len)
+{
+	const unsigned a = c->accessed_by;
+	int n;
+
+	n = snprintf(buf, len, "v1;preferred=%s;accessed_by=%s;read_mostly=%d;prefetch=%s;"
+		     "min_bytes=%" PRIu64 ";verbose=%d",
+		     gpumem_um_where_name(c->preferred),
+		     a == (GPUMEM_UM_BY_CPU | GPUMEM_UM_BY_GPU) ? "cpu,gpu" :
+		     a == GPUMEM_UM_BY_CPU ? "cpu" : a == GPUMEM_UM_BY_GPU ? "gpu" : "none",
+		     c->read_mostly ? 1 : 0, gpumem_um_where_name(c->prefetch),
+		     c->min_bytes, c->verbose ? 1 : 0);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}

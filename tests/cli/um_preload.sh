@@ -1,0 +1,233 @@
+#!/bin/sh
+# libgpumem-um and gpumem-l2reset without a GPU: the library must be
+# harmless in every process of a job (it is in LD_PRELOAD for all of them),
+# export only its entry points, and, against a stand-in libcuda.so.1
+# (gpu/um_fakedrv.c) driven by a miniature CUDA program (gpu/um_client.c),
+# advise exactly what GPUMEM_UM_ADVICE says, however the allocation is
+# reached.  gpumem-l2reset must answer "no driver" in milliseconds.
+. "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib.sh"
+
+LIB="$top_builddir/kernels/.libs/libgpumem-um.so"
+L2RESET="$top_builddir/kernels/gpumem-l2reset"
+FAKEDRV="$top_builddir/tests/gpu/.libs/um_fakedrv.so"
+CLIENT="$top_builddir/tests/gpu/um_client"
+ADVICE='v1;preferred=cpu;accessed_by=gpu;read_mostly=0;prefetch=none;min_bytes=1048576;verbose=0'
+
+[ -f "$LIB" ] || skip_all "libgpumem-um was not built (no CUDA toolkit at configure time)"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpumem-um.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/nodrv" "$tmp/fake"
+
+# ------------------------------------------------------------------ harmless
+# preA ADVICE CMD...: CMD with the library and that advice.
+preA() { _a=$1; shift; env LD_PRELOAD="$LIB" GPUMEM_UM_ADVICE="$_a" "$@"; }
+pre() { preA "$ADVICE" "$@"; }
+
+run pre /bin/true
+is "$rc:$out" "0:" "/bin/true: exit 0, no output"
+run pre /bin/false
+is "$rc:$out" "1:" "/bin/false: exit 1 kept, no output"
+run pre sh -c 'echo x | cat'
+is "$rc:$out" "0:x" "a pipeline: output unchanged"
+run pre sh -c 'exit 7'
+is "$rc" "7" "an exit status is passed through"
+run pre sh -c 'for i in 1 2 3; do (echo "$i") & done; wait; (exit 0) && echo done'
+like "$out" "done" "a shell that forks and waits"
+is "$(printf '%s\n' "$out" | grep -c '^[123]$')" "3" "  all its children ran"
+run pre sh -c 'echo y | sed s/y/z/ | tr z w'
+is "$rc:$out" "0:w" "several programs in a pipeline"
+run preA 'garbage' sh -c 'echo ok'
+is "$rc:$out" "0:ok" "a bad GPUMEM_UM_ADVICE is not reported by programs that never use CUDA"
+run preA 'v1;verbose=1;preferred=cpu' sh -c 'echo ok'
+is "$rc:$out" "0:ok" "verbose=1 prints nothing in a program that never uses CUDA"
+run env -u GPUMEM_UM_ADVICE LD_PRELOAD="$LIB" /bin/echo plain
+is "$rc:$out" "0:plain" "no GPUMEM_UM_ADVICE at all: nothing happens"
+# dlsym is interposed: lookups of other names must behave as before.
+if command -v python3 >/dev/null 2>&1; then
+	run pre python3 -c 'import ctypes; l = ctypes.CDLL(None); print(hasattr(l, "printf"), hasattr(l, "cuInit"), hasattr(l, "cuMemAllocManaged"), hasattr(l, "cuGetProcAddress_v2"))'
+	is "$rc:$out" "0:True False False False" "dlsym(RTLD_DEFAULT) finds libc, and no CUDA symbol where there is no driver"
+else
+	skip "python3 not found: dlsym(RTLD_DEFAULT) probe"
+fi
+
+# ------------------------------------------------------------------ exports
+if command -v nm >/dev/null 2>&1; then
+	exports=$(nm -D --defined-only "$LIB" | awk '$2 ~ /^[TWi]$/ { print $3 }' |
+		grep -v -e '^_init$' -e '^_fini$' | sort | tr '\n' ' ')
+	is "$exports" "cuGetProcAddress cuGetProcAddress_v2 cuMemAllocManaged dlsym " \
+		"nm -D: only the interposed entry points are exported"
+	data=$(nm -D --defined-only "$LIB" | awk '$2 !~ /^[TWi]$/ { print $3 }' | tr '\n' ' ')
+	is "$data" "" "  and no data symbols"
+	run sh -c "nm -D --undefined-only '$LIB' | grep -E ' cu[A-Z]'"
+	is "$out" "" "  and it needs no CUDA symbol from elsewhere"
+else
+	skip "nm not found: exports"
+	skip "nm not found: data symbols"
+	skip "nm not found: undefined CUDA symbols"
+fi
+if command -v readelf >/dev/null 2>&1; then
+	run sh -c "readelf -d '$LIB' | grep NEEDED"
+	unlike "$out" "libcuda|libcudart" "not linked to libcuda or libcudart"
+else
+	skip "readelf not found: NEEDED"
+fi
+
+# ------------------------------------------------------------------ gpumem-l2reset: no driver
+if [ -x "$L2RESET" ]; then
+	if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+		skip "a CUDA driver is installed here: the no-driver case of gpumem-l2reset"
+	else
+		t0=$(date +%s%N)
+		run env LD_LIBRARY_PATH="$tmp/nodrv" "$L2RESET"
+		t1=$(date +%s%N)
+		is "$rc" "3" "gpumem-l2reset without a driver exits 3"
+		like "$out" "^gpumem-l2reset: no CUDA driver on this node" "  and says so"
+		ms=$(( (t1 - t0) / 1000000 ))
+		if [ "$ms" -lt 500 ]; then pass "  in ${ms} ms"; else fail "  in ${ms} ms (want < 500)"; fi
+	fi
+	run "$L2RESET" --devices 0,x
+	is "$rc" "2" "gpumem-l2reset --devices 0,x is a usage error (2)"
+	like "$out" "--devices '0,x'" "  naming the value"
+	run "$L2RESET" --timeout -1
+	is "$rc" "2" "gpumem-l2reset --timeout -1 is a usage error"
+	run "$L2RESET" --help
+	is "$rc" "0" "gpumem-l2reset --help"
+else
+	skip "gpumem-l2reset not built"
+fi
+
+# ------------------------------------------------------------------ against a stand-in driver
+if [ ! -f "$FAKEDRV" ] || [ ! -x "$CLIENT" ]; then
+	skip "the stand-in driver (tests/gpu/um_fakedrv) was not built: make check builds it"
+	done_testing
+fi
+ln -s "$FAKEDRV" "$tmp/fake/libcuda.so.1"
+
+# The stand-in also interposes getpid, finding libc's with dlsym(RTLD_NEXT)
+# (see its header): -1 if our dlsym made "next" relative to itself.
+run env LD_PRELOAD="$LIB:$FAKEDRV" sh -c 'echo $$'
+like "$rc:$out" "^0:[1-9][0-9]*$" "dlsym(RTLD_NEXT) from an interposer loaded after the library is still relative to its caller"
+
+# clientA ADVICE [VAR=VALUE...] MODE ARGS...: the miniature program on the
+# stand-in driver, with the library and that advice.
+clientA() { _a=$1; shift; env LD_LIBRARY_PATH="$tmp/fake" LD_PRELOAD="$LIB" GPUMEM_UM_ADVICE="$_a" \
+	"$@"; }
+client() { clientA "$ADVICE" "$CLIENT" "$@"; }
+count() { printf '%s\n' "$out" | grep -c -- "$1"; }
+
+run env LD_LIBRARY_PATH="$tmp/fake" "$CLIENT" runtime 4194304
+is "$rc" "0" "without the library: the client works"
+is "$(count '^fakedrv: advise')" "0" "  and nothing is advised"
+like "$out" "cuMemAllocManaged from libcuda.so.1" "  cuMemAllocManaged is the driver's"
+
+for mode in runtime runtime11 direct default; do
+	run client $mode 4194304 1000
+	is "$rc" "0" "$mode: the client works with the library"
+	like "$out" "cuMemAllocManaged from libgpumem-um.so" "  $mode: its cuMemAllocManaged is ours"
+	like "$out" "fakedrv: advise preferred host 4194304" "  $mode: preferred location host"
+	like "$out" "fakedrv: advise accessed_by device:0 4194304" "  $mode: accessed by gpu 0"
+	is "$(count '^fakedrv: advise')" "2" "  $mode: two advices, none for the 1000-byte allocation"
+	unlike "$out" "gpumem-um:" "  $mode: silent with verbose=0"
+done
+
+run client default 4194304
+like "$out" "client: default before: null" "dlsym(RTLD_DEFAULT) of cuGetProcAddress_v2 before libcuda is loaded: still NULL"
+like "$out" "client: default before cuMemAllocManaged: null" "  same for cuMemAllocManaged"
+like "$out" "client: default after: found" "  and found once it is loaded"
+
+run clientA 'v1;preferred=gpu;accessed_by=cpu,gpu;read_mostly=1;prefetch=gpu;min_bytes=0;verbose=1' "$CLIENT" runtime 4096
+like "$out" "fakedrv: advise preferred device:0 4096" "preferred=gpu: the context's device"
+like "$out" "fakedrv: advise accessed_by host 4096" "accessed_by=cpu: host"
+like "$out" "fakedrv: advise accessed_by device:0 4096" "accessed_by=gpu"
+like "$out" "fakedrv: advise read_mostly" "read_mostly=1"
+like "$out" "fakedrv: prefetch device:0 4096 flags 0 stream \(nil\) legacy" "prefetch=gpu on the legacy default stream"
+like "$out" "gpumem-um: advising managed allocations of 0 bytes or more: preferred=gpu \(gpu 0\) accessed_by=cpu \(host\),gpu \(gpu 0\) read_mostly=1 prefetch=gpu \(gpu 0\)" \
+	"verbose=1: one line saying what is applied"
+run clientA 'v1;prefetch=gpu;min_bytes=0' "$CLIENT" runtime --ptds 4096
+like "$out" "stream \(nil\) legacy" "a program on the per-thread default stream: still the legacy stream's prefetch"
+
+run clientA 'v1;preferred=cpu;prefetch=cpu;min_bytes=0' UM_FAKEDRV_NUMA=0 "$CLIENT" runtime 4096
+if grep -q '^Mems_allowed:.*1$' /proc/self/status 2>/dev/null; then
+	like "$out" "fakedrv: advise preferred host_numa:0 4096" "preferred=cpu: the GPU's NUMA node when the job may use it"
+	like "$out" "fakedrv: prefetch host_numa:0 4096" "prefetch=cpu: same node"
+else
+	skip "NUMA node 0 is not in this process's Mems_allowed"
+	skip "NUMA node 0 is not in this process's Mems_allowed"
+fi
+run clientA 'v1;preferred=cpu;min_bytes=0' UM_FAKEDRV_NUMA=4095 "$CLIENT" runtime 4096
+like "$out" "fakedrv: advise preferred host 4096" "a NUMA node outside Mems_allowed: plain host"
+run clientA 'v1;preferred=cpu;min_bytes=0' UM_FAKEDRV_NUMA=0 UM_FAKEDRV_NONUMA=1 "$CLIENT" runtime 4096 4096
+is "$rc:$(count 'fakedrv: advise preferred host 4096')" "0:2" "a driver that refuses NUMA locations: plain host, every time"
+unlike "$out" "gpumem-um:" "  without a message"
+
+run clientA 'v1;preferred=cpu;accessed_by=gpu;prefetch=gpu;min_bytes=0' UM_FAKEDRV_OLD=1 "$CLIENT" runtime 4096
+like "$out" "fakedrv: advise8 preferred cpu 4096" "a 12.0 driver: the device-ordinal cuMemAdvise, CPU"
+like "$out" "fakedrv: advise8 accessed_by dev0 4096" "  and GPU"
+like "$out" "fakedrv: prefetch8 dev 4096" "  and the old cuMemPrefetchAsync"
+
+# Bad advice: one line, once, and the program goes on unadvised.
+run clientA 'v1;preferred=sideways' "$CLIENT" runtime --threads 4 4194304 4194304
+is "$rc" "0" "bad GPUMEM_UM_ADVICE: the program still succeeds"
+is "$(count '^gpumem-um:')" "1" "  one message for 10 allocations in 5 threads"
+like "$out" "^gpumem-um: GPUMEM_UM_ADVICE: preferred='sideways': want cpu, gpu or none" "  which says what is wrong"
+is "$(count '^fakedrv: advise')" "0" "  and nothing is advised"
+run clientA 'v9' "$CLIENT" runtime 4194304
+like "$out" "^gpumem-um: GPUMEM_UM_ADVICE: version 'v9' is not supported" "an unknown version is reported"
+run clientA '' "$CLIENT" runtime 4194304
+like "$out" "^gpumem-um: GPUMEM_UM_ADVICE: does not start with 'v1'" "an empty value is reported"
+run env -u GPUMEM_UM_ADVICE LD_LIBRARY_PATH="$tmp/fake" LD_PRELOAD="$LIB" "$CLIENT" runtime 4194304
+is "$rc:$(count '^fakedrv: advise'):$(count '^gpumem-um:')" "0:0:0" "no GPUMEM_UM_ADVICE: allocations untouched, silently"
+
+# A failing advice is reported once; the allocation stands.
+run clientA "$ADVICE" UM_FAKEDRV_FAIL=cuMemAdvise "$CLIENT" runtime 4194304 4194304
+is "$rc" "0" "cuMemAdvise failing: the program still succeeds"
+is "$(count '^gpumem-um:')" "1" "  one message"
+like "$out" "^gpumem-um: cuMemAdvise\(SET_PREFERRED_LOCATION, host\) on a 4194304-byte managed allocation failed: CUDA_ERROR_INVALID_VALUE" "  naming the call and the error"
+run clientA "$ADVICE" UM_FAKEDRV_FAIL=cuMemAllocManaged "$CLIENT" runtime 4194304
+like "$out" "client: main alloc 4194304 rc=1" "a failing cuMemAllocManaged: its error is returned unchanged"
+is "$(count '^fakedrv: advise')" "0" "  and nothing is advised"
+
+# Threads and fork.
+run clientA 'v1;preferred=cpu;min_bytes=0;verbose=1' "$CLIENT" runtime --threads 8 --fork 4096
+is "$rc" "0" "8 threads and a forked child allocate"
+is "$(count '^fakedrv: advise preferred')" "10" "  all 10 allocations advised"
+is "$(count '^gpumem-um: advising')" "1" "  one verbose line"
+
+# ------------------------------------------------------------------ gpumem-l2reset on the stand-in
+if [ -x "$L2RESET" ]; then
+	l2() { env LD_LIBRARY_PATH="$tmp/fake" "$L2RESET" "$@"; }
+	run l2
+	is "$rc" "0" "gpumem-l2reset: exit 0"
+	like "$out" "gpumem-l2reset: gpu 0 \(Fake GPU 0\): persisting L2 lines reset, set-aside 0 bytes, [0-9.]+ s" "  one line per GPU (0)"
+	like "$out" "gpumem-l2reset: gpu 1 \(Fake GPU 1\): persisting L2 lines reset" "  one line per GPU (1)"
+	like "$out" "fakedrv: reset persisting L2 on 1" "  cuCtxResetPersistingL2Cache on each"
+	like "$out" "fakedrv: set limit 6 to 0 on 1" "  CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0 on each"
+	is "$(count 'fakedrv: retain'):$(count 'fakedrv: release')" "2:2" "  every context released"
+	like "$out" "gpumem-l2reset: 2 GPU\(s\), 0 failed, [0-9.]+ s \(driver start [0-9.]+ s\)" "  and a summary with the time"
+	run l2 --devices 1
+	is "$rc:$(count 'fakedrv: retain')" "0:1" "--devices 1: only that GPU"
+	run l2 --devices 2
+	is "$rc" "2" "--devices 2 of 2: failure (2)"
+	like "$out" "gpu 2: no such device \(2 visible\)" "  says so"
+	is "$(count 'fakedrv: retain')" "0" "  before touching any GPU"
+	run env UM_FAKEDRV_NODEV=1 LD_LIBRARY_PATH="$tmp/fake" "$L2RESET"
+	is "$rc" "3" "cuInit: no device: exit 3"
+	like "$out" "cuInit failed: CUDA_ERROR_NO_DEVICE" "  says why"
+	run env UM_FAKEDRV_NGPUS=0 LD_LIBRARY_PATH="$tmp/fake" "$L2RESET"
+	is "$rc" "3" "no GPU visible: exit 3"
+	run env UM_FAKEDRV_FAIL=cuCtxResetPersistingL2Cache LD_LIBRARY_PATH="$tmp/fake" "$L2RESET"
+	is "$rc" "2" "a failing reset: exit 2"
+	like "$out" "gpu 0 \(Fake GPU 0\): cuCtxResetPersistingL2Cache failed: CUDA_ERROR_INVALID_VALUE" "  naming the GPU and the call"
+	is "$(count 'fakedrv: retain'):$(count 'fakedrv: release')" "2:2" "  the other GPU still done, every context released"
+	t0=$(date +%s)
+	run env UM_FAKEDRV_HANG=cuDevicePrimaryCtxRetain LD_LIBRARY_PATH="$tmp/fake" "$L2RESET" --timeout 1
+	t1=$(date +%s)
+	is "$rc" "2" "a hung driver call: --timeout 1 ends it with exit 2"
+	like "$out" "gpumem-l2reset: timed out after 1 s" "  says so"
+	if [ $((t1 - t0)) -le 3 ]; then pass "  within $((t1 - t0)) s"; else fail "  took $((t1 - t0)) s"; fi
+	run l2 -q
+	is "$rc:$(printf '%s\n' "$out" | grep -c '^gpumem-l2reset')" "0:0" "--quiet: no progress lines"
+fi
+
+done_testing

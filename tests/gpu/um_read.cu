@@ -1,0 +1,356 @@
+// um_read: an ordinary unified-memory program, as a job would run it.  It
+// knows nothing of gpumem: it allocates managed memory, fills it on the CPU,
+// then reads it once on the GPU and prints the bandwidth, for two access
+// patterns, each on a fresh allocation:
+//   grid    a grid-stride loop over the whole buffer
+//   random  each warp reads one CHUNK-byte chunk (2 MiB by default) picked
+//           by a pseudo-random permutation, as the UM oversubscription
+//           benchmarks do
+// and reports the range attributes the driver holds for the buffer
+// (preferred location, last prefetch location, accessed-by, read-mostly),
+// so that advice applied from outside (libgpumem-um) is visible.
+//
+// tests/gpu/um.sh builds it three ways: nvcc's default (static cudart),
+// -cudart shared, and -DUM_READ_DRIVER (cuMemAllocManaged called directly,
+// linked to libcuda).  UM_READ_LINK names the build in the output.
+//
+// usage: um_read [--bytes N] [--pattern grid|random|both] [--chunk N]
+// One "um_read: RESULT key=value..." line per pattern; exit 0 when every
+// checksum matched.
+
+#include <cuda_runtime.h>
+#ifdef UM_READ_DRIVER
+#include <cuda.h>
+#endif
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#ifndef UM_READ_LINK
+#define UM_READ_LINK "static"
+#endif
+
+#define CK(call) do { \
+	cudaError_t e_ = (call); \
+	if (e_ != cudaSuccess) { \
+		fprintf(stderr, "um_read: %s failed: %s\n", #call, cudaGetErrorString(e_)); \
+		exit(1); \
+	} \
+} while (0)
+
+// Four independent 16-byte loads in flight per thread: enough to keep a
+// PCIe/C2C link busy when the GPU reads host memory through a mapping.
+__global__ void read_grid(const uint4 *__restrict__ p, size_t n16, unsigned long long *sum)
+{
+	size_t stride = (size_t)gridDim.x * blockDim.x;
+	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	unsigned long long s = 0;
+
+	for (; i + 3 * stride < n16; i += 4 * stride) {
+		uint4 a = p[i], b = p[i + stride], c = p[i + 2 * stride], d = p[i + 3 * stride];
+
+		s += (unsigned long long)a.x + a.y + a.z + a.w + b.x + b.y + b.z + b.w +
+		     c.x + c.y + c.z + c.w + d.x + d.y + d.z + d.w;
+	}
+	for (; i < n16; i += stride) {
+		uint4 a = p[i];
+
+		s += (unsigned long long)a.x + a.y + a.z + a.w;
+	}
+	for (int o = 16; o > 0; o >>= 1)
+		s += __shfl_down_sync(0xffffffffu, s, o);
+	if ((threadIdx.x & 31) == 0)
+		atomicAdd(sum, s);
+}
+
+// Warp w reads chunk (w * mult + 7) mod nchunks: a permutation, since
+// gcd(mult, nchunks) == 1, so every byte is still read exactly once.
+__global__ void read_random(const uint4 *__restrict__ p, size_t nchunks, size_t chunk16,
+			    size_t mult, unsigned long long *sum)
+{
+	size_t warp = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+	size_t nwarps = (size_t)gridDim.x * blockDim.x / 32;
+	unsigned lane = threadIdx.x & 31;
+	unsigned long long s = 0;
+
+	for (size_t w = warp; w < nchunks; w += nwarps) {
+		const uint4 *q = p + ((w * mult + 7) % nchunks) * chunk16;
+		size_t j = lane;
+
+		for (; j + 96 < chunk16; j += 128) {
+			uint4 a = q[j], b = q[j + 32], c = q[j + 64], d = q[j + 96];
+
+			s += (unsigned long long)a.x + a.y + a.z + a.w + b.x + b.y + b.z + b.w +
+			     c.x + c.y + c.z + c.w + d.x + d.y + d.z + d.w;
+		}
+		for (; j < chunk16; j += 32) {
+			uint4 a = q[j];
+
+			s += (unsigned long long)a.x + a.y + a.z + a.w;
+		}
+	}
+	for (int o = 16; o > 0; o >>= 1)
+		s += __shfl_down_sync(0xffffffffu, s, o);
+	if (lane == 0)
+		atomicAdd(sum, s);
+}
+
+static size_t parse_size(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	switch (*end) {
+	case 'k': case 'K': v *= 1024; break;
+	case 'm': case 'M': v *= 1024 * 1024; break;
+	case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
+	default: break;
+	}
+	return (size_t)v;
+}
+
+static size_t gcd(size_t a, size_t b)
+{
+	while (b) {
+		size_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+// The value of word i: cheap, not constant, so a wrong page reads wrong.
+static inline uint32_t word(size_t i)
+{
+	return (uint32_t)(i * 2654435761u) ^ (uint32_t)(i >> 32);
+}
+
+// Fill on the CPU with several threads (first touch happens here, as in a
+// program that builds its input on the host); returns the 64-bit sum.
+static unsigned long long fill(uint32_t *p, size_t nwords)
+{
+	unsigned nt = std::thread::hardware_concurrency();
+	std::vector<std::thread> th;
+	std::vector<unsigned long long> part;
+
+	if (nt == 0 || nt > 16)
+		nt = nt ? 16 : 4;
+	part.assign(nt, 0);
+	for (unsigned t = 0; t < nt; t++)
+		th.emplace_back([=, &part] {
+			size_t lo = nwords / nt * t, hi = t + 1 == nt ? nwords : nwords / nt * (t + 1);
+			unsigned long long s = 0;
+
+			for (size_t i = lo; i < hi; i++) {
+				uint32_t w = word(i);
+
+				p[i] = w;
+				s += w;
+			}
+			part[t] = s;
+		});
+	unsigned long long s = 0;
+	for (unsigned t = 0; t < nt; t++) {
+		th[t].join();
+		s += part[t];
+	}
+	return s;
+}
+
+static std::string where(int type, int id)
+{
+	char b[48];
+
+	switch (type) {
+	case cudaMemLocationTypeDevice: snprintf(b, sizeof(b), "gpu%d", id); break;
+	case cudaMemLocationTypeHost: snprintf(b, sizeof(b), "cpu"); break;
+	case cudaMemLocationTypeHostNuma: snprintf(b, sizeof(b), "cpu(numa%d)", id); break;
+	case cudaMemLocationTypeHostNumaCurrent: snprintf(b, sizeof(b), "cpu(numa-current)"); break;
+	default: snprintf(b, sizeof(b), "none"); break;
+	}
+	return b;
+}
+
+static std::string old_where(int dev)
+{
+	char b[16];
+
+	if (dev == cudaCpuDeviceId)
+		return "cpu";
+	if (dev == cudaInvalidDeviceId)
+		return "none";
+	snprintf(b, sizeof(b), "gpu%d", dev);
+	return b;
+}
+
+// What the driver records for the range: the advice, whoever gave it.
+static std::string range_attrs(const void *p, size_t n)
+{
+	int type = 0, id = 0, rm = 0, dev = 0;
+	int by[8];
+	std::string s, acc;
+
+	if (cudaMemRangeGetAttribute(&type, sizeof(type), cudaMemRangeAttributePreferredLocationType, p, n) == cudaSuccess &&
+	    cudaMemRangeGetAttribute(&id, sizeof(id), cudaMemRangeAttributePreferredLocationId, p, n) == cudaSuccess)
+		s += "preferred=" + where(type, id);
+	else if (cudaMemRangeGetAttribute(&dev, sizeof(dev), cudaMemRangeAttributePreferredLocation, p, n) == cudaSuccess)
+		s += "preferred=" + old_where(dev);
+	else
+		s += "preferred=?";
+	(void)cudaGetLastError();
+	if (cudaMemRangeGetAttribute(&type, sizeof(type), cudaMemRangeAttributeLastPrefetchLocationType, p, n) == cudaSuccess &&
+	    cudaMemRangeGetAttribute(&id, sizeof(id), cudaMemRangeAttributeLastPrefetchLocationId, p, n) == cudaSuccess)
+		s += " last_prefetch=" + where(type, id);
+	else if (cudaMemRangeGetAttribute(&dev, sizeof(dev), cudaMemRangeAttributeLastPrefetchLocation, p, n) == cudaSuccess)
+		s += " last_prefetch=" + old_where(dev);
+	else
+		s += " last_prefetch=?";
+	(void)cudaGetLastError();
+	if (cudaMemRangeGetAttribute(by, sizeof(by), cudaMemRangeAttributeAccessedBy, p, n) == cudaSuccess) {
+		for (int i = 0; i < 8; i++) {
+			if (by[i] == cudaInvalidDeviceId)
+				continue;
+			acc += (acc.empty() ? "" : ",") + old_where(by[i]);
+		}
+	} else {
+		acc = "?";
+	}
+	s += " accessed_by=" + (acc.empty() ? std::string("none") : acc);
+	(void)cudaGetLastError();
+	if (cudaMemRangeGetAttribute(&rm, sizeof(rm), cudaMemRangeAttributeReadMostly, p, n) == cudaSuccess)
+		s += " read_mostly=" + std::to_string(rm);
+	(void)cudaGetLastError();
+	return s;
+}
+
+static void *alloc_managed(size_t bytes)
+{
+#ifdef UM_READ_DRIVER
+	CUdeviceptr d = 0;
+	CUresult r = cuMemAllocManaged(&d, bytes, CU_MEM_ATTACH_GLOBAL);
+
+	if (r != CUDA_SUCCESS) {
+		fprintf(stderr, "um_read: cuMemAllocManaged(%zu) failed: %d\n", bytes, (int)r);
+		exit(1);
+	}
+	return (void *)d;
+#else
+	void *p = nullptr;
+
+	CK(cudaMallocManaged(&p, bytes));
+	return p;
+#endif
+}
+
+static void free_managed(void *p)
+{
+#ifdef UM_READ_DRIVER
+	cuMemFree((CUdeviceptr)p);
+#else
+	CK(cudaFree(p));
+#endif
+}
+
+static int run(const char *pattern, size_t bytes, size_t chunk, const cudaDeviceProp &prop)
+{
+	size_t nwords = bytes / 4, n16 = bytes / 16;
+	unsigned long long *dsum, got = 0;
+	cudaEvent_t e0, e1;
+	float ms = 0;
+
+	uint32_t *p = (uint32_t *)alloc_managed(bytes);
+	auto t0 = std::chrono::steady_clock::now();
+	unsigned long long want = fill(p, nwords);
+	double fill_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+	std::string attrs = range_attrs(p, bytes);
+
+	CK(cudaMalloc(&dsum, sizeof(*dsum)));
+	CK(cudaMemset(dsum, 0, sizeof(*dsum)));
+	CK(cudaEventCreate(&e0));
+	CK(cudaEventCreate(&e1));
+	CK(cudaDeviceSynchronize());
+	CK(cudaEventRecord(e0));
+	if (strcmp(pattern, "grid") == 0) {
+		read_grid<<<prop.multiProcessorCount * 8, 256>>>((const uint4 *)p, n16, dsum);
+	} else {
+		size_t nchunks = bytes / chunk, mult = 2654435761u % nchunks;
+
+		if (mult == 0)
+			mult = 1;
+		while (gcd(mult, nchunks) != 1)
+			mult++;
+		// One warp per chunk, 4 warps a block.
+		read_random<<<(unsigned)((nchunks + 3) / 4), 128>>>((const uint4 *)p, nchunks,
+								       chunk / 16, mult, dsum);
+	}
+	CK(cudaGetLastError());
+	CK(cudaEventRecord(e1));
+	CK(cudaEventSynchronize(e1));
+	CK(cudaEventElapsedTime(&ms, e0, e1));
+	CK(cudaMemcpy(&got, dsum, sizeof(got), cudaMemcpyDeviceToHost));
+	printf("um_read: RESULT link=%s pattern=%s bytes=%zu fill_s=%.3f kernel_ms=%.3f gbps=%.2f "
+	       "check=%s %s\n",
+	       UM_READ_LINK, pattern, bytes, fill_s, ms, bytes / (ms / 1e3) / 1e9,
+	       got == want ? "ok" : "BAD", attrs.c_str());
+	fflush(stdout);
+	CK(cudaFree(dsum));
+	CK(cudaEventDestroy(e0));
+	CK(cudaEventDestroy(e1));
+	free_managed(p);
+	return got == want ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	size_t bytes = (size_t)2 << 30, chunk = (size_t)2 << 20, free_b = 0, total_b = 0;
+	const char *pattern = "both";
+	cudaDeviceProp prop;
+	int dev = 0, bad = 0, managed = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--bytes") == 0 && i + 1 < argc)
+			bytes = parse_size(argv[++i]);
+		else if (strcmp(argv[i], "--chunk") == 0 && i + 1 < argc)
+			chunk = parse_size(argv[++i]);
+		else if (strcmp(argv[i], "--pattern") == 0 && i + 1 < argc)
+			pattern = argv[++i];
+		else {
+			fprintf(stderr, "usage: um_read [--bytes N] [--pattern grid|random|both] [--chunk N]\n");
+			return 2;
+		}
+	}
+	if (chunk < 4096 || chunk % 16 != 0) {
+		fprintf(stderr, "um_read: --chunk must be a multiple of 16, at least 4096\n");
+		return 2;
+	}
+	CK(cudaGetDevice(&dev));
+	CK(cudaGetDeviceProperties(&prop, dev));
+	CK(cudaDeviceGetAttribute(&managed, cudaDevAttrConcurrentManagedAccess, dev));
+	CK(cudaMemGetInfo(&free_b, &total_b));
+	// Never ask for more than the card has free (with room for the runtime).
+	if (bytes > free_b / 2) {
+		fprintf(stderr, "um_read: %zu bytes is more than half of the %zu free: using %zu\n",
+			bytes, free_b, free_b / 2);
+		bytes = free_b / 2;
+	}
+	bytes -= bytes % chunk;
+	if (bytes == 0) {
+		fprintf(stderr, "um_read: nothing to read\n");
+		return 2;
+	}
+	printf("um_read: link=%s device=%d name=\"%s\" free=%zu concurrent_managed=%d bytes=%zu chunk=%zu\n",
+	       UM_READ_LINK, dev, prop.name, free_b, managed, bytes, chunk);
+	if (strcmp(pattern, "grid") == 0 || strcmp(pattern, "both") == 0)
+		bad |= run("grid", bytes, chunk, prop);
+	if (strcmp(pattern, "random") == 0 || strcmp(pattern, "both") == 0)
+		bad |= run("random", bytes, chunk, prop);
+	return bad;
+}
