@@ -170,6 +170,8 @@ int gpumem_mps_stop(const char *control, uid_t uid, gid_t gid, const char *dir, 
 	if (gpumem_proc_run(&rm) < 0 || rm.status != 0) {
 		slurm_error("gpumem: cannot remove %s: %s", dir, rm.out ? rm.out : "");
 		rv = -1;
+	} else {
+		slurm_info("gpumem: per-job MPS daemon stopped, %s removed", dir);
 	}
 	gpumem_proc_free(&rm);
 	return rv;

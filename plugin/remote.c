@@ -139,7 +139,7 @@ static int set_env(spank_t sp, const struct gpumem_env *env)
 int gpumem_remote_user_init(spank_t sp)
 {
 	struct gpumem_state *st = &gpumem_state;
-	struct gpumem_diags d = { 0 };
+	struct gpumem_diags d = { 0 }, envd = { 0 };
 	struct gpumem_policy user;
 	struct gpumem_node node;
 	struct gpumem_env env;
@@ -222,12 +222,19 @@ int gpumem_remote_user_init(spank_t sp)
 			node.mps_log_dir = log_dir;
 		}
 	}
-	if (gpumem_policy_env(&st->eff, &node, &env, &d) < 0 || set_env(sp, &env) < 0) {
+	if (gpumem_policy_env(&st->eff, &node, &env, &envd) < 0 || set_env(sp, &env) < 0) {
 		defer("%s", "cannot build the task environment");
 		goto out;
 	}
+	/*
+	 * What only the node can know (the GPU's own L2 maximum, a missing
+	 * library) is shown to the user too, from task_init, whose stderr
+	 * is the task's.
+	 */
+	st->user_notes = gpumem_diags_join(&envd, 0);
 	spank_setenv(sp, "GPUMEM_POLICY", have_user ? name : "site defaults", 1);
 	log_diags(&d, job, step);
+	log_diags(&envd, job, step);
 	for (int i = 0; i < env.n && off < (int)sizeof(summary) - 1; i++)
 		off += snprintf(summary + off, sizeof(summary) - (size_t)off, " %s=%s",
 				env.var[i].name, env.var[i].value);
@@ -239,16 +246,29 @@ int gpumem_remote_user_init(spank_t sp)
 		   "and L2 reset skipped)", summary);
 out:
 	gpumem_diags_free(&d);
+	gpumem_diags_free(&envd);
 	free(name);
 	return 0;
 }
 
 int gpumem_remote_task_init(spank_t sp)
 {
-	(void)sp;
+	uint32_t task = 0;
+
 	if (gpumem_state.deferred_error) {
 		slurm_error("gpumem: %s", gpumem_state.deferred_error);
 		return -1;
+	}
+	/* Once per node: the first local task says what the node adjusted. */
+	if (gpumem_state.user_notes && spank_get_item(sp, S_TASK_ID, &task) == ESPANK_SUCCESS &&
+	    task == 0) {
+		char host[64] = "";
+
+		gethostname(host, sizeof(host) - 1);
+		for (char *l = gpumem_state.user_notes, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+			nl = strchr(l, '\n');
+			fprintf(stderr, "gpumem: %s: %.*s\n", host, nl ? (int)(nl - l) : (int)strlen(l), l);
+		}
 	}
 	return 0;
 }

@@ -120,6 +120,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 		rv = gpumem_remote_exit(sp);
 	free(gpumem_state.opt_policy);
 	free(gpumem_state.deferred_error);
+	free(gpumem_state.user_notes);
 	free(gpumem_state.mps_dir);
 	free(gpumem_state.step_gpus);
 	gpumem_site_free(&gpumem_state.site);

@@ -19,6 +19,7 @@ struct gpumem_state {
 	struct gpumem_policy eff;
 	int have_eff;
 	char *deferred_error;   /* reported from task_init: user_init cannot fail srun */
+	char *user_notes;       /* node-side warnings, shown by the first task */
 	int ngpus;              /* GPUs seen by the probe, -1 unknown */
 	char *mps_dir;          /* per-job MPS daemon directory, or NULL */
 	char *step_gpus;        /* CUDA_VISIBLE_DEVICES for helpers */

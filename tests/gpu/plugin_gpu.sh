@@ -34,7 +34,7 @@ printf 'version: 1\nmps:\n  active_thread_percentage: 25\n  daemon: job\n' >"$t/
 printf 'version: 1\nmps:\n  active_thread_percentage: 100\n  daemon: job\n' >"$t/mps100job.yaml"
 printf 'version: 1\nmps:\n  active_thread_percentage: 25\n' >"$t/mps25.yaml"
 chmod 644 "$t"/*.yaml "$t/plugstack.conf"
-"$CL" start --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 || { cat "$t/start.log"; skip_all "local Slurm did not start"; }
+"$CL" start --gpus 1 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 || { cat "$t/start.log"; skip_all "local Slurm did not start"; }
 eval "$("$CL" env)"
 
 echo "# $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
@@ -47,6 +47,11 @@ pmax=$(printf '%s' "$out" | sed -n 's/.*persisting_max=\([0-9]*\).*/\1/p')
 run srun -N1 --gpumem-policy="$top_srcdir/policies/persist.yaml" "$t/l2limit"; diag "persist.yaml: $out"
 got=$(printf '%s' "$out" | sed -n 's/.*limit=\([0-9]*\).*/\1/p')
 is "$got" "$((l2 / 2))" "persisting_limit: 50% -> cudaDeviceGetLimit reports half of L2 in the task"
+
+run srun -N1 --gres=gpu:1 --gpumem-policy="$top_srcdir/policies/persist.yaml" sh -c 'echo "CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"; exec '"$t/l2limit"
+diag "persist.yaml with --gres=gpu:1: $out"
+like "$out" "limit=$((l2 / 2))" "with a GRES GPU: half of L2 too"
+like "$(grep -h 'persist.yaml' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -1)" "GPUs (SLURM_STEP_GPUS|SLURM_JOB_GPUS|CUDA_VISIBLE_DEVICES)" "... and the node found the step's GPU from Slurm"
 
 run srun -N1 --gpumem-policy="$t/p75.yaml" "$t/l2limit"; diag "75%: $out"
 is "$rc" 0 "persisting_limit: 75% does not break context creation (clamped)"
@@ -76,9 +81,15 @@ run srun -N1 --gpumem-policy="$t/mps25job.yaml" sh -c 'echo "pipe=$CUDA_MPS_PIPE
 diag "$out"
 like "$out" "pipe=/tmp/gpumem-mps\." "per-job MPS: private pipe directory"
 like "$out" "nvidia-cuda-mps-control" "per-job MPS: the control daemon runs during the step"
-sleep 1
-left=$(ls -d /tmp/gpumem-mps.* 2>/dev/null; pgrep -a nvidia-cuda-mps)
+# The step's exit runs after srun returns: give it time (it waits up to 5 s
+# for the daemon to quit).  Zombies waiting for init to reap them are gone.
+for _ in $(seq 1 30); do
+	left=$(ls -d /tmp/gpumem-mps.* 2>/dev/null; ps -eo stat=,pid=,args= | awk '$1 !~ /^Z/ && /nvidia-cuda-mps/ && !/awk/')
+	[ -z "$left" ] && break
+	sleep 0.5
+done
 is "$left" "" "per-job MPS: no daemon and no directory left after the step"
+grep -h 'MPS' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -4 | sed 's/^/# slurmd: /'
 grep -h 'gpumem' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -12 | sed 's/^/# slurmd: /'
 like "$(grep -h 'L2 reset' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log)" "L2 reset" "L2 reset ran at the end of an L2 step"
 done_testing

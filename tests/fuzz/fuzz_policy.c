@@ -1,0 +1,83 @@
+/*
+ * libFuzzer target: a user's policy file, end to end through the engine.
+ *
+ * bytes -> gpumem_policy_parse; when the file is valid, every promise the
+ * plugin relies on is checked: the values are in range, the JSON it
+ * forwards to the nodes (and the YAML `gpumem show` prints) parse back to
+ * the same policy, the effective policy under two sites respects their
+ * limits, and the task environment holds only the allowed variables with
+ * well-formed values.  Everything allocated is freed, so LeakSanitizer
+ * sees any leak of the engine.
+ */
+#include "fuzz.h"
+
+/* A site like etc/gpumem.yaml: everything open, moderate caps. */
+static const char site_open_text[] =
+	"version: 1\n"
+	"defaults:\n  l2:\n    reset_at_exit: true\n  check:\n    bandwidth:\n"
+	"      min_fraction: 0.85\n    on_fail: warn\n"
+	"limits:\n  l2_max_percent: 50\n  mps_min_active_thread_percentage: 10\n"
+	"  mps_max_active_thread_percentage: 100\n  mps_max_pinned_device_mem_limit: 80GiB\n"
+	"  mps_daemons: [none, site, job]\n  on_fail: [warn, fail]\n"
+	"  sections: [l2, mps, unified_memory, check]\n"
+	"policy_dir: /usr/share/gpumem/policies\n";
+
+/* A strict site that closes a section: every clamp must become an error. */
+static const char site_strict_text[] =
+	"version: 1\n"
+	"defaults:\n  mps:\n    daemon: none\n    active_thread_percentage: 30\n"
+	"  unified_memory:\n    preferred_location: gpu\n  check:\n    on_fail: drain\n"
+	"limits:\n  l2_max_percent: 37.5%\n  mps_min_active_thread_percentage: 20\n"
+	"  mps_max_active_thread_percentage: 60\n  mps_max_pinned_device_mem_limit: 1GiB\n"
+	"  mps_daemons: none\n  on_fail: [warn, drain]\n  sections: [l2, mps, check]\n"
+	"  strict: true\n";
+
+static struct gpumem_site site_open, site_strict;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fuzz_load_site(site_open_text, &site_open);
+	fuzz_load_site(site_strict_text, &site_strict);
+	fuzz_nodes_init();
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct gpumem_diags d = { 0 };
+	struct gpumem_policy p;
+	char *text, advice[512], tiny[8];
+	int rv;
+
+	rv = gpumem_policy_parse((const char *)data, size, "fuzz.yaml", &p, &d);
+	fuzz_check_diags(&d, rv, 0);
+	/* Policies never warn while parsing: every problem fails the file. */
+	FUZZ_CHECK(d.nwarnings == 0, "%d parse warnings", d.nwarnings);
+	gpumem_diags_free(&d);
+	if (rv != 0)
+		return 0;
+
+	fuzz_check_policy_sane(&p);
+	fuzz_check_round_trip(&p, GPUMEM_FMT_JSON);
+	fuzz_check_round_trip(&p, GPUMEM_FMT_YAML);
+	/* The full forms (`gpumem show`) are for people; they must just work. */
+	text = gpumem_policy_format(&p, GPUMEM_FMT_JSON, 0);
+	FUZZ_CHECK(text != NULL, "full JSON");
+	free(text);
+	text = gpumem_policy_format(&p, GPUMEM_FMT_YAML, 0);
+	FUZZ_CHECK(text != NULL, "full YAML");
+	free(text);
+	FUZZ_CHECK(gpumem_um_format(&p, advice, sizeof(advice)) == 0, "advice");
+	FUZZ_CHECK(gpumem_um_format(&p, tiny, sizeof(tiny)) == -1, "advice fits in 8 bytes");
+
+	fuzz_check_effective(&site_open, &p);
+	fuzz_check_effective(&site_strict, &p);
+	fuzz_check_effective(NULL, &p);
+	/* The raw user policy reaches env() too when the node has no site file. */
+	fuzz_check_env(&p, &fuzz_node_two, 100);
+	fuzz_check_env(&p, &fuzz_node_many, 100);
+	fuzz_check_env(&p, &fuzz_node_noprobe, 100);
+	return 0;
+}
