@@ -8,7 +8,7 @@ _tap_failed=0
 _tap_skipall=""
 
 pass() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
-fail() { _tap_n=$((_tap_n + 1)); _tap_failed=$((_tap_failed + 1)); echo "not ok $_tap_n - $*"; }
+fail() { _tap_n=$((_tap_n + 1)); _tap_failed=$((_tap_failed + 1)); echo "not ok $_tap_n - $*"; return 1; }
 skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - # SKIP $*"; }
 diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
 # skip_all REASON: the whole file cannot run here; says why, never passes.
@@ -16,12 +16,12 @@ skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 
 # is GOT WANT NAME
 is() {
-	if [ "$1" = "$2" ]; then pass "$3"; else fail "$3"; diag "got:  '$1'" "want: '$2'"; fi
+	if [ "$1" = "$2" ]; then pass "$3"; else fail "$3"; diag "got:  '$1'" "want: '$2'"; return 1; fi
 }
 # like TEXT PATTERN NAME   (grep -E pattern)
 like() {
 	if printf '%s' "$1" | grep -Eq -- "$2"; then pass "$3"
-	else fail "$3"; diag "pattern: $2" "in:"; printf '%s\n' "$1" | head -20 | sed 's/^/#   /'; fi
+	else fail "$3"; diag "pattern: $2" "in:"; printf '%s\n' "$1" | head -20 | sed 's/^/#   /'; return 1; fi
 }
 unlike() {
 	if printf '%s' "$1" | grep -Eq -- "$2"; then fail "$3"; diag "unexpected: $2" "in:"

@@ -47,7 +47,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct gpumem_diags d = { 0 };
-	struct gpumem_policy p;
+	struct gpumem_policy p, q;
 	char *text, advice[512], tiny[8];
 	int rv;
 
@@ -60,6 +60,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 
 	fuzz_check_policy_sane(&p);
+	/*
+	 * Every field the file changed is flagged in p.set: overlaying p on
+	 * the built-in defaults gives p back.  A value without its bit would
+	 * be lost when the plugin forwards only the keys set.
+	 */
+	gpumem_policy_init(&q);
+	gpumem_policy_overlay(&q, &p);
+	fuzz_check_policy_equal(&q, &p, "overlay on the defaults");
 	fuzz_check_round_trip(&p, GPUMEM_FMT_JSON);
 	fuzz_check_round_trip(&p, GPUMEM_FMT_YAML);
 	/* The full forms (`gpumem show`) are for people; they must just work. */

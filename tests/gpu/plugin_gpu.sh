@@ -50,7 +50,10 @@ is "$got" "$((l2 / 2))" "persisting_limit: 50% -> cudaDeviceGetLimit reports hal
 
 run srun -N1 --gres=gpu:1 --gpumem-policy="$top_srcdir/policies/persist.yaml" sh -c 'echo "CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"; exec '"$t/l2limit"
 diag "persist.yaml with --gres=gpu:1: $out"
-like "$out" "limit=$((l2 / 2))" "with a GRES GPU: half of L2 too"
+like "$out" "limit=$((l2 / 2))" "with a GRES GPU: half of L2 too" ||
+	{ diag "$(ls -l /dev/nvidia* 2>&1)" "$(cat "$GPUMEM_CLUSTER_DIR"/gres.conf 2>&1)" \
+		"$(scontrol show node 2>&1 | grep -Ei 'gres|state|reason')" \
+		"$(grep -hi 'gres\|error' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -15)"; }
 like "$(grep -h 'persist.yaml' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -1)" "GPUs (SLURM_STEP_GPUS|SLURM_JOB_GPUS|CUDA_VISIBLE_DEVICES)" "... and the node found the step's GPU from Slurm"
 
 run srun -N1 --gpumem-policy="$t/p75.yaml" "$t/l2limit"; diag "75%: $out"
