@@ -45,6 +45,8 @@ int gpumem_args_parse(struct gpumem_args *a, int ac, char **av)
 			rc = set_path(&a->um_library, arg, val);
 		else if (KEY("mps_control") && eq)
 			rc = set_path(&a->mps_control, arg, val);
+		else if (KEY("nvidia_dev") && eq)
+			rc = set_path(&a->nvidia_dev, arg, val);
 		else if (KEY("verbose") && !eq)
 			a->verbose = 1;
 		else if (KEY("timeout") && eq) {
@@ -62,8 +64,8 @@ int gpumem_args_parse(struct gpumem_args *a, int ac, char **av)
 			}
 		} else {
 			slurm_error("gpumem: unknown plugstack argument '%s' (known: site=, "
-				    "libexecdir=, check=, um_library=, mps_control=, timeout=, "
-				    "verbose)", arg);
+				    "libexecdir=, check=, um_library=, mps_control=, nvidia_dev=, "
+				    "timeout=, verbose)", arg);
 			rc = -1;
 		}
 #undef KEY
@@ -72,7 +74,8 @@ int gpumem_args_parse(struct gpumem_args *a, int ac, char **av)
 	}
 	if ((!a->libexecdir && !(a->libexecdir = strdup(DEFAULT_LIBEXEC))) ||
 	    (!a->check && !(a->check = strdup(DEFAULT_CHECK))) ||
-	    (!a->um_library && !(a->um_library = strdup(DEFAULT_UM))))
+	    (!a->um_library && !(a->um_library = strdup(DEFAULT_UM))) ||
+	    (!a->nvidia_dev && !(a->nvidia_dev = strdup("/dev/nvidiactl"))))
 		goto fail;
 	return 0;
 fail:
@@ -87,5 +90,6 @@ void gpumem_args_free(struct gpumem_args *a)
 	free(a->check);
 	free(a->um_library);
 	free(a->mps_control);
+	free(a->nvidia_dev);
 	memset(a, 0, sizeof(*a));
 }

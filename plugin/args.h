@@ -8,6 +8,7 @@ struct gpumem_args {
 	char *check;            /* check=PATH: gpumem-check */
 	char *um_library;       /* um_library=PATH: libgpumem-um.so */
 	char *mps_control;      /* mps_control=PATH: nvidia-cuda-mps-control */
+	char *nvidia_dev;       /* nvidia_dev=PATH: its presence means "GPUs here" */
 	int timeout;            /* timeout=SECONDS for helpers */
 	int verbose;            /* verbose: say what was applied in every step */
 };

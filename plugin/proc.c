@@ -31,8 +31,16 @@ static void child(const struct gpumem_proc *p, int in_fd, int out_fd, const gid_
 		  int ngroups)
 {
 	setpgid(0, 0);
-	if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
+	if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0)
 		_exit(126);
+	if (p->drop_stderr) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null < 0 || dup2(null, 2) < 0)
+			_exit(126);
+	} else if (dup2(out_fd, 2) < 0) {
+		_exit(126);
+	}
 	for (int fd = 3; fd < 1024; fd++)
 		close(fd);
 	if (p->drop) {

@@ -12,6 +12,7 @@ struct gpumem_proc {
 	gid_t gid;
 	int timeout_s;
 	const char *input;      /* written to its stdin, or NULL */
+	int drop_stderr;        /* stderr to /dev/null: out is stdout alone */
 	char *out;              /* stdout and stderr, NUL-terminated, malloc'd */
 	int status;             /* exit code, or 128 + signal */
 	int timed_out;

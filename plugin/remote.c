@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <pwd.h>
 #include "gpus.h"
+#include "jobcheck.h"
 #include "mps.h"
 #include "proc.h"
 #include "spank.h"
@@ -136,6 +138,60 @@ static int set_env(spank_t sp, const struct gpumem_env *env)
 	return 0;
 }
 
+static void jobinfo(spank_t sp, struct gpumem_jobinfo *ji, const char *policy, uid_t uid,
+		    gid_t gid, uint32_t job, uint32_t step)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	const char *sn = step_name(job, step);
+
+	memset(ji, 0, sizeof(*ji));
+	ji->job = job;
+	snprintf(ji->step, sizeof(ji->step), "%s", strchr(sn, '.') + 1);
+	/* slurmd puts its node name in slurmstepd's own environment. */
+	if (getenv("SLURMD_NODENAME"))
+		snprintf(ji->node, sizeof(ji->node), "%s", getenv("SLURMD_NODENAME"));
+	else if (spank_getenv(sp, "SLURMD_NODENAME", ji->node, sizeof(ji->node)) != ESPANK_SUCCESS)
+		gethostname(ji->node, sizeof(ji->node) - 1);
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res)
+		snprintf(ji->user, sizeof(ji->user), "%s", pw.pw_name);
+	else
+		snprintf(ji->user, sizeof(ji->user), "%u", (unsigned)uid);
+	ji->uid = uid;
+	ji->gid = gid;
+	snprintf(ji->policy, sizeof(ji->policy), "%s", policy);
+	snprintf(ji->gpus, sizeof(ji->gpus), "%s", gpumem_state.step_gpus ? gpumem_state.step_gpus : "");
+}
+
+/*
+ * check.before: run now, as the user, with the job's GPUs and share.  A
+ * failure fails the step (from task_init) when the policy says fail or
+ * drain; the report itself is written by root at the end of the step.
+ */
+static void before_check(spank_t sp, const char *policy, uid_t uid, gid_t gid, uint32_t job,
+			 uint32_t step)
+{
+	struct gpumem_state *st = &gpumem_state;
+
+	st->ji = calloc(1, sizeof(*st->ji));
+	st->before = calloc(1, sizeof(*st->before));
+	st->after = calloc(1, sizeof(*st->after));
+	if (!st->ji || !st->before || !st->after)
+		return;
+	jobinfo(sp, st->ji, policy, uid, gid, job, step);
+	st->checks = gpumem_jobcheck_applies(sp, st->ji);
+	if (!st->checks || !st->eff.check.before)
+		return;
+	gpumem_jobcheck_run(st, st->ji, "before", st->has_dev, 1, st->before);
+	if (!strcmp(st->before->verdict, "fail") && st->eff.check.on_fail != GPUMEM_ONFAIL_WARN) {
+		char msg[700];
+
+		snprintf(msg, sizeof(msg), "GPU check before the job failed on %s: %s",
+			 st->ji->node, st->before->reason);
+		defer("%s", msg);
+	}
+}
+
 int gpumem_remote_user_init(spank_t sp)
 {
 	struct gpumem_state *st = &gpumem_state;
@@ -176,7 +232,8 @@ int gpumem_remote_user_init(spank_t sp)
 
 	memset(&node, 0, sizeof(node));
 	ngpu_env = gpumem_gpus_from_env(job_getenv, sp, list, GPUMEM_MAX_GPUS, &src);
-	has_dev = access("/dev/nvidiactl", F_OK) == 0;
+	has_dev = access(st->args.nvidia_dev, F_OK) == 0;
+	st->has_dev = has_dev;
 	node.ngpus = 0;
 	if (has_dev && ngpu_env != 0 && (st->eff.set & GPUMEM_K_L2_LIMIT))
 		probe(&st->args, uid, gid, list, ngpu_env, &node);
@@ -233,6 +290,8 @@ int gpumem_remote_user_init(spank_t sp)
 	 */
 	st->user_notes = gpumem_diags_join(&envd, 0);
 	spank_setenv(sp, "GPUMEM_POLICY", have_user ? name : "site defaults", 1);
+	if (st->eff.check.before || st->eff.check.after)
+		before_check(sp, have_user ? name : "site defaults", uid, gid, job, step);
 	log_diags(&d, job, step);
 	log_diags(&envd, job, step);
 	for (int i = 0; i < env.n && off < (int)sizeof(summary) - 1; i++)
@@ -302,20 +361,57 @@ static void l2_reset(const struct gpumem_state *st, uid_t uid, gid_t gid)
 	gpumem_proc_free(&p);
 }
 
-int gpumem_remote_exit(spank_t sp)
+/*
+ * The end of the step on this node: stop the MPS daemon, run the after
+ * check, reset L2, write the reports.  Run when the last local task has
+ * exited, while the step is still alive: at slurm_spank_exit the job may
+ * already be ending, and Slurm then signals every process it left,
+ * helpers included (an srun-only job's after-check was killed within
+ * 20 ms that way).  The step waits for this, as long as the check takes.
+ */
+static void teardown(spank_t sp)
 {
 	struct gpumem_state *st = &gpumem_state;
 	uid_t uid = 0;
 	gid_t gid = 0;
 
+	if (st->torn_down)
+		return;
+	st->torn_down = 1;
 	spank_get_item(sp, S_JOB_UID, &uid);
 	spank_get_item(sp, S_JOB_GID, &gid);
 	if (st->mps_dir) {
 		gpumem_mps_stop(gpumem_mps_find(st->args.mps_control), uid, gid, st->mps_dir,
 				st->args.timeout);
+		free(st->mps_dir);
+		st->mps_dir = NULL;
 	}
+	/* After the tasks, on the whole GPU: the job's share no longer applies. */
+	if (st->checks && st->eff.check.after)
+		gpumem_jobcheck_run(st, st->ji, "after", st->has_dev, 0, st->after);
 	if (st->have_eff && (st->eff.set & GPUMEM_K_L2_LIMIT) && st->eff.l2.reset_at_exit &&
-	    access("/dev/nvidiactl", F_OK) == 0)
+	    st->has_dev)
 		l2_reset(st, uid, gid);
+	if (st->ji) {
+		gpumem_jobcheck_report(st, st->ji, st->before);
+		gpumem_jobcheck_report(st, st->ji, st->after);
+	}
+}
+
+int gpumem_remote_task_exit(spank_t sp)
+{
+	uint32_t ntasks = 0;
+
+	gpumem_state.tasks_exited++;
+	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) == ESPANK_SUCCESS &&
+	    gpumem_state.tasks_exited >= ntasks)
+		teardown(sp);
+	return 0;
+}
+
+int gpumem_remote_exit(spank_t sp)
+{
+	/* Tasks that never started (a failed launch) still get their teardown. */
+	teardown(sp);
 	return 0;
 }

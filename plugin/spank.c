@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "jobcheck.h"
 #include "spank.h"
 
 SPANK_PLUGIN(gpumem, 1);
@@ -110,6 +111,13 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	return spank_remote(sp) ? gpumem_remote_task_init(sp) : 0;
 }
 
+int slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	return spank_remote(sp) ? gpumem_remote_task_exit(sp) : 0;
+}
+
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
 	int rv = 0;
@@ -123,6 +131,13 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	free(gpumem_state.user_notes);
 	free(gpumem_state.mps_dir);
 	free(gpumem_state.step_gpus);
+	if (gpumem_state.before)
+		gpumem_jobcheck_free(gpumem_state.before);
+	if (gpumem_state.after)
+		gpumem_jobcheck_free(gpumem_state.after);
+	free(gpumem_state.before);
+	free(gpumem_state.after);
+	free(gpumem_state.ji);
 	gpumem_site_free(&gpumem_state.site);
 	gpumem_args_free(&gpumem_state.args);
 	memset(&gpumem_state, 0, sizeof(gpumem_state));

@@ -10,6 +10,9 @@
 #define GPUMEM_FWD_DATA "GPUMEM_POLICY_DATA"
 #define GPUMEM_FWD_NAME "GPUMEM_POLICY_NAME"
 
+struct gpumem_jobinfo;
+struct gpumem_checkrun;
+
 struct gpumem_state {
 	struct gpumem_args args;
 	struct gpumem_site site;
@@ -23,6 +26,12 @@ struct gpumem_state {
 	int ngpus;              /* GPUs seen by the probe, -1 unknown */
 	char *mps_dir;          /* per-job MPS daemon directory, or NULL */
 	char *step_gpus;        /* CUDA_VISIBLE_DEVICES for helpers */
+	int has_dev;            /* this node has an NVIDIA device */
+	int checks;             /* this step runs the policy's checks */
+	uint32_t tasks_exited;  /* local tasks whose exit was collected */
+	int torn_down;
+	struct gpumem_jobinfo *ji;
+	struct gpumem_checkrun *before, *after;
 };
 
 extern struct gpumem_state gpumem_state;
@@ -31,5 +40,6 @@ extern struct spank_option gpumem_policy_option;
 int gpumem_local_post_opt(spank_t sp);
 int gpumem_remote_user_init(spank_t sp);
 int gpumem_remote_task_init(spank_t sp);
+int gpumem_remote_task_exit(spank_t sp);
 int gpumem_remote_exit(spank_t sp);
 #endif

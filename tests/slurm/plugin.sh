@@ -155,9 +155,13 @@ unlike "$out" "evil.so" "... nor set LD_PRELOAD"
 
 # --- the file need not exist on the node: the validated content travels ------
 cp "$P/persist.yaml" "$t/gone.yaml"; chmod 644 "$t/gone.yaml"
-jid=$(sbatch --parsable --begin=now+3 -o "$t/gone.out" --gpumem-policy="$t/gone.yaml" "$t/job.sh")
+jid=$(sbatch --parsable --hold -o "$t/gone.out" --gpumem-policy="$t/gone.yaml" "$t/job.sh")
 rm -f "$t/gone.yaml"
-for _ in $(seq 1 40); do [ -s "$t/gone.out" ] && ! squeue -h -j "$jid" 2>/dev/null | grep -q .; [ $? = 0 ] && break; sleep 0.5; done
+scontrol release "$jid"
+for _ in $(seq 1 120); do
+	[ -s "$t/gone.out" ] && ! squeue -h -j "$jid" 2>/dev/null | grep -q . && break
+	sleep 0.5
+done
 like "$(cat "$t/gone.out" 2>/dev/null)" "PERCENTAGE_LIMIT=50" "policy file deleted after submission: the job still has it"
 
 # --- per-job MPS daemon -----------------------------------------------------

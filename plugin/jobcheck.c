@@ -1,0 +1,422 @@
+/*
+ * The GPU check around a step.  gpumem-check runs as the job's user, with
+ * the step's GPUs and MPS share, bounded by the site's timeout; its JSON
+ * is parsed (never trusted blindly: the user could tamper with a process
+ * running as them) and wrapped into a gpumem-report/1 document that root
+ * writes atomically at the end of the step.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "drain.h"
+#include "jobcheck.h"
+#include "proc.h"
+#include "yamltree.h"
+
+static const char *const verdict_of_exit[] = { "pass", "warn", "fail", "skipped", "unusable" };
+
+int gpumem_jobcheck_applies(spank_t sp, const struct gpumem_jobinfo *ji)
+{
+	char env[32];
+
+	if (strcmp(ji->step, "batch") == 0)
+		return 1;
+	/* Steps inside a batch job are checked once, by the batch step. */
+	return !(spank_getenv(sp, "ENVIRONMENT", env, sizeof(env)) == ESPANK_SUCCESS &&
+		 strcmp(env, "BATCH") == 0);
+}
+
+static void iso_now(char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Per device: "gpu0 pass read 3010 copy 2750 ..." for the log line. */
+static void figures(const struct gpumem_ynode *doc, struct gpumem_checkrun *r)
+{
+	static const char *const names[] = { "read", "copy", "triad", "h2d", "d2h" };
+	const struct gpumem_ynode *devs = gpumem_ynode_get(doc, "devices");
+	size_t off = 0;
+
+	r->figures[0] = '\0';
+	for (size_t i = 0; devs && devs->kind == GPUMEM_Y_SEQ && i < devs->n; i++) {
+		const struct gpumem_ynode *d = devs->items[i];
+		const struct gpumem_ynode *idx = gpumem_ynode_get(d, "index");
+		const struct gpumem_ynode *v = gpumem_ynode_get(d, "verdict");
+		const struct gpumem_ynode *why = gpumem_ynode_path(d, "reasons");
+
+		off += (size_t)snprintf(r->figures + off, sizeof(r->figures) - off, "%sgpu%s %s",
+					i ? "; " : "", idx && idx->str ? idx->str : "?",
+					v && v->str ? v->str : "?");
+		for (size_t m = 0; m < 5 && off < sizeof(r->figures); m++) {
+			char path[48];
+			const struct gpumem_ynode *b;
+
+			snprintf(path, sizeof(path), "metrics.%s.best_gbps", names[m]);
+			b = gpumem_ynode_path(d, path);
+			if (b && b->str && strcmp(b->str, "null"))
+				off += (size_t)snprintf(r->figures + off, sizeof(r->figures) - off,
+							" %s %.0f", names[m], atof(b->str));
+		}
+		if (off < sizeof(r->figures))
+			off += (size_t)snprintf(r->figures + off, sizeof(r->figures) - off, " GB/s");
+		/* The first reason of a device that did not pass explains the verdict. */
+		if (why && why->kind == GPUMEM_Y_SEQ && why->n && why->items[0]->str &&
+		    r->reason[0] == '\0')
+			snprintf(r->reason, sizeof(r->reason), "gpu%s: %s",
+				 idx && idx->str ? idx->str : "?", why->items[0]->str);
+		if (off >= sizeof(r->figures))
+			break;
+	}
+}
+
+void gpumem_jobcheck_run(const struct gpumem_state *st, const struct gpumem_jobinfo *ji,
+			 const char *phase, int has_gpu, int with_share, struct gpumem_checkrun *r)
+{
+	char frac[32], tmo[32], gpus[1100], pct[64], pipe[4200], logd[4200], node[96];
+	char *argv[16], *envp[10];
+	struct gpumem_proc p = { 0 };
+	struct gpumem_diags d = { 0 };
+	struct gpumem_ynode *doc = NULL;
+	const struct gpumem_ynode *schema;
+	int a = 0, e = 0;
+	int timeout = st->have_site ? st->site.check_timeout_s : st->args.timeout;
+
+	memset(r, 0, sizeof(*r));
+	r->done = 1;
+	r->exit_code = -1;
+	snprintf(r->phase, sizeof(r->phase), "%s", phase);
+	iso_now(r->time, sizeof(r->time));
+	if (!has_gpu) {
+		snprintf(r->status, sizeof(r->status), "skipped");
+		snprintf(r->verdict, sizeof(r->verdict), "skipped");
+		snprintf(r->reason, sizeof(r->reason), "no GPU device on this node");
+		return;
+	}
+	if (access(st->args.check, X_OK) != 0) {
+		snprintf(r->status, sizeof(r->status), "not_run");
+		snprintf(r->verdict, sizeof(r->verdict), "error");
+		snprintf(r->reason, sizeof(r->reason), "gpumem-check not installed at %s",
+			 st->args.check);
+		return;
+	}
+	snprintf(frac, sizeof(frac), "%g", st->eff.check.min_fraction);
+	snprintf(tmo, sizeof(tmo), "%d", timeout);
+	argv[a++] = st->args.check;
+	argv[a++] = "--json";
+	argv[a++] = "-";
+	argv[a++] = "--min-fraction";
+	argv[a++] = frac;
+	argv[a++] = "--timeout";
+	argv[a++] = tmo;
+	if (st->have_site && st->site.path) {
+		argv[a++] = "--site";
+		argv[a++] = st->site.path;
+	}
+	if (st->eff.check.l2_ab)
+		argv[a++] = "--l2-ab";
+	argv[a] = NULL;
+	envp[e++] = "PATH=/usr/bin:/bin";
+	/* Which node this is, for the check's own messages. */
+	snprintf(node, sizeof(node), "SLURMD_NODENAME=%s", ji->node);
+	envp[e++] = node;
+	if (ji->gpus[0]) {
+		snprintf(gpus, sizeof(gpus), "CUDA_VISIBLE_DEVICES=%s", ji->gpus);
+		envp[e++] = gpus;
+	}
+	/* The check runs with the job's share, so its thresholds scale. */
+	if (with_share && (st->eff.set & GPUMEM_K_MPS_PCT)) {
+		snprintf(pct, sizeof(pct), "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d",
+			 st->eff.mps.active_thread_percentage);
+		envp[e++] = pct;
+	}
+	if (with_share && st->mps_dir) {
+		snprintf(pipe, sizeof(pipe), "CUDA_MPS_PIPE_DIRECTORY=%s/pipe", st->mps_dir);
+		snprintf(logd, sizeof(logd), "CUDA_MPS_LOG_DIRECTORY=%s/log", st->mps_dir);
+		envp[e++] = pipe;
+		envp[e++] = logd;
+	}
+	envp[e] = NULL;
+	p.path = st->args.check;
+	p.argv = argv;
+	p.envp = envp;
+	p.drop = 1;
+	p.uid = ji->uid;
+	p.gid = ji->gid;
+	p.timeout_s = timeout + 5;
+	p.drop_stderr = 1;
+	if (gpumem_proc_run(&p) < 0) {
+		snprintf(r->status, sizeof(r->status), "failed");
+		snprintf(r->verdict, sizeof(r->verdict), "error");
+		snprintf(r->reason, sizeof(r->reason), "cannot run %s", st->args.check);
+		return;
+	}
+	if (p.timed_out) {
+		snprintf(r->status, sizeof(r->status), "timed_out");
+		snprintf(r->verdict, sizeof(r->verdict), "error");
+		snprintf(r->reason, sizeof(r->reason), "killed: no answer within %d s", timeout + 5);
+		goto out;
+	}
+	r->exit_code = p.status;
+	if (p.status < 0 || p.status > 4) {
+		snprintf(r->status, sizeof(r->status), "failed");
+		snprintf(r->verdict, sizeof(r->verdict), "error");
+		if (p.status > 128)
+			snprintf(r->reason, sizeof(r->reason), "gpumem-check was killed by signal %d",
+				 p.status - 128);
+		else
+			snprintf(r->reason, sizeof(r->reason), "gpumem-check exited %d", p.status);
+		goto out;
+	}
+	snprintf(r->status, sizeof(r->status), p.status == 3 ? "skipped" : "ran");
+	snprintf(r->verdict, sizeof(r->verdict), "%s", verdict_of_exit[p.status]);
+	if (gpumem_yaml_parse(p.out, strlen(p.out), "gpumem-check output", &doc, &d) == 0 && doc &&
+	    (schema = gpumem_ynode_get(doc, "schema")) && schema->str &&
+	    strcmp(schema->str, "gpumem-check/1") == 0) {
+		const struct gpumem_ynode *why = gpumem_ynode_path(doc, "overall.reason");
+
+		r->json = p.out;
+		p.out = NULL;
+		figures(doc, r);
+		if (r->reason[0] == '\0' && why && why->str && strcmp(why->str, "null"))
+			snprintf(r->reason, sizeof(r->reason), "%s", why->str);
+	} else {
+		snprintf(r->reason, sizeof(r->reason), "gpumem-check printed no valid report");
+	}
+out:
+	gpumem_ynode_free(doc);
+	gpumem_diags_free(&d);
+	gpumem_proc_free(&p);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			fprintf(f, "\\%c", *c);
+		else if (*c < 0x20)
+			fprintf(f, "\\u%04x", *c);
+		else
+			fputc(*c, f);
+	}
+	fputc('"', f);
+}
+
+/* Write BUF to DIR/NAME through a temporary file and rename: never half a file. */
+static int write_atomic(const char *dir, const char *name, const char *buf, char *err, size_t elen)
+{
+	char tmp[4200], dst[4200];
+	size_t len = strlen(buf);
+	int fd, rv = -1;
+
+	snprintf(dst, sizeof(dst), "%s/%s", dir, name);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.%d.tmp", dir, name, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		snprintf(err, elen, "%s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	if (write(fd, buf, len) != (ssize_t)len || fsync(fd) < 0) {
+		snprintf(err, elen, "%s: %s", tmp, strerror(errno));
+		goto fail;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		snprintf(err, elen, "%s: %s", tmp, strerror(errno));
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, dst) < 0) {
+		snprintf(err, elen, "%s: %s", dst, strerror(errno));
+		goto fail;
+	}
+	rv = 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	if (rv < 0)
+		unlink(tmp);
+	return rv;
+}
+
+/* File names: only [A-Za-z0-9._-] from things a node or GPU is called. */
+static void safe_name(char *s)
+{
+	for (; *s; s++)
+		if (!(*s >= 'a' && *s <= 'z') && !(*s >= 'A' && *s <= 'Z') &&
+		    !(*s >= '0' && *s <= '9') && *s != '.' && *s != '-' && *s != '_')
+			*s = '_';
+}
+
+static char *report_json(const struct gpumem_jobinfo *ji, const struct gpumem_checkrun *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (f == NULL)
+		return NULL;
+	fprintf(f, "{\"schema\": \"gpumem-report/1\", \"job\": %u, \"step\": ", ji->job);
+	json_str(f, ji->step);
+	fprintf(f, ", \"node\": ");
+	json_str(f, ji->node);
+	fprintf(f, ", \"user\": ");
+	json_str(f, ji->user);
+	fprintf(f, ", \"uid\": %u, \"policy\": ", (unsigned)ji->uid);
+	json_str(f, ji->policy);
+	fprintf(f, ", \"phase\": ");
+	json_str(f, r->phase);
+	fprintf(f, ", \"time\": ");
+	json_str(f, r->time);
+	fprintf(f, ", \"gpus\": ");
+	json_str(f, ji->gpus);
+	fprintf(f, ", \"status\": ");
+	json_str(f, r->status);
+	fprintf(f, ", \"reason\": ");
+	if (r->reason[0])
+		json_str(f, r->reason);
+	else
+		fprintf(f, "null");
+	if (r->exit_code >= 0)
+		fprintf(f, ", \"exit_code\": %d", r->exit_code);
+	else
+		fprintf(f, ", \"exit_code\": null");
+	fprintf(f, ", \"verdict\": ");
+	json_str(f, r->verdict);
+	fprintf(f, ", \"drained\": %s, \"check\": %s}\n", r->drained ? "true" : "false",
+		r->json ? r->json : "null");
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* One node_exporter textfile per GPU, so steps on other GPUs never clash. */
+static void textfiles(const char *dir, const struct gpumem_jobinfo *ji,
+		      const struct gpumem_checkrun *r)
+{
+	static const char *const metrics[] = { "read", "write", "copy", "triad", "d2d", "h2d",
+					       "d2h" };
+	struct gpumem_diags d = { 0 };
+	struct gpumem_ynode *doc = NULL;
+	const struct gpumem_ynode *devs;
+
+	if (r->json == NULL ||
+	    gpumem_yaml_parse(r->json, strlen(r->json), "report", &doc, &d) < 0)
+		goto out;
+	devs = gpumem_ynode_get(doc, "devices");
+	for (size_t i = 0; devs && devs->kind == GPUMEM_Y_SEQ && i < devs->n; i++) {
+		const struct gpumem_ynode *dev = devs->items[i];
+		const struct gpumem_ynode *uuid = gpumem_ynode_get(dev, "uuid");
+		const struct gpumem_ynode *idx = gpumem_ynode_get(dev, "index");
+		const struct gpumem_ynode *v = gpumem_ynode_get(dev, "verdict");
+		char name[160], labels[512], err[4400];
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f;
+		int code;
+
+		if (!uuid || !uuid->str)
+			continue;
+		snprintf(labels, sizeof(labels), "node=\"%s\",gpu=\"%s\",uuid=\"%s\"", ji->node,
+			 idx && idx->str ? idx->str : "", uuid->str);
+		f = open_memstream(&buf, &len);
+		if (f == NULL)
+			continue;
+		fprintf(f, "# HELP gpumem_bandwidth_gbps Best bandwidth of the last gpumem check, GB/s.\n"
+			"# TYPE gpumem_bandwidth_gbps gauge\n");
+		for (size_t m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
+			char path[48];
+			const struct gpumem_ynode *b;
+
+			snprintf(path, sizeof(path), "metrics.%s.best_gbps", metrics[m]);
+			b = gpumem_ynode_path(dev, path);
+			if (b && b->str && strcmp(b->str, "null"))
+				fprintf(f, "gpumem_bandwidth_gbps{%s,metric=\"%s\"} %s\n", labels,
+					metrics[m], b->str);
+		}
+		code = !v || !v->str ? 2 : !strncmp(v->str, "pass", 4) ? 0 :
+			!strcmp(v->str, "warn") ? 1 : !strcmp(v->str, "unusable") ? 4 : 2;
+		fprintf(f, "# HELP gpumem_check_verdict 0 pass, 1 warn, 2 fail, 3 skipped, 4 unusable.\n"
+			"# TYPE gpumem_check_verdict gauge\ngpumem_check_verdict{%s} %d\n"
+			"# HELP gpumem_check_timestamp_seconds When the last check ran.\n"
+			"# TYPE gpumem_check_timestamp_seconds gauge\n"
+			"gpumem_check_timestamp_seconds{%s} %lld\n", labels, code, labels,
+			(long long)time(NULL));
+		if (fclose(f) != 0) {
+			free(buf);
+			continue;
+		}
+		snprintf(name, sizeof(name), "gpumem_%s.prom", uuid->str);
+		safe_name(name);
+		if (write_atomic(dir, name, buf, err, sizeof(err)) < 0)
+			slurm_error("gpumem: node_exporter textfile: %s", err);
+		free(buf);
+	}
+out:
+	gpumem_ynode_free(doc);
+	gpumem_diags_free(&d);
+}
+
+void gpumem_jobcheck_report(const struct gpumem_state *st, const struct gpumem_jobinfo *ji,
+			    struct gpumem_checkrun *r)
+{
+	const char *dir = st->have_site ? st->site.report.dir : NULL;
+	char name[256], err[4400], msg[1200];
+	char *json;
+
+	if (!r->done)
+		return;
+	/* Drain first, so the report can say so. */
+	if (!strcmp(r->verdict, "fail") && st->eff.check.on_fail == GPUMEM_ONFAIL_DRAIN &&
+	    st->have_site && st->site.drain.enabled && ji->node[0]) {
+		char reason[400];
+
+		snprintf(reason, sizeof(reason), "%s (job %u.%s %s: %.200s)",
+			 st->site.drain.reason ? st->site.drain.reason : "gpumem: GPU check failed",
+			 ji->job, ji->step, r->phase, r->reason[0] ? r->reason : r->verdict);
+		r->drained = gpumem_drain(ji->node, reason, msg, sizeof(msg)) == 1;
+		slurm_info("gpumem: %s", msg);
+	} else if (!strncmp(r->verdict, "pass", 4) && st->have_site && st->site.drain.enabled &&
+		   ji->node[0] && gpumem_resume(ji->node, msg, sizeof(msg)) != 0) {
+		slurm_info("gpumem: %s", msg);
+	}
+	slurm_info("gpumem: check %s job %u.%s node %s GPUs %s: %s%s%s%s%s", r->phase, ji->job,
+		   ji->step, ji->node, ji->gpus[0] ? ji->gpus : "(not set)", r->verdict,
+		   r->reason[0] ? " (" : "", r->reason, r->reason[0] ? ")" : "",
+		   r->figures[0] ? "" : "");
+	if (r->figures[0])
+		slurm_info("gpumem: check %s job %u.%s node %s: %s", r->phase, ji->job, ji->step,
+			   ji->node, r->figures);
+	if (dir) {
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			slurm_error("gpumem: report directory %s: %s", dir, strerror(errno));
+		snprintf(name, sizeof(name), "job%u.%s.%s.%s.json", ji->job, ji->step, ji->node,
+			 r->phase);
+		safe_name(name);
+		json = report_json(ji, r);
+		if (json == NULL || write_atomic(dir, name, json, err, sizeof(err)) < 0)
+			slurm_error("gpumem: report not written: %s", json ? err : "out of memory");
+		free(json);
+	}
+	if (st->have_site && st->site.report.textfile_dir)
+		textfiles(st->site.report.textfile_dir, ji, r);
+}
+
+void gpumem_jobcheck_free(struct gpumem_checkrun *r)
+{
+	free(r->json);
+	r->json = NULL;
+	r->done = 0;
+}

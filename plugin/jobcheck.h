@@ -1,0 +1,44 @@
+/* The GPU check around a job step: run it, report it, drain on failure. */
+#ifndef GPUMEM_JOBCHECK_H
+#define GPUMEM_JOBCHECK_H
+#include <sys/types.h>
+#include "spank.h"
+
+struct gpumem_jobinfo {
+	uint32_t job;
+	char step[32];          /* "0", "batch" */
+	char node[64];          /* SLURMD_NODENAME */
+	char user[64];
+	uid_t uid;
+	gid_t gid;
+	char policy[256];
+	char gpus[256];         /* the step's GPUs as Slurm gave them */
+};
+
+struct gpumem_checkrun {
+	int done;               /* a result is here to report */
+	char phase[8];          /* before | after */
+	char time[32];          /* ISO 8601 UTC, start */
+	char status[16];        /* ran | skipped | not_run | timed_out | failed */
+	char verdict[16];       /* pass | warn | fail | unusable | skipped | error */
+	char reason[512];
+	int exit_code;          /* of gpumem-check, -1 when it did not run */
+	char *json;             /* its gpumem-check/1 document, or NULL */
+	char figures[512];      /* "gpu0 read 3010 copy 2750 ... GB/s" for the log */
+	int drained;
+};
+
+/* Does this step run the checks?  The batch step, or a step outside a batch job. */
+int gpumem_jobcheck_applies(spank_t sp, const struct gpumem_jobinfo *ji);
+/* Run gpumem-check for the step as the user (bounded by the site timeout). */
+void gpumem_jobcheck_run(const struct gpumem_state *st, const struct gpumem_jobinfo *ji,
+			 const char *phase, int has_gpu, int with_share, struct gpumem_checkrun *r);
+/*
+ * As root, at the end of the step: write the report atomically, the
+ * node_exporter textfile, one summary line in the slurmd log, and drain the
+ * node when the check failed and both the policy and the site ask for it.
+ */
+void gpumem_jobcheck_report(const struct gpumem_state *st, const struct gpumem_jobinfo *ji,
+			    struct gpumem_checkrun *r);
+void gpumem_jobcheck_free(struct gpumem_checkrun *r);
+#endif

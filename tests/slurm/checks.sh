@@ -1,0 +1,160 @@
+#!/bin/bash
+# Checks around a job on a real local Slurm of three nodes: reports per job,
+# step, node and phase, written whole; a failing check drains only its node,
+# never over an admin's reason, and a later passing check resumes only
+# gpumem's own drain; check.before with on_fail: fail stops the job.
+#
+# CI has no GPU, so where a failure must be forced the plugin is pointed at
+# a stand-in device file and a stand-in check program (plugstack nvidia_dev=
+# and check=) that prints a gpumem-check/1 document with the verdict the
+# test asks for.  Everything else is real: srun, slurmd, scontrol, the
+# drain.  tests/gpu/run forces a real failure with gpumem-check --plant-error.
+. "$top_srcdir/tests/lib.sh"
+[ "$(id -u)" = 0 ] || skip_all "needs root: the test starts slurmctld and slurmd"
+[ -n "${SLURM_PREFIX:-}" ] || command -v srun >/dev/null || skip_all "Slurm is not installed"
+so="$top_builddir/plugin/.libs/gpumem.so"
+[ -f "$so" ] || skip_all "gpumem.so was not built"
+command -v python3 >/dev/null || skip_all "python3 is needed to read the JSON reports"
+
+CL="$top_srcdir/tests/slurm/cluster"
+export GPUMEM_CLUSTER_DIR=${GPUMEM_CLUSTER_DIR:-/tmp/gpumem-checks-test}
+t=$(mktemp -d /tmp/gpumem-checks.XXXXXX)
+chmod 755 "$t"
+trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
+mkdir -p "$t/reports" "$t/textfile" "$t/fail"
+chmod 777 "$t/fail"
+
+# The stand-in check: fails on nodes named in $t/fail, sleeps if asked.
+cat >"$t/standin-check" <<SH
+#!/bin/sh
+node=\${SLURMD_NODENAME:-unknown}
+[ -e "$t/fail/sleep" ] && sleep 30
+v=pass; code=0; why=""
+if [ -e "$t/fail/\$node" ]; then v=fail; code=2; why="\"triad 1200.0 GB/s below threshold 3508.0 (stand-in)\""; fi
+cat <<JSON
+{"schema":"gpumem-check/1","program":"gpumem-check","version":"standin","host":"\$node",
+ "devices":[{"index":0,"name":"Stand-in GPU","uuid":"GPU-00000000-0000-0000-0000-00000000000\${node#gpumem}",
+  "metrics":{"triad":{"verdict":"\$v","best_gbps":\$( [ \$v = pass ] && echo 4100.0 || echo 1200.0 ),"threshold_gbps":3508.0}},
+  "verdict":"\$v","reasons":[\$why]}],
+ "overall":{"verdict":"\$v","exit_code":\$code,"reason":null}}
+JSON
+exit \$code
+SH
+chmod 755 "$t/standin-check"
+mknod -m 0666 "$t/nvidiactl" c 1 3
+
+cat >"$t/site.yaml" <<YAML
+version: 1
+limits:
+  on_fail: [warn, fail, drain]
+report:
+  dir: $t/reports
+  textfile_dir: $t/textfile
+drain:
+  enabled: true
+  reason: "gpumem: GPU check failed"
+check:
+  timeout: 2
+YAML
+printf 'version: 1\ncheck:\n  after: true\n  on_fail: drain\n' >"$t/drain.yaml"
+printf 'version: 1\ncheck:\n  before: true\n  on_fail: fail\n' >"$t/before-fail.yaml"
+printf 'version: 1\ncheck:\n  after: true\n' >"$t/after.yaml"
+chmod 644 "$t"/*.yaml
+echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin" >"$t/real.conf"
+echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin check=$t/standin-check nvidia_dev=$t/nvidiactl" >"$t/standin.conf"
+chmod 644 "$t"/*.conf
+
+"$CL" start --nodes 3 --plugstack "$t/real.conf" >"$t/start.log" 2>&1 ||
+	{ cat "$t/start.log" >&2; skip_all "the local Slurm did not start"; }
+eval "$("$CL" env)"
+json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
+node_state() { scontrol show node "$1" -o | grep -o 'State=[^ ]*' | cut -d= -f2; }
+node_reason() { scontrol show node "$1" -o | sed -n 's/.* Reason=\(.*\) \[.*/\1/p'; }
+
+# --- no GPU on these nodes: the report says so, on every node -------------------
+jid=$(sbatch --parsable -N3 --wait -o /dev/null --gpumem-policy="$t/after.yaml" --wrap 'srun -N3 true')
+for n in 1 2 3; do
+	f="$t/reports/job$jid.batch.gpumem$n.after.json"
+	if [ "$n" = 1 ] && [ -f "$f" ]; then
+		pass "batch job: report for the batch step on its node ($f)"
+		is "$(json "$f" 'd["status"] + "|" + d["verdict"] + "|" + d["reason"]')" "skipped|skipped|no GPU device on this node" "no GPU: skipped, with the reason"
+		is "$(json "$f" 'd["schema"] + " " + str(d["job"]) + " " + d["node"] + " " + d["phase"]')" "gpumem-report/1 $jid gpumem1 after" "report names schema, job, node, phase"
+	fi
+done
+ls "$t/reports" | grep -q "^job$jid\.0\." && fail "steps inside a batch job are not checked again" ||
+	pass "steps inside a batch job are not checked again (one report, from the batch step)"
+srun -N3 --gpumem-policy="$t/after.yaml" true
+jid=$(squeue -h -o %i -t all 2>/dev/null | sort -n | tail -1)
+jid=$(ls "$t/reports" | sed -n 's/^job\([0-9]*\)\.0\..*/\1/p' | sort -n | tail -1)
+is "$(ls "$t/reports" | grep -c "^job$jid\.0\.gpumem[123]\.after\.json$")" 3 "srun -N3: one report per node"
+ls -a "$t/reports" | grep -q '\.tmp$' && fail "no temporary files left" || pass "no temporary files left"
+
+# --- a forced failure on one node drains that node only -------------------------
+"$CL" restart-slurmd --plugstack "$t/standin.conf" >/dev/null 2>&1
+touch "$t/fail/gpumem2"
+run srun -N3 --gpumem-policy="$t/drain.yaml" true
+is "$rc" 0 "the job itself is not failed by an after-check"
+sleep 1
+like "$(node_state gpumem2)" "DRAIN" "gpumem2, whose check failed, is drained"
+like "$(node_reason gpumem2)" "^gpumem: GPU check failed \(job [0-9]+\.0 after: gpu0: triad 1200.0 GB/s below" "... with a gpumem: reason naming job and cause"
+is "$(node_state gpumem1)" "IDLE" "gpumem1 is not"
+is "$(node_state gpumem3)" "IDLE" "gpumem3 is not"
+jid=$(ls "$t/reports" | sed -n 's/^job\([0-9]*\)\.0\.gpumem2\..*/\1/p' | sort -n | tail -1)
+f="$t/reports/job$jid.0.gpumem2.after.json"
+is "$(json "$f" 'd["verdict"] + " " + str(d["drained"])')" "fail True" "gpumem2's report: fail, drained"
+is "$(json "$t/reports/job$jid.0.gpumem1.after.json" 'd["verdict"] + " " + str(d["drained"])')" "pass False" "gpumem1's report: pass"
+like "$(cat "$t/textfile"/gpumem_GPU-00000000-0000-0000-0000-000000000002.prom 2>&1)" 'gpumem_check_verdict\{node="gpumem2",gpu="0",uuid="GPU-[0-9-]+"\} 2' "node_exporter textfile: verdict 2 for the failed GPU"
+like "$(cat "$t/textfile"/gpumem_GPU-00000000-0000-0000-0000-000000000001.prom 2>&1)" 'gpumem_bandwidth_gbps\{node="gpumem1",gpu="0",uuid="[^"]+",metric="triad"\} 4100.0' "node_exporter textfile: bandwidth per GPU and metric"
+like "$(grep -h "check after job $jid.0 node gpumem2" "$GPUMEM_CLUSTER_DIR"/log/slurmd.gpumem2.log)" "fail \(gpu0: triad 1200.0" "one summary line in gpumem2's slurmd log"
+
+# --- a later passing check resumes only gpumem's own drain ------------------------
+rm -f "$t/fail/gpumem2"
+scontrol update NodeName=gpumem2 State=RESUME
+srun -w gpumem2 --gpumem-policy="$t/after.yaml" sleep 4 &
+bg=$!
+for _ in $(seq 1 20); do squeue -h -w gpumem2 -t R | grep -q . && break; sleep 0.25; done
+touch "$t/fail/gpumem2"
+srun -w gpumem2 --gpumem-policy="$t/drain.yaml" true
+sleep 0.5
+like "$(node_state gpumem2)" "MIXED\+DRAIN" "a failing check drains gpumem2 while another job runs there"
+rm -f "$t/fail/gpumem2"
+wait $bg
+for _ in $(seq 1 30); do [ "$(node_state gpumem2)" = IDLE ] && break; sleep 0.5; done
+is "$(node_state gpumem2)" "IDLE" "that job's passing after-check resumes gpumem2 (its drain was gpumem's)"
+
+srun -w gpumem3 --gpumem-policy="$t/after.yaml" sleep 3 &
+bg=$!
+for _ in $(seq 1 20); do squeue -h -w gpumem3 -t R | grep -q . && break; sleep 0.25; done
+scontrol update NodeName=gpumem3 State=DRAIN Reason="maintenance by admin"
+wait $bg
+sleep 1
+is "$(node_reason gpumem3)" "maintenance by admin" "an admin's drain is never resumed by a passing check"
+like "$(node_state gpumem3)" "DRAIN" "... and stays drained"
+scontrol update NodeName=gpumem3 State=RESUME
+rm -f "$t/fail/gpumem3"
+
+# --- check.before with on_fail: fail stops the job, with the reason -------------
+touch "$t/fail/gpumem1"
+run srun -w gpumem1 --gpumem-policy="$t/before-fail.yaml" echo ran
+[ "$rc" -ne 0 ] && pass "a failing check.before fails the step" || fail "a failing check.before fails the step"
+unlike "$out" "^ran$" "... before the task runs"
+like "$out" "GPU check before the job failed on gpumem1: gpu0: triad 1200.0 GB/s below" "... saying why"
+is "$(node_state gpumem1)" "IDLE" "on_fail: fail does not drain"
+rm -f "$t/fail/gpumem1"
+
+# --- a check that hangs is killed at the site timeout and reported ------------
+# (the after-check runs when the last task has exited, inside the step, so
+# the job's end waits for it: never longer than check.timeout + 5 s)
+touch "$t/fail/sleep"
+start=$(date +%s)
+run srun -w gpumem1 --gpumem-policy="$t/after.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+took=$(( $(date +%s) - start ))
+jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
+is "$rc" 0 "a hanging after-check does not fail the job"
+[ "$took" -ge 6 ] && [ "$took" -le 10 ] && pass "the job's end waited ${took}s for the hung check: its timeout (2 s + 5 s), no more" || fail "srun held ${took}s"
+f="$t/reports/job$jid.0.gpumem1.after.json"
+for _ in $(seq 1 40); do [ -f "$f" ] && break; sleep 0.5; done
+rm -f "$t/fail/sleep"
+is "$(json "$f" 'd["status"] + "|" + d["verdict"] + "|" + d["reason"]')" "timed_out|error|killed: no answer within 7 s" "the report says the hung check was killed at the timeout"
+pgrep -f "$t/standin-check" >/dev/null && fail "no check process left" || pass "no check process left"
+done_testing
