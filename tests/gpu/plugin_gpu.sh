@@ -18,23 +18,43 @@ trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
 for p in l2limit bwcopy; do
 	"$NVCC" -O2 -o "$t/$p" "$top_srcdir/tests/gpu/$p.cu" || fail "nvcc $p"
 done
+mkdir -p "$t/reports" "$t/textfile"
 cat >"$t/site.yaml" <<YAML
 version: 1
 limits:
   l2_max_percent: 100
+  on_fail: [warn, fail, drain]
 policy_dir: $top_srcdir/policies
+references:
+  NVIDIA H100 80GB HBM3: {read: 3010, write: 3056, copy: 2750, triad: 2825, d2d: 3000, h2d: 53, d2h: 55}
+  NVIDIA H200: {read: 4373, copy: 3969, triad: 4127, d2d: 4294, h2d: 55, d2h: 55}
+report:
+  dir: $t/reports
+  textfile_dir: $t/textfile
+drain:
+  enabled: true
+  reason: "gpumem: GPU check failed"
+check:
+  timeout: 30
 YAML
 # gpumem-probe lives in plugin/, gpumem-l2reset in kernels/: link both into one dir.
 mkdir -p "$t/libexec"
 ln -s "$B/plugin/gpumem-probe" "$t/libexec/gpumem-probe"
 [ -x "$B/kernels/gpumem-l2reset" ] && ln -s "$B/kernels/gpumem-l2reset" "$t/libexec/gpumem-l2reset"
-echo "required $B/plugin/.libs/gpumem.so site=$t/site.yaml libexecdir=$t/libexec verbose" >"$t/plugstack.conf"
+echo "required $B/plugin/.libs/gpumem.so site=$t/site.yaml libexecdir=$t/libexec check=$B/kernels/gpumem-check verbose" >"$t/plugstack.conf"
+# A real failure for the drain test: the real check with one planted bad word.
+printf '#!/bin/sh\nexec %s --plant-error "$@"\n' "$B/kernels/gpumem-check" >"$t/check-planted"
+chmod 755 "$t/check-planted"
+echo "required $B/plugin/.libs/gpumem.so site=$t/site.yaml libexecdir=$t/libexec check=$t/check-planted" >"$t/planted.conf"
+printf 'version: 1\ncheck:\n  before: true\n  after: true\n' >"$t/checked.yaml"
+printf 'version: 1\ncheck:\n  after: true\n  on_fail: drain\n' >"$t/drain.yaml"
+printf 'version: 1\ncheck:\n  after: true\n' >"$t/after.yaml"
 printf 'version: 1\nl2:\n  persisting_limit: 75%%\n' >"$t/p75.yaml"
 printf 'version: 1\nmps:\n  active_thread_percentage: 25\n  daemon: job\n' >"$t/mps25job.yaml"
 printf 'version: 1\nmps:\n  active_thread_percentage: 100\n  daemon: job\n' >"$t/mps100job.yaml"
 printf 'version: 1\nmps:\n  active_thread_percentage: 25\n' >"$t/mps25.yaml"
-chmod 644 "$t"/*.yaml "$t/plugstack.conf"
-"$CL" start --gpus 1 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 || { cat "$t/start.log"; skip_all "local Slurm did not start"; }
+chmod 644 "$t"/*.yaml "$t"/*.conf
+GPUMEM_CLUSTER_STANDIN_GPUS=1 "$CL" start --gpus 1 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 || { cat "$t/start.log"; skip_all "local Slurm did not start"; }
 eval "$("$CL" env)"
 
 echo "# $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
@@ -93,6 +113,33 @@ for _ in $(seq 1 30); do
 done
 is "$left" "" "per-job MPS: no daemon and no directory left after the step"
 grep -h 'MPS' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -4 | sed 's/^/# slurmd: /'
-grep -h 'gpumem' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -12 | sed 's/^/# slurmd: /'
 like "$(grep -h 'L2 reset' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log)" "L2 reset" "L2 reset ran at the end of an L2 step"
+
+# --- checks before and after a job, on the real GPU ------------------------------
+run srun -N1 --gres=gpu:1 --gpumem-policy="$t/checked.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
+for ph in before after; do
+	f="$t/reports/job$jid.0.gpumem1.$ph.json"
+	[ -f "$f" ] && pass "check $ph: report written" || fail "check $ph: report written ($f)"
+	diag "$ph: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["check"] or {}; dv=(c.get("devices") or [{}])[0]; print(d["status"], d["verdict"], d["reason"], "wall", c.get("wall_s"), {k: v["best_gbps"] for k, v in (dv.get("metrics") or {}).items()})' "$f" 2>&1)"
+	like "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["status"], d["verdict"])' "$f" 2>&1)" "^ran pass" "check $ph: ran on the GPU and passed"
+done
+ls "$t/textfile" | grep -q '^gpumem_GPU-.*\.prom$' && pass "node_exporter textfile written" || fail "node_exporter textfile written"
+grep -h 'gpumem: check' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -4 | sed 's/^/# slurmd: /'
+
+# Cost: srun -N1 true with the after-check and without, alternating.
+ms() { local s e; s=$(date +%s%N); srun -N1 "$@" true >/dev/null 2>&1; e=$(date +%s%N); echo $(( (e - s) / 1000000 )); }
+for i in 1 2 3 4 5; do ms >>"$t/t.none"; ms --gpumem-policy="$t/after.yaml" >>"$t/t.after"; done
+med() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+diag "srun -N1 true, median of 5 alternating: no policy $(med <"$t/t.none") ms; with an after-check $(med <"$t/t.after") ms"
+
+# --- a real failure (one planted bad word) drains the node -----------------------
+"$CL" restart-slurmd --plugstack "$t/planted.conf" >/dev/null 2>&1
+run srun -N1 --gpumem-policy="$t/drain.yaml" true
+sleep 1
+state=$(scontrol show node gpumem1 -o | grep -o 'State=[^ ]*')
+like "$state" "DRAIN" "a failing real check (--plant-error) drains the node"
+like "$(scontrol show node gpumem1 -o)" "Reason=gpumem: GPU check failed \(job [0-9]+\.0 after: gpu0: .*mismatch" "... with gpumem's reason"
+scontrol update NodeName=gpumem1 State=RESUME
+grep -h 'gpumem' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -6 | sed 's/^/# slurmd: /'
 done_testing
