@@ -73,7 +73,9 @@ diag "persist.yaml with --gres=gpu:1: $out"
 like "$out" "limit=$((l2 / 2))" "with a GRES GPU: half of L2 too" ||
 	{ diag "$(ls -l /dev/nvidia* 2>&1)" "$(cat "$GPUMEM_CLUSTER_DIR"/gres.conf 2>&1)" \
 		"$(scontrol show node 2>&1 | grep -Ei 'gres|state|reason')" \
-		"$(grep -hi 'gres\|error' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -15)"; }
+		"$(grep -hi 'gres\|error' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -15)" \
+		"slurmctld: $(grep -hi 'gres\|gpu' "$GPUMEM_CLUSTER_DIR"/log/slurmctld.log | tail -15)" \
+		"$(grep -i 'gres\|NodeName' "$GPUMEM_CLUSTER_DIR"/slurm.conf)"; }
 like "$(grep -h 'persist.yaml' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -1)" "GPUs (SLURM_STEP_GPUS|SLURM_JOB_GPUS|CUDA_VISIBLE_DEVICES)" "... and the node found the step's GPU from Slurm"
 
 run srun -N1 --gpumem-policy="$t/p75.yaml" "$t/l2limit"; diag "75%: $out"
@@ -116,7 +118,7 @@ grep -h 'MPS' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -4 | sed 's/^/# slur
 like "$(grep -h 'L2 reset' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log)" "L2 reset" "L2 reset ran at the end of an L2 step"
 
 # --- checks before and after a job, on the real GPU ------------------------------
-run srun -N1 --gres=gpu:1 --gpumem-policy="$t/checked.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+run srun -N1 --gpumem-policy="$t/checked.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
 jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
 for ph in before after; do
 	f="$t/reports/job$jid.0.gpumem1.$ph.json"
