@@ -146,13 +146,7 @@ void gpumem_jobcheck_run(const struct gpumem_state *st, const struct gpumem_jobi
 		envp[e++] = logd;
 	}
 	envp[e] = NULL;
-	p.path = st->args.check;
-	p.argv = argv;
-	p.envp = envp;
-	p.drop = 1;
-	p.uid = ji->uid;
-	p.gid = ji->gid;
-	p.timeout_s = timeout + 5;
+	gpumem_proc_as_user(&p, st->args.check, argv, envp, ji->uid, ji->gid, timeout + 5);
 	p.drop_stderr = 1;
 	if (gpumem_proc_run(&p) < 0) {
 		snprintf(r->status, sizeof(r->status), "failed");

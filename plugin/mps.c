@@ -56,13 +56,7 @@ static int run_control(const char *control, uid_t uid, gid_t gid, const char *di
 	envp[n] = NULL;
 	if (arg == NULL)
 		argv[1] = NULL;
-	p.path = control;
-	p.argv = argv;
-	p.envp = envp;
-	p.drop = 1;
-	p.uid = uid;
-	p.gid = gid;
-	p.timeout_s = timeout;
+	gpumem_proc_as_user(&p, control, argv, envp, uid, gid, timeout);
 	p.input = input;
 	if (gpumem_proc_run(&p) < 0)
 		return -1;
@@ -160,13 +154,7 @@ int gpumem_mps_stop(const char *control, uid_t uid, gid_t gid, const char *dir, 
 		rv = -1;
 	}
 	/* Remove as the user: the directory and everything in it are theirs. */
-	rm.path = argv[0];
-	rm.argv = argv;
-	rm.envp = envp;
-	rm.drop = 1;
-	rm.uid = uid;
-	rm.gid = gid;
-	rm.timeout_s = timeout;
+	gpumem_proc_as_user(&rm, argv[0], argv, envp, uid, gid, timeout);
 	if (gpumem_proc_run(&rm) < 0 || rm.status != 0) {
 		slurm_error("gpumem: cannot remove %s: %s", dir, rm.out ? rm.out : "");
 		rv = -1;

@@ -153,6 +153,19 @@ fail:
 	return rv;
 }
 
+void gpumem_proc_as_user(struct gpumem_proc *p, const char *path, char *const *argv,
+			 char *const *envp, uid_t uid, gid_t gid, int timeout_s)
+{
+	memset(p, 0, sizeof(*p));
+	p->path = path;
+	p->argv = argv;
+	p->envp = envp;
+	p->drop = 1;
+	p->uid = uid;
+	p->gid = gid;
+	p->timeout_s = timeout_s;
+}
+
 void gpumem_proc_free(struct gpumem_proc *p)
 {
 	free(p->out);

@@ -24,5 +24,8 @@ struct gpumem_proc {
  * Returns 0 when the program ran (see status), -1 when it could not.
  */
 int gpumem_proc_run(struct gpumem_proc *p);
+/* Set up P to run PATH as uid/gid for good (the common case in the plugin). */
+void gpumem_proc_as_user(struct gpumem_proc *p, const char *path, char *const *argv,
+			 char *const *envp, uid_t uid, gid_t gid, int timeout_s);
 void gpumem_proc_free(struct gpumem_proc *p);
 #endif

@@ -100,13 +100,7 @@ static void probe(const struct gpumem_args *a, uid_t uid, gid_t gid, char list[]
 	struct gpumem_proc p = { 0 };
 
 	snprintf(path, sizeof(path), "%s/gpumem-probe", a->libexecdir);
-	p.path = path;
-	p.argv = argv;
-	p.envp = envp;
-	p.drop = 1;
-	p.uid = uid;
-	p.gid = gid;
-	p.timeout_s = a->timeout;
+	gpumem_proc_as_user(&p, path, argv, envp, uid, gid, a->timeout);
 	if (gpumem_proc_run(&p) < 0) {
 		slurm_info("gpumem: cannot run %s: GPU limits unknown", path);
 		return;
@@ -349,13 +343,7 @@ static void l2_reset(const struct gpumem_state *st, uid_t uid, gid_t gid)
 		slurm_info("gpumem: L2 reset skipped: %s not installed", path);
 		return;
 	}
-	p.path = path;
-	p.argv = argv;
-	p.envp = envp;
-	p.drop = 1;
-	p.uid = uid;
-	p.gid = gid;
-	p.timeout_s = st->args.timeout + 5;
+	gpumem_proc_as_user(&p, path, argv, envp, uid, gid, st->args.timeout + 5);
 	if (gpumem_proc_run(&p) == 0)
 		slurm_info("gpumem: L2 reset (exit %d): %s", p.status, p.out);
 	gpumem_proc_free(&p);

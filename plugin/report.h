@@ -1,0 +1,157 @@
+/*
+ * gpumem report: the administrators' view of the per-job-step reports the
+ * plugin writes (schema gpumem-report/1, see REPORT-JSON.md).  report.c is
+ * the command; report_json.c reads JSON, report_load.c turns a directory of
+ * report files into rows (one per report and GPU), report_svg.c draws them.
+ */
+#ifndef GPUMEM_REPORT_H
+#define GPUMEM_REPORT_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <time.h>
+
+#define GPUMEM_REPORT_SCHEMA    "gpumem-report/1"
+#define GPUMEM_REPORT_DEFAULT_DIR "/var/lib/gpumem/reports"
+
+/*
+ * Caps for one report file.  A report embeds a whole gpumem-check document
+ * (about 150 values and 5 KiB per GPU), so the policy parser's 64 KiB and
+ * 4096 nodes are too tight for an 8-GPU node; these still keep a broken or
+ * hostile file to one bounded, linear read.
+ */
+#define GPUMEM_REPORT_MAX_FILE_BYTES (1024 * 1024)
+#define GPUMEM_REPORT_JSON_MAX_DEPTH 64
+#define GPUMEM_REPORT_JSON_MAX_VALUES (128 * 1024)
+
+int gpumem_report_main(int argc, char **argv);
+
+/* ------------------------------------------------------------ JSON */
+enum gpumem_report_jtype {
+	GPUMEM_REPORT_JNULL, GPUMEM_REPORT_JBOOL, GPUMEM_REPORT_JNUM,
+	GPUMEM_REPORT_JSTR, GPUMEM_REPORT_JARR, GPUMEM_REPORT_JOBJ
+};
+
+struct gpumem_report_jval {
+	enum gpumem_report_jtype type;
+	int boolean;
+	double num;
+	char *str;                              /* JSTR: valid UTF-8, no NUL */
+	size_t n;                               /* JARR, JOBJ: number of items */
+	struct gpumem_report_jval *items;
+	char **keys;                            /* JOBJ: keys[i] names items[i] */
+};
+
+/*
+ * Parse one strict JSON document (RFC 8259) of at most
+ * GPUMEM_REPORT_MAX_FILE_BYTES.  On error returns -1 with "line L, column C:
+ * WHAT" in err; *out is then empty and needs no free.
+ */
+int gpumem_report_json_parse(const char *buf, size_t len, struct gpumem_report_jval *out,
+			     char *err, size_t errlen);
+void gpumem_report_json_free(struct gpumem_report_jval *v);
+/* Member of an object (the first of duplicates), or NULL. */
+const struct gpumem_report_jval *gpumem_report_jget(const struct gpumem_report_jval *obj,
+						    const char *key);
+/* A string member, or NULL when absent or not a string. */
+const char *gpumem_report_jstr(const struct gpumem_report_jval *obj, const char *key);
+/* A number member: 0 and *out, or -1 when absent or not a number. */
+int gpumem_report_jnum(const struct gpumem_report_jval *obj, const char *key, double *out);
+/* Write a JSON string (NULL: null) and a number (NaN: null). */
+void gpumem_report_json_str(FILE *f, const char *s);
+void gpumem_report_json_num(FILE *f, double v);
+
+/* ------------------------------------------------------------ rows */
+/* Verdict classes, in the order "worst first" sorts them. */
+enum gpumem_report_vclass {
+	GPUMEM_REPORT_V_FAIL, GPUMEM_REPORT_V_UNUSABLE, GPUMEM_REPORT_V_ERROR,
+	GPUMEM_REPORT_V_WARN, GPUMEM_REPORT_V_SKIPPED, GPUMEM_REPORT_V_NOT_RUN,
+	GPUMEM_REPORT_V_PASS, GPUMEM_REPORT_NV
+};
+
+enum gpumem_report_metric_id {
+	GPUMEM_REPORT_M_READ, GPUMEM_REPORT_M_WRITE, GPUMEM_REPORT_M_COPY,
+	GPUMEM_REPORT_M_TRIAD, GPUMEM_REPORT_M_D2D, GPUMEM_REPORT_M_H2D,
+	GPUMEM_REPORT_M_D2H, GPUMEM_REPORT_NMETRICS
+};
+
+/* One report file, as far as the rows need it. */
+struct gpumem_report_file {
+	char *name;                     /* file name within the directory */
+	long long job;
+	char *step, *node, *user, *policy, *phase, *time_text, *gpus, *status, *reason;
+	char *verdict;                  /* as written */
+	enum gpumem_report_vclass vclass;
+	long long uid, exit_code;
+	int has_uid, has_exit_code, drained;
+	time_t time;
+};
+
+struct gpumem_report_metric {
+	int present;                    /* the check document has this metric */
+	enum gpumem_report_vclass vclass;
+	char *verdict;                  /* as written, or NULL */
+	double best, median, reference, threshold, warn_floor; /* NaN: not known */
+};
+
+/* One row: a GPU of a report, or the report itself when it has no GPU. */
+struct gpumem_report_row {
+	const struct gpumem_report_file *rep;
+	int has_gpu;
+	int cuda_index;                 /* ordinal as the step saw it, -1 */
+	int node_index;                 /* the node's GPU index, from "gpus", -1 */
+	char *gpu_name, *gpu_uuid, *gpu_pci;
+	enum gpumem_report_vclass vclass;
+	char *verdict;                  /* as written */
+	char *reason;                   /* why not a pass, or NULL */
+	struct gpumem_report_metric m[GPUMEM_REPORT_NMETRICS];
+};
+
+struct gpumem_report_set {
+	struct gpumem_report_file **files;
+	size_t nfiles;
+	struct gpumem_report_row *rows;
+	size_t nrows, cap;
+	size_t nbad;                    /* files skipped with a warning */
+};
+
+extern const char *const gpumem_report_metric_names[GPUMEM_REPORT_NMETRICS];
+int gpumem_report_metric_id(const char *name);      /* -1: unknown */
+const char *gpumem_report_vclass_name(enum gpumem_report_vclass v);
+enum gpumem_report_vclass gpumem_report_vclass_of(const char *verdict);
+/* Sort rank: skipped and not_run rank alike. */
+int gpumem_report_vclass_rank(enum gpumem_report_vclass v);
+
+/*
+ * Read every *.json file of dir (names starting with '.', such as the
+ * plugin's temporary files, are skipped); every unusable file gets one
+ * warning on stderr and is skipped.  -1 (with a message) only when the
+ * directory itself cannot be read.
+ */
+int gpumem_report_load_dir(const char *dir, struct gpumem_report_set *set);
+void gpumem_report_set_free(struct gpumem_report_set *set);
+
+/*
+ * ISO 8601: YYYY-MM-DD, optionally [T ]HH:MM[:SS[.frac]], optionally Z or
+ * +HH[:MM]/-HH[:MM].  Without a zone the time is local.  0 or -1.
+ */
+int gpumem_report_parse_time(const char *s, time_t *out);
+
+/* Natural order for node names: gpu2 before gpu10. */
+int gpumem_report_natcmp(const char *a, const char *b);
+
+/* ------------------------------------------------------------ picture */
+struct gpumem_report_svg_opts {
+	int metric;                     /* enum gpumem_report_metric_id */
+	size_t max_panels;              /* 0: all */
+	const char *source;             /* named in the subtitle (the directory) */
+};
+
+/*
+ * Draw rows (any order) as small multiples, one panel per GPU.  Returns the
+ * number of panels drawn and sets *total to the number there were.
+ */
+int gpumem_report_svg(FILE *f, struct gpumem_report_row *const *rows, size_t n,
+		      const struct gpumem_report_svg_opts *o, size_t *total);
+
+#endif

@@ -1,0 +1,666 @@
+/*
+ * A directory of gpumem-report/1 files into rows, one per (report, GPU).
+ * The directory is shared by every node and written while we read it, so
+ * nothing in it is trusted: each file is opened without following links or
+ * blocking, size-capped, parsed strictly, and any problem costs that file
+ * one warning line, never the listing.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "report.h"
+
+/* One line per bad file, always ending "skipped": the listing goes on. */
+#define WARN(dir, name, ...) do { \
+	fprintf(stderr, "gpumem: report: %s/%s: ", dir, name); \
+	fprintf(stderr, __VA_ARGS__); \
+	fputs(": skipped\n", stderr); \
+} while (0)
+
+const char *const gpumem_report_metric_names[GPUMEM_REPORT_NMETRICS] = {
+	"read", "write", "copy", "triad", "d2d", "h2d", "d2h"
+};
+
+int gpumem_report_metric_id(const char *name)
+{
+	for (int i = 0; i < GPUMEM_REPORT_NMETRICS; i++)
+		if (!strcmp(name, gpumem_report_metric_names[i]))
+			return i;
+	return -1;
+}
+
+static const char *const vclass_names[GPUMEM_REPORT_NV] = {
+	"fail", "unusable", "error", "warn", "skipped", "not_run", "pass"
+};
+
+const char *gpumem_report_vclass_name(enum gpumem_report_vclass v)
+{
+	return (unsigned)v < GPUMEM_REPORT_NV ? vclass_names[v] : "error";
+}
+
+/*
+ * gpumem-check writes "pass (no reference)" and "not run"; anything we do
+ * not know is an error, so a verdict from a newer writer is seen, not
+ * mistaken for a pass.
+ */
+enum gpumem_report_vclass gpumem_report_vclass_of(const char *v)
+{
+	if (v == NULL)
+		return GPUMEM_REPORT_V_ERROR;
+	if (!strncmp(v, "pass", 4))
+		return GPUMEM_REPORT_V_PASS;
+	if (!strcmp(v, "not run") || !strcmp(v, "not_run"))
+		return GPUMEM_REPORT_V_NOT_RUN;
+	for (int i = 0; i < GPUMEM_REPORT_NV; i++)
+		if (!strcmp(v, vclass_names[i]))
+			return (enum gpumem_report_vclass)i;
+	return GPUMEM_REPORT_V_ERROR;
+}
+
+int gpumem_report_vclass_rank(enum gpumem_report_vclass v)
+{
+	return v == GPUMEM_REPORT_V_NOT_RUN ? GPUMEM_REPORT_V_SKIPPED : (int)v;
+}
+
+int gpumem_report_natcmp(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+			const char *ea = a, *eb = b;
+
+			while (*a == '0' && isdigit((unsigned char)a[1]))
+				a++;
+			while (*b == '0' && isdigit((unsigned char)b[1]))
+				b++;
+			for (ea = a; isdigit((unsigned char)*ea); ea++)
+				;
+			for (eb = b; isdigit((unsigned char)*eb); eb++)
+				;
+			if (ea - a != eb - b)
+				return ea - a < eb - b ? -1 : 1;
+			for (; a < ea; a++, b++)
+				if (*a != *b)
+					return *a < *b ? -1 : 1;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++;
+		b++;
+	}
+	return *a ? 1 : *b ? -1 : 0;
+}
+
+static int digits(const char **s, int n, int *out)
+{
+	int v = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)**s))
+			return -1;
+		v = v * 10 + (**s - '0');
+		(*s)++;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Days from 1970-01-01 of a proleptic Gregorian date (no timegm needed). */
+static long long days_from_civil(int y, int m, int d)
+{
+	long long era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+int gpumem_report_parse_time(const char *s, time_t *out)
+{
+	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	int y, mo, d, h = 0, mi = 0, sec = 0, zone = 0, off = 0;
+
+	if (digits(&s, 4, &y) < 0 || *s++ != '-' || digits(&s, 2, &mo) < 0 || *s++ != '-' ||
+	    digits(&s, 2, &d) < 0)
+		return -1;
+	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] ||
+	    (mo == 2 && d == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0))))
+		return -1;
+	if (*s == 'T' || *s == 't' || *s == ' ') {
+		s++;
+		if (digits(&s, 2, &h) < 0 || *s++ != ':' || digits(&s, 2, &mi) < 0)
+			return -1;
+		if (*s == ':') {
+			s++;
+			if (digits(&s, 2, &sec) < 0)
+				return -1;
+			if (*s == '.' || *s == ',') {
+				s++;
+				if (!isdigit((unsigned char)*s))
+					return -1;
+				while (isdigit((unsigned char)*s))
+					s++;
+			}
+		}
+		if (h > 23 || mi > 59 || sec > 60)
+			return -1;
+	}
+	if (*s == 'Z' || *s == 'z') {
+		zone = 1;
+		s++;
+	} else if (*s == '+' || *s == '-') {
+		int sign = *s++ == '-' ? -1 : 1, oh, om = 0;
+
+		if (digits(&s, 2, &oh) < 0)
+			return -1;
+		if (*s == ':')
+			s++;
+		if (isdigit((unsigned char)*s) && digits(&s, 2, &om) < 0)
+			return -1;
+		if (oh > 23 || om > 59)
+			return -1;
+		zone = 1;
+		off = sign * (oh * 3600 + om * 60);
+	}
+	if (*s != '\0')
+		return -1;
+	if (zone) {
+		*out = (time_t)(days_from_civil(y, mo, d) * 86400LL + h * 3600 + mi * 60 + sec - off);
+	} else {
+		struct tm tm = { 0 };
+
+		tm.tm_year = y - 1900;
+		tm.tm_mon = mo - 1;
+		tm.tm_mday = d;
+		tm.tm_hour = h;
+		tm.tm_min = mi;
+		tm.tm_sec = sec;
+		tm.tm_isdst = -1;
+		*out = mktime(&tm);
+	}
+	return 0;
+}
+
+/* Read a file of the directory: regular, not a link, at most the cap. */
+static int read_capped(int dfd, const char *dir, const char *name, char **bufp, size_t *lenp)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	int fd, rv = -1;
+
+	fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			WARN(dir, name, "a symbolic link (reports are plain files)");
+		else
+			WARN(dir, name, "cannot open: %s", strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		WARN(dir, name, "cannot stat: %s", strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		WARN(dir, name, "not a regular file");
+		goto fail;
+	}
+	if (st.st_size > GPUMEM_REPORT_MAX_FILE_BYTES) {
+		WARN(dir, name, "%lld bytes, larger than the %d-byte limit",
+		     (long long)st.st_size, GPUMEM_REPORT_MAX_FILE_BYTES);
+		goto fail;
+	}
+	buf = malloc((size_t)st.st_size + 2);
+	if (buf == NULL) {
+		WARN(dir, name, "out of memory");
+		goto fail;
+	}
+	/* Read one byte past the size: the file may have grown since fstat. */
+	for (;;) {
+		ssize_t n = read(fd, buf + len, (size_t)st.st_size + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			WARN(dir, name, "read failed: %s", strerror(errno));
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > (size_t)st.st_size) {
+			WARN(dir, name, "changed while being read");
+			goto fail;
+		}
+	}
+	buf[len] = '\0';
+	*bufp = buf;
+	*lenp = len;
+	buf = NULL;
+	rv = 0;
+fail:
+	free(buf);
+	close(fd);
+	return rv;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static void file_free(struct gpumem_report_file *f)
+{
+	if (f == NULL)
+		return;
+	free(f->name);
+	free(f->step);
+	free(f->node);
+	free(f->user);
+	free(f->policy);
+	free(f->phase);
+	free(f->time_text);
+	free(f->gpus);
+	free(f->status);
+	free(f->reason);
+	free(f->verdict);
+	free(f);
+}
+
+static void row_free(struct gpumem_report_row *r)
+{
+	free(r->gpu_name);
+	free(r->gpu_uuid);
+	free(r->gpu_pci);
+	free(r->verdict);
+	free(r->reason);
+	for (int i = 0; i < GPUMEM_REPORT_NMETRICS; i++)
+		free(r->m[i].verdict);
+}
+
+void gpumem_report_set_free(struct gpumem_report_set *set)
+{
+	for (size_t i = 0; i < set->nrows; i++)
+		row_free(&set->rows[i]);
+	for (size_t i = 0; i < set->nfiles; i++)
+		file_free(set->files[i]);
+	free(set->rows);
+	free(set->files);
+	memset(set, 0, sizeof(*set));
+}
+
+/*
+ * The node's own index of CUDA ordinal 'cuda' from the step's "gpus" list
+ * ("2,3" or "0-3"): the check sees the step's GPUs renumbered from 0, in
+ * the order Slurm listed them.  -1 when the list does not say.
+ */
+static int node_index(const char *gpus, int cuda)
+{
+	const char *s = gpus;
+	int k = 0;
+
+	if (s == NULL || cuda < 0)
+		return -1;
+	while (*s) {
+		char *end;
+		long a = strtol(s, &end, 10), b;
+
+		if (end == s || a < 0 || a > 4096)
+			return -1;
+		b = a;
+		s = end;
+		if (*s == '-') {
+			b = strtol(s + 1, &end, 10);
+			if (end == s + 1 || b < a || b > 4096)
+				return -1;
+			s = end;
+		}
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -1;
+		if (cuda - k <= b - a)
+			return (int)(a + (cuda - k));
+		k += (int)(b - a + 1);
+	}
+	return -1;
+}
+
+static int add_row(struct gpumem_report_set *set, struct gpumem_report_row **out)
+{
+	if (set->nrows == set->cap) {
+		size_t cap = set->cap ? set->cap * 2 : 256;
+		struct gpumem_report_row *rows = realloc(set->rows, cap * sizeof(*rows));
+
+		if (rows == NULL)
+			return -1;
+		set->rows = rows;
+		set->cap = cap;
+	}
+	*out = &set->rows[set->nrows++];
+	memset(*out, 0, sizeof(**out));
+	for (int i = 0; i < GPUMEM_REPORT_NMETRICS; i++) {
+		struct gpumem_report_metric *m = &(*out)->m[i];
+
+		m->best = m->median = m->reference = m->threshold = m->warn_floor = NAN;
+	}
+	return 0;
+}
+
+static double num_or_nan(const struct gpumem_report_jval *obj, const char *key)
+{
+	double v;
+
+	return gpumem_report_jnum(obj, key, &v) == 0 ? v : NAN;
+}
+
+/* "a; b; c" from an array of strings, or NULL when there is none. */
+static char *join_reasons(const struct gpumem_report_jval *arr)
+{
+	size_t len = 0;
+	char *s;
+
+	if (arr == NULL || arr->type != GPUMEM_REPORT_JARR)
+		return NULL;
+	for (size_t i = 0; i < arr->n; i++)
+		if (arr->items[i].type == GPUMEM_REPORT_JSTR)
+			len += strlen(arr->items[i].str) + 2;
+	if (len == 0)
+		return NULL;
+	s = calloc(1, len + 1);
+	if (s == NULL)
+		return NULL;
+	for (size_t i = 0; i < arr->n; i++) {
+		if (arr->items[i].type != GPUMEM_REPORT_JSTR || !arr->items[i].str[0])
+			continue;
+		if (s[0])
+			strcat(s, "; ");
+		strcat(s, arr->items[i].str);
+	}
+	if (s[0] == '\0') {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static int device_row(struct gpumem_report_set *set, const struct gpumem_report_file *f,
+		      const struct gpumem_report_jval *dev, int pos)
+{
+	const struct gpumem_report_jval *metrics = gpumem_report_jget(dev, "metrics");
+	struct gpumem_report_row *r;
+	const char *verdict = gpumem_report_jstr(dev, "verdict");
+	double idx;
+
+	if (add_row(set, &r) < 0)
+		return -1;
+	r->rep = f;
+	r->has_gpu = 1;
+	/* A device without an index keeps its position in the list. */
+	r->cuda_index = gpumem_report_jnum(dev, "index", &idx) == 0 && idx >= 0 && idx < 4096 ?
+		(int)idx : pos;
+	r->node_index = node_index(f->gpus, r->cuda_index);
+	r->gpu_name = dup_or_null(gpumem_report_jstr(dev, "name"));
+	r->gpu_uuid = dup_or_null(gpumem_report_jstr(dev, "uuid"));
+	r->gpu_pci = dup_or_null(gpumem_report_jstr(dev, "pci_bus_id"));
+	r->verdict = strdup(verdict ? verdict : "error");
+	r->vclass = gpumem_report_vclass_of(verdict);
+	if (r->vclass != GPUMEM_REPORT_V_PASS) {
+		r->reason = join_reasons(gpumem_report_jget(dev, "reasons"));
+		if (r->reason == NULL && verdict == NULL)
+			r->reason = strdup("the check document gives this GPU no verdict");
+	}
+	for (int i = 0; i < GPUMEM_REPORT_NMETRICS; i++) {
+		const struct gpumem_report_jval *m = gpumem_report_jget(metrics,
+									 gpumem_report_metric_names[i]);
+		struct gpumem_report_metric *rm = &r->m[i];
+
+		if (m == NULL || m->type != GPUMEM_REPORT_JOBJ)
+			continue;
+		rm->present = 1;
+		rm->verdict = dup_or_null(gpumem_report_jstr(m, "verdict"));
+		rm->vclass = gpumem_report_vclass_of(rm->verdict);
+		rm->best = num_or_nan(m, "best_gbps");
+		rm->median = num_or_nan(m, "median_gbps");
+		rm->reference = num_or_nan(m, "reference_gbps");
+		rm->threshold = num_or_nan(m, "threshold_gbps");
+		rm->warn_floor = num_or_nan(m, "warn_floor_gbps");
+	}
+	return 0;
+}
+
+/* The row of a report without a GPU: skipped, timed out, no devices. */
+static int report_row(struct gpumem_report_set *set, const struct gpumem_report_file *f,
+		      const struct gpumem_report_jval *check)
+{
+	const char *why = f->reason;
+	struct gpumem_report_row *r;
+
+	if (add_row(set, &r) < 0)
+		return -1;
+	r->rep = f;
+	r->cuda_index = r->node_index = -1;
+	r->verdict = strdup(f->verdict);
+	r->vclass = f->vclass;
+	if (why == NULL)
+		why = gpumem_report_jstr(gpumem_report_jget(check, "overall"), "reason");
+	if (why == NULL && f->vclass != GPUMEM_REPORT_V_PASS && strcmp(f->status, "ran"))
+		why = f->status;
+	if (why == NULL && f->vclass != GPUMEM_REPORT_V_PASS)
+		why = "the check reported no GPU";
+	r->reason = dup_or_null(why);
+	return 0;
+}
+
+#define BAD(...) do { WARN(dir, name, __VA_ARGS__); goto fail; } while (0)
+
+/* A required string member, or a warning naming it. */
+static const char *need_str(const struct gpumem_report_jval *root, const char *key,
+			    const char *dir, const char *name)
+{
+	const char *s = gpumem_report_jstr(root, key);
+
+	if (s == NULL || s[0] == '\0')
+		WARN(dir, name, "\"%s\" is missing, empty or not a string", key);
+	return s && s[0] ? s : NULL;
+}
+
+static int extract(struct gpumem_report_set *set, const char *dir, const char *name,
+		   const struct gpumem_report_jval *root)
+{
+	const struct gpumem_report_jval *v, *check, *devices;
+	struct gpumem_report_file *f = NULL, **files;
+	const char *schema, *node, *phase, *time_s, *status, *verdict;
+	size_t first_row = set->nrows;
+	double job, x;
+	int rv = -1;
+
+	if (root->type != GPUMEM_REPORT_JOBJ)
+		BAD("not a JSON object: not a gpumem report");
+	schema = gpumem_report_jstr(root, "schema");
+	if (schema == NULL)
+		BAD("no \"schema\": not a gpumem report");
+	if (strcmp(schema, GPUMEM_REPORT_SCHEMA)) {
+		if (!strncmp(schema, "gpumem-report/", 14))
+			BAD("schema \"%.64s\": this gpumem reads %s only", schema,
+			    GPUMEM_REPORT_SCHEMA);
+		BAD("schema \"%.64s\" is not %s", schema, GPUMEM_REPORT_SCHEMA);
+	}
+	if (gpumem_report_jnum(root, "job", &job) < 0 || job < 0 || job > 9e15 ||
+	    job != (double)(long long)job)
+		BAD("\"job\" is missing or not a job ID");
+	if (!(node = need_str(root, "node", dir, name)) ||
+	    !(phase = need_str(root, "phase", dir, name)) ||
+	    !(time_s = need_str(root, "time", dir, name)) ||
+	    !(status = need_str(root, "status", dir, name)) ||
+	    !(verdict = need_str(root, "verdict", dir, name)))
+		goto fail;
+	f = calloc(1, sizeof(*f));
+	if (f == NULL)
+		BAD("out of memory");
+	if (gpumem_report_parse_time(time_s, &f->time) < 0)
+		BAD("\"time\" \"%.64s\" is not an ISO 8601 time", time_s);
+	f->job = (long long)job;
+	/* Slurm step IDs are numbers or names ("batch"); accept either form. */
+	v = gpumem_report_jget(root, "step");
+	if (v && v->type == GPUMEM_REPORT_JNUM) {
+		char tmp[32];
+
+		snprintf(tmp, sizeof(tmp), "%lld", (long long)v->num);
+		f->step = strdup(tmp);
+	} else {
+		f->step = strdup(v && v->type == GPUMEM_REPORT_JSTR && v->str[0] ? v->str : "?");
+	}
+	f->name = strdup(name);
+	f->node = strdup(node);
+	f->phase = strdup(phase);
+	f->time_text = strdup(time_s);
+	f->status = strdup(status);
+	f->verdict = strdup(verdict);
+	f->user = dup_or_null(gpumem_report_jstr(root, "user"));
+	f->policy = dup_or_null(gpumem_report_jstr(root, "policy"));
+	f->gpus = dup_or_null(gpumem_report_jstr(root, "gpus"));
+	f->reason = dup_or_null(gpumem_report_jstr(root, "reason"));
+	if (!f->step || !f->name || !f->node || !f->phase || !f->time_text || !f->status ||
+	    !f->verdict)
+		BAD("out of memory");
+	f->vclass = gpumem_report_vclass_of(verdict);
+	if (gpumem_report_jnum(root, "uid", &x) == 0) {
+		f->uid = (long long)x;
+		f->has_uid = 1;
+	}
+	if (gpumem_report_jnum(root, "exit_code", &x) == 0) {
+		f->exit_code = (long long)x;
+		f->has_exit_code = 1;
+	}
+	v = gpumem_report_jget(root, "drained");
+	f->drained = v && v->type == GPUMEM_REPORT_JBOOL && v->boolean;
+
+	check = gpumem_report_jget(root, "check");
+	if (check && check->type != GPUMEM_REPORT_JOBJ && check->type != GPUMEM_REPORT_JNULL)
+		BAD("\"check\" is neither an object nor null");
+	devices = gpumem_report_jget(check, "devices");
+	if (devices && devices->type == GPUMEM_REPORT_JARR && devices->n > 0) {
+		for (size_t i = 0; i < devices->n; i++) {
+			if (devices->items[i].type != GPUMEM_REPORT_JOBJ)
+				BAD("check.devices[%zu] is not an object", i);
+			if (device_row(set, f, &devices->items[i], (int)i) < 0)
+				BAD("out of memory");
+		}
+	} else if (report_row(set, f, check) < 0) {
+		BAD("out of memory");
+	}
+	files = realloc(set->files, (set->nfiles + 1) * sizeof(*files));
+	if (files == NULL)
+		BAD("out of memory");
+	set->files = files;
+	set->files[set->nfiles++] = f;
+	f = NULL;
+	rv = 0;
+fail:
+	if (rv < 0) {
+		/* Take back the rows of a file that turned out bad halfway. */
+		while (set->nrows > first_row)
+			row_free(&set->rows[--set->nrows]);
+	}
+	file_free(f);
+	return rv;
+}
+
+static int load_one(struct gpumem_report_set *set, int dfd, const char *dir, const char *name)
+{
+	struct gpumem_report_jval root;
+	char *buf = NULL, err[320];
+	size_t len;
+	int rv = -1;
+
+	if (read_capped(dfd, dir, name, &buf, &len) < 0)
+		return -1;
+	if (gpumem_report_json_parse(buf, len, &root, err, sizeof(err)) < 0) {
+		WARN(dir, name, "not valid JSON: %s", err);
+		goto fail;
+	}
+	rv = extract(set, dir, name, &root);
+	gpumem_report_json_free(&root);
+fail:
+	free(buf);
+	return rv;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int gpumem_report_load_dir(const char *dir, struct gpumem_report_set *set)
+{
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	DIR *d;
+	int rv = -1;
+
+	memset(set, 0, sizeof(*set));
+	d = opendir(dir);
+	if (d == NULL) {
+		fprintf(stderr, "gpumem: report: %s: cannot read the report directory: %s\n",
+			dir, strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		size_t len;
+
+		errno = 0;
+		e = readdir(d);
+		if (e == NULL) {
+			if (errno) {
+				fprintf(stderr, "gpumem: report: %s: cannot read the report "
+					"directory: %s\n", dir, strerror(errno));
+				goto fail;
+			}
+			break;
+		}
+		len = strlen(e->d_name);
+		/* '.', '..' and hidden files: the plugin's .*.tmp files are
+		 * reports being written, complete only once renamed. */
+		if (e->d_name[0] == '.' || len < 6 || strcmp(e->d_name + len - 5, ".json"))
+			continue;
+		if (e->d_type == DT_DIR)
+			continue;
+		if (n == cap) {
+			char **nn = realloc(names, (cap = cap ? cap * 2 : 256) * sizeof(*nn));
+
+			if (nn == NULL)
+				goto oom;
+			names = nn;
+		}
+		if ((names[n] = strdup(e->d_name)) == NULL)
+			goto oom;
+		n++;
+	}
+	/* A fixed order makes the warnings (and equal rows) reproducible. */
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_names);
+	for (size_t i = 0; i < n; i++)
+		if (load_one(set, dirfd(d), dir, names[i]) < 0)
+			set->nbad++;
+	rv = 0;
+	goto fail;
+oom:
+	fprintf(stderr, "gpumem: report: %s: out of memory\n", dir);
+fail:
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	closedir(d);
+	return rv;
+}
