@@ -25,14 +25,11 @@ unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES GPUMEM
 BUILD_ENV="env -u top_srcdir -u top_builddir"
 
 missing=""
-for t in make tar dpkg-buildpackage dpkg-checkbuilddeps dpkg-deb dh rpmbuild rpm; do
+for t in make tar nm readelf dpkg-buildpackage dpkg-checkbuilddeps dpkg-deb dh rpmbuild rpm; do
 	command -v "$t" >/dev/null 2>&1 || missing="$missing $t"
 done
 [ -z "$missing" ] ||
-	skip_all "missing:$missing (apt-get install rpm debhelper dpkg-dev fakeroot)"
-if [ -z "${GPUMEM_DIST_TARBALL:-}" ] && [ ! -w "$top_srcdir" ]; then
-	skip_all "read-only source tree (make distcheck): the package builds run in CI's own make check"
-fi
+	skip_all "missing:$missing (apt-get install rpm debhelper dpkg-dev)"
 
 jobs=$(nproc 2>/dev/null || echo 2)
 arch=$(dpkg --print-architecture)
@@ -140,8 +137,9 @@ if [ $deb_built = yes ] && [ -f "$deb" ]; then
 	has "$files" "/etc/slurm/gpumem\.yaml" ".deb: the site file"
 	has "$files" "/usr/share/gpumem/policies/stream\.yaml" ".deb: the example policies"
 	has "$files" "/var/lib/gpumem/reports" ".deb: the report directory"
-	has "$files" "/usr/share/doc/gpumem/ADMIN\.md" ".deb: the admin guide"
-	has "$files" "/usr/share/doc/gpumem/examples/nhc/gpumem\.nhc" ".deb: the NHC check"
+	has "$files" "/usr/share/doc/gpumem/ADMIN\.md(\.gz)?" ".deb: the admin guide"
+	has "$files" "/usr/share/doc/gpumem/examples/nhc/gpumem\.nhc" ".deb: the NHC check, uncompressed"
+	has "$files" "/usr/share/doc/gpumem/examples/slurm/epilog\.d/gpumem-check" ".deb: the example Epilog"
 	unlike "$files" '\.la$' ".deb: no libtool archives"
 	conffiles=$(dpkg-deb -I "$deb" conffiles 2>/dev/null)
 	has "$conffiles" "/etc/slurm/gpumem\.yaml" ".deb: the site file is a conffile"
@@ -213,6 +211,9 @@ if [ -n "$rpmf" ]; then
 	has "$files" "/usr/share/man/man8/gpumem_spank\.8(\.gz)?" ".rpm: gpumem_spank(8)"
 	has "$files" "/etc/slurm/plugstack\.conf\.d/gpumem\.conf" ".rpm: the plugstack snippet"
 	has "$files" "/usr/share/gpumem/policies/stream\.yaml" ".rpm: the example policies"
+	has "$files" "/var/lib/gpumem/reports" ".rpm: the report directory"
+	has "$files" "/usr/share/doc/gpumem(-$ver)?/ADMIN\.md" ".rpm: the admin guide"
+	has "$files" "/usr/share/doc/gpumem(-$ver)?/examples/nhc/gpumem\.nhc" ".rpm: the NHC check"
 	unlike "$files" '\.la$' ".rpm: no libtool archives"
 	flags=$(rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$rpmf" 2>/dev/null)
 	has "$flags" "cn /etc/slurm/gpumem\.yaml" ".rpm: the site file is %config(noreplace)"

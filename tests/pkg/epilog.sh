@@ -39,6 +39,9 @@ echo "$*" >>"$T/log"
 EOF
 chmod 755 "$t/gpumem-check" "$t/bin/scontrol" "$t/bin/logger"
 
+# absent FILE NAME: FILE was not written (the stand-in was not called)
+absent() { if [ -e "$1" ]; then fail "$2"; diag "$(cat "$1")"; else pass "$2"; fi; }
+
 # epilog RC [VAR=VALUE...]: run the epilog as slurmd would, the check exiting RC
 epilog() {
 	rm -f "$t/check.args" "$t/scontrol.update" "$t/log"
@@ -50,6 +53,7 @@ epilog() {
 		GPUMEM_NVIDIA_GPUS="$t/gpus" SLURM_JOB_ID=77 SLURMD_NODENAME=n1 SLURM_JOB_GPUS=1,2 \
 		"$@" /bin/sh "$EPILOG" 2>&1)
 	rc=$?
+	[ -z "$out" ] || diag "$out"
 	log=$(cat "$t/log" 2>/dev/null)
 }
 
@@ -64,8 +68,7 @@ like "$log" "job 77 on n1: GPUs 0000:3b:00.0,0000:2a:00.0: pass" "logs the verdi
 epilog 2
 is "$rc" 0 "fail: still exit 0 (no 'Epilog error' drain by slurmd)"
 like "$log" "fail: GPU 1: copy 1000 GB/s|fail: copy 1000 GB/s" "fail: logged with the reason"
-[ -e "$t/scontrol.update" ] && fail "fail without GPUMEM_EPILOG_DRAIN: no drain" ||
-	pass "fail without GPUMEM_EPILOG_DRAIN: no drain"
+absent "$t/scontrol.update" "fail without GPUMEM_EPILOG_DRAIN: no drain"
 
 epilog 2 GPUMEM_EPILOG_DRAIN=yes
 is "$(cat "$t/scontrol.update" 2>/dev/null)" \
@@ -75,7 +78,7 @@ is "$rc" 0 "and exit 0"
 
 STANDIN_STATE=IDLE+DRAIN STANDIN_REASON="disk replaced [admin@2026-11-01T10:00:00]"
 epilog 2 GPUMEM_EPILOG_DRAIN=yes
-[ -e "$t/scontrol.update" ] && fail "an admin's drain is left alone" || pass "an admin's drain is left alone"
+absent "$t/scontrol.update" "an admin's drain is left alone"
 like "$log" "already drained or down by someone else" "and says so"
 STANDIN_REASON="gpumem: epilog check failed (job 70: x) [root@2026-11-01T10:00:00]"
 epilog 2 GPUMEM_EPILOG_DRAIN=yes
@@ -83,12 +86,12 @@ like "$(cat "$t/scontrol.update" 2>/dev/null)" "State=DRAIN Reason=gpumem: " "a 
 STANDIN_STATE="" STANDIN_REASON=""
 
 epilog 4 GPUMEM_EPILOG_DRAIN=yes
-[ -e "$t/scontrol.update" ] && fail "unusable (busy, MIG): never drained" || pass "unusable (busy, MIG): never drained"
+absent "$t/scontrol.update" "unusable (busy, MIG): never drained"
 
 epilog 0 SLURM_JOB_GPUS=
-[ -e "$t/check.args" ] && fail "a job without GPUs: no check" || pass "a job without GPUs: no check"
+absent "$t/check.args" "a job without GPUs: no check"
 epilog 0 SLURM_JOB_GPUS=7
-[ -e "$t/check.args" ] && fail "an index with no such minor: no check" || pass "an index with no such minor: no check"
+absent "$t/check.args" "an index with no such minor: no check"
 like "$log" "no /dev/nvidia minor matches SLURM_JOB_GPUS=7" "and says so"
 epilog 0 GPUMEM_CHECK=/nonexistent
 is "$rc" 0 "gpumem-check not installed: exit 0"

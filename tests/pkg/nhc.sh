@@ -32,6 +32,7 @@ case $STANDIN_RC in
 3) echo "gpumem-check: skipped: no NVIDIA driver (libcuda.so.1 not found), 2 ms" >&2 ;;
 4) printf 'GPU 0  NVIDIA H100  GPU-1  0000:19:00.0\n  => UNUSABLE (0.1 s)\n     - MIG mode is enabled\n\noverall: UNUSABLE (exit 4), wall 0.1 s\n' ;;
 64) echo "gpumem-check: --timeout: not a number of seconds: 'x'" >&2 ;;
+127) echo "$0: error while loading shared libraries: libyaml-0.so.2: cannot open shared object file" >&2 ;;
 *) ;;
 esac
 exit "$STANDIN_RC"
@@ -98,7 +99,10 @@ like "$died" "usage error .*--timeout: not a number" "usage error: die 1 with gp
 
 nhc 139
 is "$rc" 1 "a crash: the check fails"
-like "$died" "^1 check_gpumem: gpumem-check exited 139" "a crash: die 1 with the status"
+is "$died" "1 check_gpumem: gpumem-check exited 139: no output" "a crash: die 1 with the status"
+nhc 127
+like "$died" "^1 check_gpumem: gpumem-check exited 127: .*libyaml-0.so.2: cannot open" \
+	"a program that cannot start: die 1 with the loader's message"
 
 STANDIN_PROCS="4242
 4243"
