@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "config.h"
 #include "policy.h"
+#include "report.h"
 
 #define DEFAULT_SITE GPUMEM_SYSCONFDIR "/slurm/gpumem.yaml"
 #define UM_LIBRARY GPUMEM_LIBDIR "/libgpumem-um.so"
@@ -22,12 +23,14 @@ static void usage(FILE *out)
 		"       gpumem show [--site FILE] [--json] [POLICY]\n"
 		"       gpumem env [--site FILE] [--gpus N --l2-bytes B --persisting-max B]\n"
 		"                  [--um-library PATH] [POLICY]\n"
+		"       gpumem report [--site FILE] [FILTERS] [--json | --svg FILE] [DIR]\n"
 		"       gpumem --help | --version\n"
 		"\n"
 		"POLICY is a file path or the name of a policy in the site's policy_dir.\n"
 		"validate  check files; every problem is printed as FILE:LINE:COL: error: MSG\n"
 		"show      the effective policy: site defaults, your policy, site limits\n"
 		"env       the environment a task would receive under the policy\n"
+		"report    every node's check reports, worst first (gpumem report --help)\n"
 		"Without --site, $GPUMEM_SITE or %s is used when it exists.\n"
 		"Exit status: 0 valid, 1 invalid input, 64 usage error.\n", DEFAULT_SITE);
 }
@@ -265,6 +268,9 @@ int main(int argc, char **argv)
 	cmd = argv[1];
 	argv++;
 	argc--;
+	/* report has options of its own: before the shared option parser. */
+	if (!strcmp(cmd, "report"))
+		return gpumem_report_main(argc, argv);
 	if (parse_opts(argc, argv, &o) < 0)
 		return EXIT_USAGE;
 	if (!strcmp(cmd, "validate"))
@@ -273,6 +279,7 @@ int main(int argc, char **argv)
 		return cmd_show(&o, argc - optind, argv + optind);
 	if (!strcmp(cmd, "env"))
 		return cmd_env(&o, argc - optind, argv + optind);
-	fprintf(stderr, "gpumem: unknown command '%s' (validate, show, env; see --help)\n", cmd);
+	fprintf(stderr, "gpumem: unknown command '%s' (validate, show, env, report; see --help)\n",
+		cmd);
 	return EXIT_USAGE;
 }

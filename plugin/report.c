@@ -95,14 +95,16 @@ static char *next_item(char **s)
 
 static int add_nodes(struct ropts *o, char *arg)
 {
-	for (char *s = arg, *item; (item = next_item(&s)) != NULL;) {
-		char **nodes;
+	size_t len = strlen(arg);
 
-		if (item[0] == '\0') {
-			fprintf(stderr, "gpumem: report: --node: empty node name in '%s'\n", arg);
-			return -1;
-		}
-		nodes = realloc(o->nodes, (o->nnodes + 1) * sizeof(*nodes));
+	/* Checked whole, before splitting, so the message quotes it intact. */
+	if (len == 0 || arg[0] == ',' || arg[len - 1] == ',' || strstr(arg, ",,")) {
+		fprintf(stderr, "gpumem: report: --node: '%s' has an empty node name\n", arg);
+		return -1;
+	}
+	for (char *s = arg, *item; (item = next_item(&s)) != NULL;) {
+		char **nodes = realloc(o->nodes, (o->nnodes + 1) * sizeof(*nodes));
+
 		if (nodes == NULL)
 			return -1;
 		o->nodes = nodes;
@@ -121,7 +123,7 @@ static int add_jobs(struct ropts *o, char *arg)
 		errno = 0;
 		id = strtoll(item, &end, 10);
 		if (end == item || errno || id < 0 || (*end && end != dot) ||
-		    (dot && (dot[1] == '\0' || strchr(dot + 1, '/')))) {
+		    (dot && dot[1] == '\0')) {
 			fprintf(stderr, "gpumem: report: --job: '%s' is not a job ID "
 				"(ID or ID.STEP, e.g. 1234 or 1234.batch)\n", item);
 			return -1;
@@ -388,17 +390,17 @@ static size_t term_clean(const char *s, char *out, size_t outlen, size_t max)
 	size_t o = 0, chars = 0;
 
 	while (*p && chars < max) {
-		size_t n = 1;
+		size_t n = *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc0 ? 2 : 1, k;
 
-		if (*p >= 0xc0)
-			while ((p[n] & 0xc0) == 0x80 && n < 4)
-				n++;
+		for (k = 1; k < n && (p[k] & 0xc0) == 0x80; k++)
+			;
 		if (o + n + 1 > outlen)
 			break;
-		if (*p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0)) {
+		if (k < n || (*p >= 0x80 && *p < 0xc0)) {
+			out[o++] = '?';         /* a cut or stray byte of UTF-8 */
+			n = 1;
+		} else if (*p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] < 0xa0)) {
 			out[o++] = '?';
-		} else if (*p >= 0x80 && *p < 0xc0) {
-			out[o++] = '?';         /* a stray continuation byte */
 		} else {
 			memcpy(out + o, p, n);
 			o += n;
@@ -717,7 +719,7 @@ int gpumem_report_main(int argc, char **argv)
 	if (o.json) {
 		print_json(stdout, rows, shown);
 	} else if (o.svg == NULL && set.nfiles == 0) {
-		printf("no reports in %s%s\n", dir, set.nbad ? " (unreadable files: see above)" : "");
+		printf("no reports in %s%s\n", dir, set.nbad ? " (bad files skipped: see the warnings)" : "");
 	} else if (o.svg == NULL && n == 0) {
 		printf("no reports in %s match the filters (%zu report%s in all)\n", dir,
 		       set.nfiles, set.nfiles == 1 ? "" : "s");

@@ -37,7 +37,7 @@ struct gpumem_report_jval {
 	int boolean;
 	double num;
 	char *str;                              /* JSTR: valid UTF-8, no NUL */
-	size_t n;                               /* JARR, JOBJ: number of items */
+	size_t n, cap;                          /* JARR, JOBJ: items, room for */
 	struct gpumem_report_jval *items;
 	char **keys;                            /* JOBJ: keys[i] names items[i] */
 };

@@ -360,20 +360,25 @@ static int parse_value(struct jp *p, struct gpumem_report_jval *v);
 static int append(struct jp *p, struct gpumem_report_jval *c, struct gpumem_report_jval *item,
 		  char *key)
 {
-	struct gpumem_report_jval *items;
+	/* Grow by doubling: a long array must not cost a copy per item. */
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 4;
+		struct gpumem_report_jval *items = realloc(c->items, cap * sizeof(*items));
 
-	items = realloc(c->items, (c->n + 1) * sizeof(*items));
-	if (items == NULL)
-		goto oom;
-	c->items = items;
-	if (c->type == GPUMEM_REPORT_JOBJ) {
-		char **keys = realloc(c->keys, (c->n + 1) * sizeof(*keys));
-
-		if (keys == NULL)
+		if (items == NULL)
 			goto oom;
-		c->keys = keys;
-		c->keys[c->n] = key;
+		c->items = items;
+		if (c->type == GPUMEM_REPORT_JOBJ) {
+			char **keys = realloc(c->keys, cap * sizeof(*keys));
+
+			if (keys == NULL)
+				goto oom;
+			c->keys = keys;
+		}
+		c->cap = cap;
 	}
+	if (c->type == GPUMEM_REPORT_JOBJ)
+		c->keys[c->n] = key;
 	c->items[c->n++] = *item;
 	return 0;
 oom:

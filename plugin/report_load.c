@@ -10,18 +10,42 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "report.h"
 
-/* One line per bad file, always ending "skipped": the listing goes on. */
-#define WARN(dir, name, ...) do { \
-	fprintf(stderr, "gpumem: report: %s/%s: ", dir, name); \
-	fprintf(stderr, __VA_ARGS__); \
-	fputs(": skipped\n", stderr); \
-} while (0)
+/*
+ * One line per bad file, always ending "skipped": the listing goes on.
+ * File names and the text quoted from a file are the writer's, not ours:
+ * control characters become '?' so a hostile one cannot drive the terminal.
+ */
+__attribute__((format(printf, 3, 4)))
+static void warn_file(const char *dir, const char *name, const char *fmt, ...)
+{
+	char line[1024];
+	unsigned char *c;
+	va_list ap;
+	int n;
+
+	n = snprintf(line, sizeof(line), "gpumem: report: %s/%s: ", dir, name);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	va_end(ap);
+	for (c = (unsigned char *)line; *c; c++) {
+		if (*c < 0x20 || *c == 0x7f)
+			*c = '?';
+		else if (*c == 0xc2 && c[1] >= 0x80 && c[1] < 0xa0)
+			c[0] = c[1] = '?';
+	}
+	fprintf(stderr, "%s: skipped\n", line);
+}
+
+#define WARN(dir, name, ...) warn_file(dir, name, __VA_ARGS__)
 
 const char *const gpumem_report_metric_names[GPUMEM_REPORT_NMETRICS] = {
 	"read", "write", "copy", "triad", "d2d", "h2d", "d2h"
@@ -366,7 +390,7 @@ static double num_or_nan(const struct gpumem_report_jval *obj, const char *key)
 /* "a; b; c" from an array of strings, or NULL when there is none. */
 static char *join_reasons(const struct gpumem_report_jval *arr)
 {
-	size_t len = 0;
+	size_t len = 0, at = 0;
 	char *s;
 
 	if (arr == NULL || arr->type != GPUMEM_REPORT_JARR)
@@ -376,17 +400,25 @@ static char *join_reasons(const struct gpumem_report_jval *arr)
 			len += strlen(arr->items[i].str) + 2;
 	if (len == 0)
 		return NULL;
-	s = calloc(1, len + 1);
+	s = malloc(len + 1);
 	if (s == NULL)
 		return NULL;
+	/* By offset, not strcat: a hostile file may hold many reasons. */
 	for (size_t i = 0; i < arr->n; i++) {
+		size_t n;
+
 		if (arr->items[i].type != GPUMEM_REPORT_JSTR || !arr->items[i].str[0])
 			continue;
-		if (s[0])
-			strcat(s, "; ");
-		strcat(s, arr->items[i].str);
+		if (at) {
+			memcpy(s + at, "; ", 2);
+			at += 2;
+		}
+		n = strlen(arr->items[i].str);
+		memcpy(s + at, arr->items[i].str, n);
+		at += n;
 	}
-	if (s[0] == '\0') {
+	s[at] = '\0';
+	if (at == 0) {
 		free(s);
 		return NULL;
 	}
@@ -434,6 +466,11 @@ static int device_row(struct gpumem_report_set *set, const struct gpumem_report_
 		rm->reference = num_or_nan(m, "reference_gbps");
 		rm->threshold = num_or_nan(m, "threshold_gbps");
 		rm->warn_floor = num_or_nan(m, "warn_floor_gbps");
+		/* gpumem-check writes 0 for a metric it did not measure: no line. */
+		if (!(rm->threshold > 0))
+			rm->threshold = NAN;
+		if (!(rm->warn_floor > 0))
+			rm->warn_floor = NAN;
 	}
 	return 0;
 }
@@ -451,6 +488,13 @@ static int report_row(struct gpumem_report_set *set, const struct gpumem_report_
 	r->cuda_index = r->node_index = -1;
 	r->verdict = strdup(f->verdict);
 	r->vclass = f->vclass;
+	/*
+	 * A check that never started (not installed) sorts with the skipped
+	 * ones, whatever verdict the plugin gave it ("error" or "skipped").
+	 */
+	if (!strcmp(f->status, "not_run") &&
+	    (r->vclass == GPUMEM_REPORT_V_SKIPPED || r->vclass == GPUMEM_REPORT_V_ERROR))
+		r->vclass = GPUMEM_REPORT_V_NOT_RUN;
 	if (why == NULL)
 		why = gpumem_report_jstr(gpumem_report_jget(check, "overall"), "reason");
 	if (why == NULL && f->vclass != GPUMEM_REPORT_V_PASS && strcmp(f->status, "ran"))

@@ -13,12 +13,12 @@
 #include <time.h>
 #include "report.h"
 
-#define PW      340     /* a panel */
+#define PW      360     /* a panel */
 #define PH      200
 #define GAP     14
 #define MARGIN  20
 #define PL      50      /* its plot area: left, right, top, bottom */
-#define PR      12
+#define PR      42
 #define PT      38
 #define PB      34
 #define MIN_PAGE_W 640
@@ -416,30 +416,6 @@ fail:
 }
 
 /* ------------------------------------------------------------ drawing */
-/*
- * Where a line's label goes: the right end of the plot, or the left end
- * when fewer points sit under it there.  Returns the x of its anchor and
- * sets *anchor ("end" or "start").
- */
-static double label_x(const struct panel *p, const struct xscale *xs, double top, double y0,
-		      double y1, double w, const char **anchor)
-{
-	double px0 = PL, px1 = PW - PR, py1 = PH - PB, h = PH - PB - PT;
-	int hits[2] = { 0, 0 };
-
-	for (size_t i = 0; i < p->n; i++) {
-		double x = xpos(xs, p->pts[i].t);
-		double y = isfinite(p->pts[i].v) ? py1 - p->pts[i].v / top * h : py1 - 5;
-
-		if (y < y0 - 5 || y > y1 + 5)
-			continue;
-		hits[0] += x > px1 - 3 - w - 5;
-		hits[1] += x < px0 + 3 + w + 5;
-	}
-	*anchor = hits[1] < hits[0] ? "start" : "end";
-	return hits[1] < hits[0] ? px0 + 3 : px1 - 3;
-}
-
 static void marker(FILE *f, double x, double y, enum gpumem_report_vclass c)
 {
 	const char *col = colours[c];
@@ -695,27 +671,33 @@ static void draw_panel(FILE *f, const struct panel *p, double x0, double y0,
 		fputs("</g>\n", f);
 	}
 
-	/* Line labels at an end with room, with a halo to stay readable. */
-	if (has_thr && isfinite(last_thr)) {
-		const char *anchor;
-		double x;
+	/*
+	 * The lines' values in the right margin, level with their ends: never
+	 * over a point, and the legend says which line is which.  Two values
+	 * too close are pushed apart.
+	 */
+	if (has_thr || has_floor) {
+		double ty = thr_y + 3.2, fy = floor_y + 3.2;
 
-		fmt_gbps(last_thr, buf, sizeof(buf));
-		x = label_x(p, xs, top, thr_y - 13, thr_y - 2, text_w(buf, 9) + 9 * 4, &anchor);
-		fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" class=\"lbl\" text-anchor=\"%s\">"
-			"pass \xe2\x89\xa5 %s</text>\n", x, thr_y - 3.5, anchor, buf);
-	}
-	if (has_floor && isfinite(last_floor) && floor_y + 11 < py1) {
-		const char *anchor;
-		double x;
+		if (has_thr && has_floor && fy - ty < 10) {
+			double mid = (ty + fy) / 2;
 
-		fmt_gbps(last_floor, buf, sizeof(buf));
-		x = label_x(p, xs, top, floor_y + 1, floor_y + 12, text_w(buf, 9) + 9 * 4, &anchor);
-		fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" class=\"lbl\" text-anchor=\"%s\" "
-			"style=\"fill:#c62828\">fail &lt; %s</text>\n", x, floor_y + 10.5, anchor, buf);
+			ty = mid - 5;
+			fy = mid + 5;
+		}
+		if (has_thr) {
+			fmt_gbps(last_thr, buf, sizeof(buf));
+			fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" class=\"lbl\">\xe2\x89\xa5%s</text>\n",
+				px1 + 3, ty, buf);
+		}
+		if (has_floor) {
+			fmt_gbps(last_floor, buf, sizeof(buf));
+			fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" class=\"lbl\" "
+				"style=\"fill:#c62828\">&lt;%s</text>\n", px1 + 3, fy, buf);
+		}
 	}
 	if (!has_thr && nmeasured)
-		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"lbl\" text-anchor=\"end\">"
+		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"note\" text-anchor=\"end\">"
 			"no reference: no threshold</text>\n", px1 - 3, py0 + 11);
 	if (nmeasured == 0) {
 		const char *why = NULL;
@@ -937,7 +919,8 @@ int gpumem_report_svg(FILE *f, struct gpumem_report_row *const *rows, size_t n,
 		"height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" font-family=\"%s\">\n", page_w, page_h,
 		page_w, page_h, FONT);
 	fputs("<style>.tick{font-size:9px;fill:#607d8b}"
-	      ".lbl{font-size:9px;fill:#37474f;paint-order:stroke;stroke:#fff;stroke-width:3px;"
+	      ".lbl{font-size:9px;fill:#37474f}"
+	      ".note{font-size:9px;fill:#37474f;paint-order:stroke;stroke:#fff;stroke-width:3px;"
 	      "stroke-linejoin:round}</style>\n", f);
 	fprintf(f, "<rect width=\"%.0f\" height=\"%.0f\" fill=\"#f5f7f8\"/>\n", page_w, page_h);
 	fprintf(f, "<text x=\"%d\" y=\"30\" font-size=\"17\" font-weight=\"bold\" fill=\"#263238\">"
