@@ -65,7 +65,7 @@ echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin nvidia_dev=
 echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin check=$t/standin-check nvidia_dev=$t/nvidiactl" >"$t/standin.conf"
 chmod 644 "$t"/*.conf
 
-"$CL" start --nodes 3 --plugstack "$t/real.conf" >"$t/start.log" 2>&1 ||
+"$CL" start --nodes 3 --gpus 1 --plugstack "$t/real.conf" >"$t/start.log" 2>&1 ||
 	{ cat "$t/start.log" >&2; skip_all "the local Slurm did not start"; }
 eval "$("$CL" env)"
 json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
@@ -89,6 +89,13 @@ jid=$(squeue -h -o %i -t all 2>/dev/null | sort -n | tail -1)
 jid=$(ls "$t/reports" | sed -n 's/^job\([0-9]*\)\.0\..*/\1/p' | sort -n | tail -1)
 is "$(ls "$t/reports" | grep -c "^job$jid\.0\.gpumem[123]\.after\.json$")" 3 "srun -N3: one report per node"
 ls -a "$t/reports" | grep -q '\.tmp$' && fail "no temporary files left" || pass "no temporary files left"
+# A GRES GPU: the node takes the step's GPUs from Slurm (SLURM_STEP_GPUS).
+run srun -N1 -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/after.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
+f="$t/reports/job$jid.0.gpumem1.after.json"
+for _ in $(seq 1 20); do [ -f "$f" ] && break; sleep 0.25; done
+is "$(json "$f" 'd["gpus"]')" "0" "--gres=gpu:1: the report names the step's GPU as Slurm gave it"
+like "$(grep -h "job $jid.0: policy" "$GPUMEM_CLUSTER_DIR"/log/slurmd.gpumem1.log)" "GPUs SLURM_STEP_GPUS" "... found through SLURM_STEP_GPUS"
 
 # --- a forced failure on one node drains that node only -------------------------
 "$CL" restart-slurmd --plugstack "$t/standin.conf" >/dev/null 2>&1
