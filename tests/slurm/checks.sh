@@ -24,23 +24,7 @@ trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
 mkdir -p "$t/reports" "$t/textfile" "$t/fail"
 chmod 777 "$t/fail"
 
-# The stand-in check: fails on nodes named in $t/fail, sleeps if asked.
-cat >"$t/standin-check" <<SH
-#!/bin/sh
-node=\${SLURMD_NODENAME:-unknown}
-[ -e "$t/fail/sleep" ] && sleep 30
-v=pass; code=0; why=""
-if [ -e "$t/fail/\$node" ]; then v=fail; code=2; why="\"triad 1200.0 GB/s below threshold 3508.0 (stand-in)\""; fi
-cat <<JSON
-{"schema":"gpumem-check/1","program":"gpumem-check","version":"standin","host":"\$node",
- "devices":[{"index":0,"name":"Stand-in GPU","uuid":"GPU-00000000-0000-0000-0000-00000000000\${node#gpumem}",
-  "metrics":{"triad":{"verdict":"\$v","best_gbps":\$( [ \$v = pass ] && echo 4100.0 || echo 1200.0 ),"threshold_gbps":3508.0}},
-  "verdict":"\$v","reasons":[\$why]}],
- "overall":{"verdict":"\$v","exit_code":\$code,"reason":null}}
-JSON
-exit \$code
-SH
-chmod 755 "$t/standin-check"
+cp "$top_srcdir/tests/slurm/standin-check" "$t/standin-check"
 mknod -m 0666 "$t/nvidiactl" c 1 3
 
 cat >"$t/site.yaml" <<YAML

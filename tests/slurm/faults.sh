@@ -1,0 +1,108 @@
+#!/bin/bash
+# Faults and load on a real local Slurm: scancel during the before-job check,
+# kill -9 of a task, a step past its time limit, slurmd restarted mid-job,
+# 100 concurrent steps with policies.  Afterwards: no check process, no MPS
+# directory, every report present, whole and saying what happened.
+# Where a GPU check must run without a GPU, the plugin uses the stand-in
+# device and check program (see tests/slurm/standin-check).
+. "$top_srcdir/tests/lib.sh"
+[ "$(id -u)" = 0 ] || skip_all "needs root: the test starts slurmctld and slurmd"
+[ -n "${SLURM_PREFIX:-}" ] || command -v srun >/dev/null || skip_all "Slurm is not installed"
+so="$top_builddir/plugin/.libs/gpumem.so"
+[ -f "$so" ] || skip_all "gpumem.so was not built"
+command -v python3 >/dev/null || skip_all "python3 is needed to read the JSON reports"
+
+CL="$top_srcdir/tests/slurm/cluster"
+export GPUMEM_CLUSTER_DIR=${GPUMEM_CLUSTER_DIR:-/tmp/gpumem-faults-test}
+t=$(mktemp -d /tmp/gpumem-faults.XXXXXX)
+chmod 755 "$t"
+trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
+mkdir -p "$t/reports" "$t/fail"
+cp "$top_srcdir/tests/slurm/standin-check" "$t/standin-check"
+mknod -m 0666 "$t/nvidiactl" c 1 3
+cat >"$t/site.yaml" <<YAML
+version: 1
+report:
+  dir: $t/reports
+check:
+  timeout: 20
+YAML
+printf 'version: 1\ncheck:\n  before: true\n  after: true\n' >"$t/both.yaml"
+printf 'version: 1\nl2:\n  persisting_limit: 40%%\nmps:\n  active_thread_percentage: 30\ncheck:\n  after: true\n' >"$t/load.yaml"
+chmod 644 "$t"/*.yaml
+echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin check=$t/standin-check nvidia_dev=$t/nvidiactl" >"$t/plugstack.conf"
+chmod 644 "$t/plugstack.conf"
+"$CL" start --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 ||
+	{ cat "$t/start.log" >&2; skip_all "the local Slurm did not start"; }
+eval "$("$CL" env)"
+json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
+wait_file() { for _ in $(seq 1 "${2:-60}"); do [ -f "$1" ] && return 0; sleep 0.5; done; return 1; }
+no_leftovers() {   # what: nothing of ours is left running or lying around
+	local left
+	for _ in $(seq 1 30); do
+		left=$(pgrep -af "$t/standin-check"; ls -d /tmp/gpumem-mps.* 2>/dev/null; ls -a "$t/reports" | grep '\.tmp$')
+		[ -z "$left" ] && break
+		sleep 0.5
+	done
+	is "$left" "" "$1: no check process, MPS directory or temporary file left"
+}
+
+# --- scancel while the before-job check runs -------------------------------
+touch "$t/fail/sleep"
+jid=$(sbatch --parsable -o /dev/null --gpumem-policy="$t/both.yaml" --wrap 'echo should-not-run')
+for _ in $(seq 1 40); do pgrep -f "$t/standin-check" >/dev/null && break; sleep 0.25; done
+pgrep -f "$t/standin-check" >/dev/null && pass "the before-job check is running" || fail "the before-job check is running"
+scancel "$jid"
+rm -f "$t/fail/sleep"
+f="$t/reports/job$jid.batch.gpumem1.before.json"
+wait_file "$f" 60 && pass "scancel: the before report is written anyway" || fail "scancel: before report ($f)"
+like "$(json "$f" 'd["status"] + "|" + d["reason"]' 2>&1)" "^(failed\|gpumem-check was killed by signal (9|15)|timed_out\|killed: no answer within 25 s)$" "scancel: it says the check was killed"
+no_leftovers "scancel during the check"
+
+# --- kill -9 of a task --------------------------------------------------------
+run srun -N1 --gpumem-policy="$t/both.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; kill -9 $$'
+[ "$rc" -ne 0 ] && pass "kill -9: the step fails" || fail "kill -9: the step fails"
+jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
+wait_file "$t/reports/job$jid.0.gpumem1.after.json" 40 && pass "kill -9: teardown ran, the after report is there" || fail "kill -9: after report"
+is "$(json "$t/reports/job$jid.0.gpumem1.after.json" 'd["status"] + "|" + d["verdict"]' 2>&1)" "ran|pass" "kill -9: the after-check ran"
+no_leftovers "kill -9 of a task"
+
+# --- a step past its time limit ----------------------------------------------
+start=$(date +%s)
+run srun -N1 -t 1 --gpumem-policy="$t/both.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; sleep 300'
+jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
+like "$out" "(TIME LIMIT|time limit|DUE TO TIME)" "time limit: Slurm ended the step after $(( $(date +%s) - start )) s"
+wait_file "$t/reports/job$jid.0.gpumem1.after.json" 60 && pass "time limit: the after report is there" || fail "time limit: after report"
+like "$(json "$t/reports/job$jid.0.gpumem1.after.json" 'd["status"] + "|" + d["verdict"]' 2>&1)" "^(ran\|pass|failed\|error)$" "time limit: the report is whole and says what happened"
+no_leftovers "time limit"
+
+# --- slurmd restarted in the middle of a job ---------------------------------
+srun -N1 --gpumem-policy="$t/both.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; sleep 4' >"$t/mid.out" 2>&1 &
+bg=$!
+sleep 1.5
+"$CL" restart-slurmd >/dev/null 2>&1
+wait $bg
+rc=$?
+jid=$(sed -n 's/^job=//p' "$t/mid.out")
+is "$rc" 0 "slurmd restart: the job still completes"
+wait_file "$t/reports/job$jid.0.gpumem1.after.json" 40 && pass "slurmd restart: slurmstepd wrote the after report" || fail "slurmd restart: after report"
+no_leftovers "slurmd restart"
+
+# --- 100 concurrent steps with policies ----------------------------------------
+rm -f "$t/reports"/*
+jid=$(sbatch --parsable -N1 --exclusive -o "$t/load.out" --gpumem-policy="$t/load.yaml" --wrap '
+for i in $(seq 1 100); do
+	srun --overlap -N1 -n1 --gpumem-policy='"$t"'/load.yaml sh -c "echo \$SLURM_STEP_ID \$CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT \$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE" &
+done
+wait')
+for _ in $(seq 1 240); do squeue -h -j "$jid" 2>/dev/null | grep -q . || break; sleep 0.5; done
+is "$(grep -c '^[0-9]* 40 30$' "$t/load.out")" 100 "100 concurrent steps: every one saw L2 40% and MPS 30%"
+is "$(cut -d' ' -f1 "$t/load.out" | sort -u | grep -c .)" 100 "... 100 distinct steps"
+sleep 1
+n=$(ls "$t/reports" | grep -c "^job$jid\.batch\.")
+is "$n" 1 "inside the batch job, one report (the batch step's), not 100"
+ok_json=0
+for f in "$t/reports"/*.json; do python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$f" 2>/dev/null && ok_json=$((ok_json + 1)); done
+is "$ok_json" "$(ls "$t/reports"/*.json | wc -l)" "every report is whole, valid JSON"
+no_leftovers "100 concurrent steps"
+done_testing
