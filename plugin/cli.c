@@ -107,19 +107,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 static int load_site(const struct opts *o, struct gpumem_site *site, int *have,
 		     struct gpumem_diags *d)
 {
-	const char *path = o->site ? o->site : getenv("GPUMEM_SITE");
-
-	*have = 0;
-	gpumem_site_init(site);
-	if (path == NULL) {
-		if (access(DEFAULT_SITE, F_OK) != 0)
-			return 0;
-		path = DEFAULT_SITE;
-	}
-	if (gpumem_site_load(path, site, d) < 0)
-		return -1;
-	*have = 1;
-	return 0;
+	return gpumem_site_load_default(o->site, DEFAULT_SITE, site, have, d);
 }
 
 /* Load a user policy given by name or path, with the site's policy_dir. */

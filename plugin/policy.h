@@ -174,6 +174,13 @@ int gpumem_site_parse(const char *buf, size_t len, const char *name,
 		      struct gpumem_site *s, struct gpumem_diags *d);
 int gpumem_site_load(const char *path, struct gpumem_site *s, struct gpumem_diags *d);
 void gpumem_site_free(struct gpumem_site *s);
+/*
+ * The site file the command-line tools use: PATH when given, else
+ * $GPUMEM_SITE, else INSTALLED when it exists.  0 with *have = 0 when there
+ * is none, 0 with *have = 1 when loaded, -1 when the file is bad (in d).
+ */
+int gpumem_site_load_default(const char *path, const char *installed, struct gpumem_site *s,
+			     int *have, struct gpumem_diags *d);
 const struct gpumem_ref *gpumem_site_ref(const struct gpumem_site *s, const char *model);
 
 /*

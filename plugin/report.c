@@ -289,8 +289,7 @@ static int resolve_dir(const struct ropts *o, char **dirp)
 {
 	struct gpumem_diags d = { 0 };
 	struct gpumem_site site;
-	const char *path = o->site ? o->site : getenv("GPUMEM_SITE");
-	int rv = -1;
+	int rv = -1, have;
 
 	*dirp = NULL;
 	gpumem_site_init(&site);
@@ -298,15 +297,11 @@ static int resolve_dir(const struct ropts *o, char **dirp)
 		*dirp = strdup(o->dir);
 		return *dirp ? 0 : -1;
 	}
-	if (path == NULL && access(DEFAULT_SITE, F_OK) == 0)
-		path = DEFAULT_SITE;
-	if (path && path[0]) {
-		if (gpumem_site_load(path, &site, &d) < 0) {
-			gpumem_diags_print(&d, stderr);
-			fprintf(stderr, "gpumem: report: cannot use the site file %s for report.dir "
-				"(give DIR)\n", path);
-			goto fail;
-		}
+	if (gpumem_site_load_default(o->site, DEFAULT_SITE, &site, &have, &d) < 0) {
+		gpumem_diags_print(&d, stderr);
+		fprintf(stderr, "gpumem: report: cannot use the site file for report.dir "
+			"(give DIR)\n");
+		goto fail;
 	}
 	*dirp = strdup(site.report.dir ? site.report.dir : GPUMEM_REPORT_DEFAULT_DIR);
 	if (*dirp == NULL)

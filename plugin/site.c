@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include "schema.h"
 
 #define S(field) offsetof(struct gpumem_site, field)
@@ -211,6 +212,24 @@ int gpumem_site_load(const char *path, struct gpumem_site *s, struct gpumem_diag
 	rv = gpumem_site_parse(buf, len, path, s, d);
 	free(buf);
 	return rv;
+}
+
+int gpumem_site_load_default(const char *path, const char *installed, struct gpumem_site *s,
+			     int *have, struct gpumem_diags *d)
+{
+	*have = 0;
+	gpumem_site_init(s);
+	if (path == NULL || path[0] == '\0')
+		path = getenv("GPUMEM_SITE");
+	if (path == NULL || path[0] == '\0') {
+		if (installed == NULL || access(installed, F_OK) != 0)
+			return 0;
+		path = installed;
+	}
+	if (gpumem_site_load(path, s, d) < 0)
+		return -1;
+	*have = 1;
+	return 0;
 }
 
 void gpumem_site_free(struct gpumem_site *s)

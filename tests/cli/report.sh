@@ -274,7 +274,7 @@ is "$(rows "$out")" "107.0:0" "DIR from \$GPUMEM_SITE"
 printf 'version: 1\nreport:\n  dri: x\n' >"$t/badsite.yaml"
 run "$GPUMEM" report --site "$t/badsite.yaml"
 is "$rc" 1 "bad site file: exit 1"
-like "$out" "cannot use the site file .*badsite.yaml" "bad site file: said"
+like "$out" "badsite.yaml:3:3: error: unknown key .report.dri." "bad site file: said, with its place"
 run "$GPUMEM" report --help
 is "$rc" 0 "--help: exit 0"
 like "$out" "gpumem report --svg FILE" "--help: usage"
