@@ -160,6 +160,7 @@ static int effective(const struct opts *o, int n, char **files, struct gpumem_po
 	char *path = NULL;
 	int rv = -1;
 
+	gpumem_site_init(site);         /* the caller frees it on every path */
 	if (n > 1) {
 		fprintf(stderr, "gpumem: give at most one POLICY\n");
 		return -2;

@@ -75,6 +75,14 @@ static int l2_env(const struct gpumem_policy *p, const struct gpumem_node *node,
 		pct = (double)p->l2.limit_bytes * 100.0 / (double)l2;
 		if (p->l2.limit_bytes && pct < 1)
 			pct = 1;
+		/* The site's cap applies to a byte limit too, once it is a share. */
+		if (pct > p->l2.site_max_percent) {
+			gpumem_diag_add(d, GPUMEM_SEV_WARNING, "l2.persisting_limit", 0, 0,
+					"%" PRIu64 " bytes is %.1f%% of this GPU's L2, above the site "
+					"limit of %g%%: using %g%%", p->l2.limit_bytes, pct,
+					p->l2.site_max_percent, p->l2.site_max_percent);
+			pct = p->l2.site_max_percent;
+		}
 	}
 	if (hw >= 0 && pct > hw) {
 		gpumem_diag_add(d, GPUMEM_SEV_WARNING, "l2.persisting_limit", 0, 0,

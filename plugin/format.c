@@ -74,7 +74,10 @@ char *gpumem_policy_format(const struct gpumem_policy *p, enum gpumem_fmt fmt, i
 		if (!(p->set & GPUMEM_K_L2_LIMIT))
 			snprintf(v, sizeof(v), json ? "null" : "null  # not set: CUDA's default");
 		else if (p->l2.limit_is_percent)
-			snprintf(v, sizeof(v), "%g%%", p->l2.limit_percent);
+		{
+			gpumem_format_double(p->l2.limit_percent, v, sizeof(v) - 1);
+			strcat(v, "%");
+		}
 		else
 			gpumem_format_size(p->l2.limit_bytes, v, sizeof(v));
 		key(&e, GPUMEM_K_L2_LIMIT, "persisting_limit", v,
@@ -121,7 +124,7 @@ char *gpumem_policy_format(const struct gpumem_policy *p, enum gpumem_fmt fmt, i
 		key(&e, GPUMEM_K_CHECK_BEFORE, "before", tf(p->check.before), 1);
 		key(&e, GPUMEM_K_CHECK_AFTER, "after", tf(p->check.after), 1);
 		if (!only_set || (p->set & GPUMEM_K_CHECK_FRACTION)) {
-			snprintf(v, sizeof(v), "%g", p->check.min_fraction);
+			gpumem_format_double(p->check.min_fraction, v, sizeof(v));
 			if (json)
 				fprintf(e.f, "%s\"bandwidth\": {\"min_fraction\": %s}",
 					e.nkey ? ", " : "", v);

@@ -60,40 +60,74 @@ static int matches(const char *want, int index, const char *uuid, const char *pc
 	return strcasecmp(bus_part(want), bus_part(pci)) == 0;
 }
 
+struct probed {
+	int index;
+	uint64_t l2, pmax;
+	char uuid[64], pci[32], name[96];
+};
+
+/* One gpumem-probe line; 0 when it is a GPU line. */
+static int probe_line(const char *l, struct probed *g)
+{
+	int off = 0;
+
+	if (sscanf(l, "gpu %d %63s %31s %" SCNu64 " %" SCNu64 " %n", &g->index, g->uuid, g->pci,
+		   &g->l2, &g->pmax, &off) != 5)
+		return -1;
+	snprintf(g->name, sizeof(g->name), "%s", l + off);
+	return 0;
+}
+
+static void add_gpu(struct gpumem_node *node, const struct probed *p, int index)
+{
+	struct gpumem_gpu *g = &node->gpus[node->ngpus++];
+
+	g->index = index;
+	snprintf(g->uuid, sizeof(g->uuid), "%s", p->uuid);
+	snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "%s", p->pci);
+	snprintf(g->name, sizeof(g->name), "%s", p->name);
+	g->l2_bytes = p->l2;
+	g->persisting_max_bytes = p->pmax;
+}
+
 int gpumem_gpus_match(const char *out, char list[][64], int n, struct gpumem_node *node)
 {
-	const char *line = out;
+	struct probed *all;
+	int nall = 0;
 
 	node->ngpus = 0;
-	while (line && *line) {
+	all = calloc(GPUMEM_MAX_GPUS, sizeof(*all));
+	if (all == NULL)
+		return -1;
+	for (const char *line = out; line && *line && nall < GPUMEM_MAX_GPUS;) {
 		const char *nl = strchr(line, '\n');
-		char l[512], uuid[64], pci[32], name[96] = "";
-		uint64_t l2, pmax;
-		int idx, off = 0;
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		char l[512];
 
-		snprintf(l, sizeof(l), "%.*s", (int)len, line);
+		snprintf(l, sizeof(l), "%.*s", (int)(nl ? (size_t)(nl - line) : strlen(line)), line);
 		line = nl ? nl + 1 : NULL;
-		if (sscanf(l, "gpu %d %63s %31s %" SCNu64 " %" SCNu64 " %n", &idx, uuid, pci, &l2,
-			   &pmax, &off) != 5)
-			continue;
-		snprintf(name, sizeof(name), "%s", l + off);
-		for (int k = 0; k < (n < 0 ? 1 : n); k++) {
-			struct gpumem_gpu *g;
-
-			if (n >= 0 && !matches(list[k], idx, uuid, pci))
-				continue;
-			if (node->ngpus >= GPUMEM_MAX_GPUS)
-				return -1;
-			g = &node->gpus[node->ngpus++];
-			g->index = n < 0 ? idx : k;
-			snprintf(g->uuid, sizeof(g->uuid), "%s", uuid);
-			snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "%s", pci);
-			snprintf(g->name, sizeof(g->name), "%s", name);
-			g->l2_bytes = l2;
-			g->persisting_max_bytes = pmax;
-			break;
-		}
+		if (probe_line(l, &all[nall]) == 0)
+			nall++;
 	}
+	/*
+	 * Each entry of the step's list is the task's ordinal k; it names one
+	 * GPU or none.  An ambiguous UUID prefix names none (CUDA refuses it
+	 * too), so a list can never yield more GPUs than it has entries.
+	 */
+	for (int k = 0; k < (n < 0 ? nall : n) && node->ngpus < GPUMEM_MAX_GPUS; k++) {
+		int found = -1, count = 0;
+
+		if (n < 0) {
+			add_gpu(node, &all[k], all[k].index);
+			continue;
+		}
+		for (int i = 0; i < nall; i++)
+			if (matches(list[k], all[i].index, all[i].uuid, all[i].pci)) {
+				found = i;
+				count++;
+			}
+		if (count == 1)
+			add_gpu(node, &all[found], k);
+	}
+	free(all);
 	return node->ngpus;
 }

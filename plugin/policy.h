@@ -87,6 +87,7 @@ struct gpumem_policy {
 		double limit_percent;
 		uint64_t limit_bytes;
 		int reset_at_exit;
+		double site_max_percent;        /* set by the merge: limits.l2_max_percent */
 	} l2;
 	struct {
 		int active_thread_percentage;   /* 1..100 */
@@ -252,6 +253,8 @@ int gpumem_um_format(const struct gpumem_policy *p, char *buf, size_t len);
 /* "40GiB", "512 KiB", "1M", "1073741824": 0 on success, else -1 and *why. */
 int gpumem_parse_size(const char *s, uint64_t *out, const char **why);
 void gpumem_format_size(uint64_t v, char *buf, size_t len);
+/* A double that parses back to itself (no %g rounding to 6 digits). */
+void gpumem_format_double(double v, char *buf, size_t len);
 const char *gpumem_loc_name(enum gpumem_loc l);
 const char *gpumem_daemon_name(enum gpumem_daemon d);
 const char *gpumem_onfail_name(enum gpumem_onfail f);

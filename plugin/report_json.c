@@ -472,8 +472,10 @@ static int parse_value(struct jp *p, struct gpumem_report_jval *v)
 		}
 		return 0;
 	case '"':
+		if (parse_string(p, &v->str) < 0)
+			return -1;      /* *v stays empty, as report.h says */
 		v->type = GPUMEM_REPORT_JSTR;
-		return parse_string(p, &v->str);
+		return 0;
 	case 't':
 	case 'f':
 	case 'n':
@@ -493,8 +495,12 @@ static int parse_value(struct jp *p, struct gpumem_report_jval *v)
 		break;
 	default:
 		if (c == '-' || (c >= '0' && c <= '9')) {
+			if (parse_number(p, &v->num) < 0) {
+				v->num = 0;
+				return -1;
+			}
 			v->type = GPUMEM_REPORT_JNUM;
-			return parse_number(p, &v->num);
+			return 0;
 		}
 		break;
 	}
@@ -594,5 +600,5 @@ void gpumem_report_json_num(FILE *f, double v)
 	else if (v > -1e15 && v < 1e15 && v == (double)(long long)v)
 		fprintf(f, "%lld", (long long)v);
 	else
-		fprintf(f, "%.10g", v);
+		fprintf(f, "%.17g", v);     /* what is written must read back the same */
 }

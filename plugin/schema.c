@@ -255,6 +255,11 @@ static int handle(struct gpumem_walk *w, const struct gpumem_key *k,
 		}
 		if (parse_size(w, v, key, &uv) < 0)
 			return -1;
+		if ((double)uv > k->max) {
+			gpumem_walk_error(w, v, "%s: %s is larger than the %.0f-byte maximum",
+					  key, v->str, k->max);
+			return -1;
+		}
 		p->l2.limit_is_percent = 0;
 		p->l2.limit_percent = 0;
 		p->l2.limit_bytes = uv;

@@ -14,12 +14,12 @@ SPANK_PLUGIN(gpumem, 1);
 
 struct gpumem_state gpumem_state;
 
-static int opt_policy_cb(int val, const char *optarg, int remote)
+static int opt_policy_cb(int val, const char *arg, int remote)
 {
 	(void)val;
 	(void)remote;
 	free(gpumem_state.opt_policy);
-	gpumem_state.opt_policy = optarg ? strdup(optarg) : NULL;
+	gpumem_state.opt_policy = arg ? strdup(arg) : NULL;
 	return 0;
 }
 

@@ -86,3 +86,13 @@ const char *gpumem_onfail_name(enum gpumem_onfail f)
 {
 	return f == GPUMEM_ONFAIL_DRAIN ? "drain" : f == GPUMEM_ONFAIL_FAIL ? "fail" : "warn";
 }
+
+void gpumem_format_double(double v, char *buf, size_t len)
+{
+	/* The shortest of %.15g..%.17g that reads back as the same double. */
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, len, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}

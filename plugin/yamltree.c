@@ -82,10 +82,15 @@ static int node_append(struct gpumem_ynode *parent, struct gpumem_ynode *child)
 {
 	struct gpumem_ynode **items;
 
-	items = realloc(parent->items, (parent->n + 1) * sizeof(*items));
-	if (items == NULL)
-		return -1;
-	parent->items = items;
+	/* Capacity doubles at powers of two: no quadratic copying. */
+	if ((parent->n & (parent->n - 1)) == 0) {
+		size_t cap = parent->n ? parent->n * 2 : 1;
+
+		items = realloc(parent->items, cap * sizeof(*items));
+		if (items == NULL)
+			return -1;
+		parent->items = items;
+	}
 	parent->items[parent->n++] = child;
 	return 0;
 }

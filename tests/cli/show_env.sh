@@ -38,6 +38,13 @@ is "$out" "CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=50" "30 MiB 
 run "$GPUMEM" env --site "$t/open.yaml" "$t/bytes.yaml"
 like "$out" "needs the GPU's L2 size, and this node reported no GPU: not applied" "bytes without GPU: skipped, said"
 
+printf 'version: 1\nl2:\n  persisting_limit: 60MiB\n' >"$t/bytes60.yaml"
+run "$GPUMEM" env --site "$site" $H200 "$t/bytes60.yaml"
+like "$out" "62914560 bytes is 100.0% of this GPU's L2, above the site limit of 50%: using 50%" "a limit in bytes cannot escape the site's percentage cap"
+like "$out" "PERCENTAGE_LIMIT=50$" "... clamped to it"
+run "$GPUMEM" show "$top_srcdir/policies/stream.yaml" "$top_srcdir/policies/persist.yaml"
+is "$rc" 64 "show with two policies: a usage error, not a crash"
+
 printf 'version: 1\nmps:\n  active_thread_percentage: 5\n  pinned_device_mem_limit: 100GiB\n  daemon: job\ncheck:\n  on_fail: drain\n' >"$t/mps.yaml"
 printf 'version: 1\nlimits:\n  mps_min_active_thread_percentage: 10\n  mps_max_pinned_device_mem_limit: 80GiB\n  mps_daemons: [none, site]\n' >"$t/site-mps.yaml"
 run "$GPUMEM" show --site "$t/site-mps.yaml" "$t/mps.yaml"

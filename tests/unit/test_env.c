@@ -52,8 +52,11 @@ int main(void)
 	is_int(node.gpus[0].index, 0, "renumbered as the task sees it");
 	n = gpumem_gpus_from_env(fake_get, &fe2, list, 8, &src);
 	is_int(gpumem_gpus_match(probe_out, list, n, &node), 2, "matched by UUID prefix");
-	is_str(node.gpus[0].name, "NVIDIA H200", "probe order kept... GPU a");
-	is_int(node.gpus[0].index, 1, "GPU a is the task's ordinal 1");
+	is_str(node.gpus[0].name, "NVIDIA H100 80GB HBM3", "the step's order: GPU b first");
+	is_int(node.gpus[1].index, 1, "GPU a is the task's ordinal 1");
+	strcpy(list[0], "GPU-");
+	is_int(gpumem_gpus_match(probe_out, list, 1, &node), 0,
+	       "an ambiguous UUID prefix names no GPU (CUDA refuses it too)");
 	is_int(gpumem_gpus_from_env(fake_get, &none, list, 8, &src), -1, "no variable: unknown");
 	strcpy(list[0], "3B:00.0");
 	is_int(gpumem_gpus_match(probe_out, list, 1, &node), 1, "PCI bus id without domain");
