@@ -55,6 +55,16 @@ eval "$("$CL" env)"
 json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
 node_state() { scontrol show node "$1" -o | grep -o 'State=[^ ]*' | cut -d= -f2; }
 node_reason() { scontrol show node "$1" -o | sed -n 's/.* Reason=\(.*\) \[.*/\1/p'; }
+# wait_idle NODE: until slurmctld sees it idle and responding (bounded).
+wait_idle() { for _ in $(seq 1 60); do [ "$(node_state "$1")" = IDLE ] && return 0; sleep 0.25; done; return 1; }
+# bg_job NODE CMD...: start a job there in the background, return once it runs.
+bg_job() {
+	local node=$1; shift
+	timeout 60 srun -w "$node" "$@" >/dev/null 2>&1 &
+	bg=$!
+	for _ in $(seq 1 60); do squeue -h -w "$node" -t R | grep -q . && return 0; sleep 0.25; done
+	return 1
+}
 
 # --- no GPU on these nodes: the report says so, on every node -------------------
 jid=$(sbatch --parsable -N3 --wait -o /dev/null --gpumem-policy="$t/after.yaml" --wrap 'srun -N3 true')
@@ -102,11 +112,10 @@ like "$(grep -h "check after job $jid.0 node gpumem2" "$GPUMEM_CLUSTER_DIR"/log/
 # --- a later passing check resumes only gpumem's own drain ------------------------
 rm -f "$t/fail/gpumem2"
 scontrol update NodeName=gpumem2 State=RESUME
-srun -w gpumem2 --gpumem-policy="$t/after.yaml" sleep 4 &
-bg=$!
-for _ in $(seq 1 20); do squeue -h -w gpumem2 -t R | grep -q . && break; sleep 0.25; done
+wait_idle gpumem2
+bg_job gpumem2 --gpumem-policy="$t/after.yaml" sleep 4 || fail "a job runs on gpumem2 after the resume"
 touch "$t/fail/gpumem2"
-srun -w gpumem2 --gpumem-policy="$t/drain.yaml" true
+timeout 60 srun -w gpumem2 --gpumem-policy="$t/drain.yaml" true
 sleep 0.5
 like "$(node_state gpumem2)" "MIXED\+DRAIN" "a failing check drains gpumem2 while another job runs there"
 rm -f "$t/fail/gpumem2"
@@ -114,15 +123,15 @@ wait $bg
 for _ in $(seq 1 30); do [ "$(node_state gpumem2)" = IDLE ] && break; sleep 0.5; done
 is "$(node_state gpumem2)" "IDLE" "that job's passing after-check resumes gpumem2 (its drain was gpumem's)"
 
-srun -w gpumem3 --gpumem-policy="$t/after.yaml" sleep 3 &
-bg=$!
-for _ in $(seq 1 20); do squeue -h -w gpumem3 -t R | grep -q . && break; sleep 0.25; done
+wait_idle gpumem3
+bg_job gpumem3 --gpumem-policy="$t/after.yaml" sleep 3 || fail "a job runs on gpumem3"
 scontrol update NodeName=gpumem3 State=DRAIN Reason="maintenance by admin"
 wait $bg
 sleep 1
 is "$(node_reason gpumem3)" "maintenance by admin" "an admin's drain is never resumed by a passing check"
 like "$(node_state gpumem3)" "DRAIN" "... and stays drained"
 scontrol update NodeName=gpumem3 State=RESUME
+wait_idle gpumem3
 rm -f "$t/fail/gpumem3"
 
 # --- check.before with on_fail: fail stops the job, with the reason -------------

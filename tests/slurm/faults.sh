@@ -69,7 +69,7 @@ no_leftovers "kill -9 of a task"
 
 # --- a step past its time limit ----------------------------------------------
 start=$(date +%s)
-run srun -N1 -t 1 --gpumem-policy="$t/both.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; sleep 300'
+run timeout 150 srun -N1 -t 1 --gpumem-policy="$t/both.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; sleep 300'
 jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
 like "$out" "(TIME LIMIT|time limit|DUE TO TIME)" "time limit: Slurm ended the step after $(( $(date +%s) - start )) s"
 wait_file "$t/reports/job$jid.0.gpumem1.after.json" 60 && pass "time limit: the after report is there" || fail "time limit: after report"
@@ -77,7 +77,7 @@ like "$(json "$t/reports/job$jid.0.gpumem1.after.json" 'd["status"] + "|" + d["v
 no_leftovers "time limit"
 
 # --- slurmd restarted in the middle of a job ---------------------------------
-srun -N1 --gpumem-policy="$t/both.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; sleep 4' >"$t/mid.out" 2>&1 &
+timeout 60 srun -N1 --gpumem-policy="$t/both.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; sleep 4' >"$t/mid.out" 2>&1 &
 bg=$!
 sleep 1.5
 "$CL" restart-slurmd >/dev/null 2>&1
