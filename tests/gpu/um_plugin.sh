@@ -1,0 +1,48 @@
+#!/bin/bash
+# Unified-memory advice through the plugin, as a user gets it: the same
+# unmodified program (tests/gpu/um_read.cu: 2 GiB of managed memory filled on
+# the CPU, read once on the GPU) under `srun` without a policy and with
+# `--gpumem-policy=zerocopy.yaml`, alternating, for both runtime linkages and
+# both access patterns.  Goal from the issue: at least 5x.
+# Usage: tests/gpu/um_plugin.sh BUILD_DIR   (run by tests/gpu/run)
+B=$(cd "${1:?usage: um_plugin.sh BUILD_DIR}" && pwd)
+top_srcdir=$(cd "$(dirname "$0")/../.." && pwd)
+export top_srcdir top_builddir=$B
+. "$top_srcdir/tests/lib.sh"
+[ -e /dev/nvidiactl ] || skip_all "no GPU here: run tests/gpu/run on a GPU machine"
+um="$B/kernels/.libs/libgpumem-um.so"
+[ -f "$um" ] || skip_all "libgpumem-um was not built"
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+CL="$top_srcdir/tests/slurm/cluster"
+export GPUMEM_CLUSTER_DIR=/tmp/gpumem-um-cluster
+t=$(mktemp -d /tmp/gpumem-umplug.XXXXXX); chmod 755 "$t"
+trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
+"$NVCC" -O2 -arch=sm_90 -DUM_READ_LINK='"static"' -o "$t/um_static" "$top_srcdir/tests/gpu/um_read.cu" &&
+"$NVCC" -O2 -arch=sm_90 -cudart shared -DUM_READ_LINK='"shared"' -o "$t/um_shared" "$top_srcdir/tests/gpu/um_read.cu" ||
+	skip_all "nvcc failed"
+printf 'version: 1\npolicy_dir: %s\n' "$top_srcdir/policies" >"$t/site.yaml"
+echo "required $B/plugin/.libs/gpumem.so site=$t/site.yaml libexecdir=$B/plugin um_library=$um" >"$t/plugstack.conf"
+chmod 644 "$t"/*.yaml "$t"/*.conf
+"$CL" start --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 || { cat "$t/start.log"; skip_all "local Slurm did not start"; }
+eval "$("$CL" env)"
+gbps() { sed -n 's/.*RESULT.* gbps=\([0-9.]*\).*/\1/p' | head -1; }
+med() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+printf '# %-7s %-7s %12s %12s %8s\n' link pattern "none GB/s" "policy GB/s" ratio
+for link in static shared; do
+	for pat in grid random; do
+		: >"$t/none" ; : >"$t/pol"
+		for i in 1 2 3; do
+			srun -N1 "$t/um_$link" --bytes 2G --pattern $pat 2>&1 | gbps >>"$t/none"
+			srun -N1 --gpumem-policy=zerocopy "$t/um_$link" --bytes 2G --pattern $pat 2>"$t/err" | gbps >>"$t/pol"
+		done
+		a=$(med <"$t/none"); b=$(med <"$t/pol")
+		r=$(awk -v a="$a" -v b="$b" 'BEGIN{ if (a > 0) printf "%.2f", b/a; else print 0 }')
+		printf '# %-7s %-7s %12s %12s %7sx\n' $link $pat "$a" "$b" "$r"
+		awk -v r="$r" 'BEGIN{exit !(r >= 5)}' && pass "$link $pat: zerocopy.yaml through srun is ${r}x the same program without (goal 5x)" ||
+			fail "$link $pat: zerocopy.yaml through srun is ${r}x (goal 5x; medians $a -> $b GB/s)"
+	done
+done
+run srun -N1 --gpumem-policy=zerocopy sh -c 'echo "$LD_PRELOAD"; echo "$GPUMEM_UM_ADVICE"'
+like "$out" "libgpumem-um.so" "the task got the installed library from the plugin"
+like "$out" "v1;preferred=cpu;accessed_by=gpu" "and the policy's advice"
+done_testing
