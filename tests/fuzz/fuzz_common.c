@@ -140,9 +140,13 @@ void fuzz_check_env(const struct gpumem_policy *p, const struct gpumem_node *nod
 		FUZZ_CHECK(pct <= site_l2_max, "L2 %ld%% above the site's l2_max_percent %g",
 			   pct, site_l2_max);
 	} else {
+		int known_l2 = 0;
+
+		for (int i = 0; node && i < node->ngpus; i++)
+			known_l2 |= node->gpus[i].l2_bytes != 0;
 		/* Only a byte limit on a node that did not say its L2 size is skipped. */
 		FUZZ_CHECK(!(p->set & GPUMEM_K_L2_LIMIT) ||
-			   (!p->l2.limit_is_percent && p->l2.limit_bytes != 0),
+			   (!p->l2.limit_is_percent && p->l2.limit_bytes != 0 && !known_l2),
 			   "L2 key set, no variable");
 	}
 
