@@ -32,8 +32,7 @@ int gpumem_um_format(const struct gpumem_policy *p, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-/* The largest whole percentage every GPU of the step accepts, or -1. */
-static int l2_hw_max_percent(const struct gpumem_node *node)
+int gpumem_l2_hw_max_percent(const struct gpumem_node *node)
 {
 	int best = -1;
 
@@ -53,7 +52,7 @@ static int l2_hw_max_percent(const struct gpumem_node *node)
 static int l2_env(const struct gpumem_policy *p, const struct gpumem_node *node,
 		  struct gpumem_env *env, struct gpumem_diags *d)
 {
-	int hw = l2_hw_max_percent(node);
+	int hw = gpumem_l2_hw_max_percent(node);
 	double pct;
 	char val[32];
 

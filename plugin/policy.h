@@ -246,6 +246,9 @@ struct gpumem_env {
 int gpumem_policy_env(const struct gpumem_policy *p, const struct gpumem_node *node,
 		      struct gpumem_env *env, struct gpumem_diags *d);
 
+/* The largest whole percentage of L2 every GPU of 'node' lets persist, or -1. */
+int gpumem_l2_hw_max_percent(const struct gpumem_node *node);
+
 /* The value of GPUMEM_UM_ADVICE, parsed by libgpumem-um; see kernels/um_config.c. */
 int gpumem_um_format(const struct gpumem_policy *p, char *buf, size_t len);
 

@@ -31,3 +31,19 @@ unlike() {
 run() { out=$("$@" 2>&1); rc=$?; }
 
 done_testing() { echo "1..$_tap_n"; [ "$_tap_failed" -eq 0 ]; exit $?; }
+
+# slurm_test NAME: the preamble of a real-Slurm test: skip (saying why) where
+# it cannot run, else set CL (the cluster script), so (the built plugin), a
+# private state dir GPUMEM_CLUSTER_DIR and a scratch dir t, both removed on exit.
+slurm_test() {
+	[ "$(id -u)" = 0 ] || skip_all "needs root: the test starts slurmctld and slurmd"
+	[ -n "${SLURM_PREFIX:-}" ] || command -v srun >/dev/null || skip_all "Slurm is not installed"
+	so="$top_builddir/plugin/.libs/gpumem.so"
+	[ -f "$so" ] || skip_all "gpumem.so was not built"
+	command -v python3 >/dev/null || skip_all "python3 is needed to read the JSON reports"
+	CL="$top_srcdir/tests/slurm/cluster"
+	export GPUMEM_CLUSTER_DIR=${GPUMEM_CLUSTER_DIR:-/tmp/gpumem-$1-test}
+	t=$(mktemp -d "/tmp/gpumem-$1.XXXXXX")
+	chmod 755 "$t"
+	trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
+}

@@ -70,23 +70,6 @@ static const char *env_get(const struct gpumem_env *e, const char *name)
 	return NULL;
 }
 
-/* The smallest whole percentage of L2 every GPU of 'node' lets persist. */
-static int hw_percent(const struct gpumem_node *node)
-{
-	int best = -1;
-
-	for (int i = 0; node && i < node->ngpus; i++) {
-		const struct gpumem_gpu *g = &node->gpus[i];
-		int pct;
-
-		if (g->l2_bytes == 0)
-			continue;
-		pct = (int)(g->persisting_max_bytes * 100 / g->l2_bytes);
-		if (best < 0 || pct < best)
-			best = pct;
-	}
-	return best;
-}
 
 void fuzz_check_env(const struct gpumem_policy *p, const struct gpumem_node *node,
 		    double site_l2_max)
@@ -125,7 +108,7 @@ void fuzz_check_env(const struct gpumem_policy *p, const struct gpumem_node *nod
 
 	v = env_get(&env, GPUMEM_ENV_L2_PCT);
 	if (v) {
-		int hw = hw_percent(node);
+		int hw = gpumem_l2_hw_max_percent(node);
 		char *end;
 		long pct = strtol(v, &end, 10);
 

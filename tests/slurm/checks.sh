@@ -10,17 +10,7 @@
 # test asks for.  Everything else is real: srun, slurmd, scontrol, the
 # drain.  tests/gpu/run forces a real failure with gpumem-check --plant-error.
 . "$top_srcdir/tests/lib.sh"
-[ "$(id -u)" = 0 ] || skip_all "needs root: the test starts slurmctld and slurmd"
-[ -n "${SLURM_PREFIX:-}" ] || command -v srun >/dev/null || skip_all "Slurm is not installed"
-so="$top_builddir/plugin/.libs/gpumem.so"
-[ -f "$so" ] || skip_all "gpumem.so was not built"
-command -v python3 >/dev/null || skip_all "python3 is needed to read the JSON reports"
-
-CL="$top_srcdir/tests/slurm/cluster"
-export GPUMEM_CLUSTER_DIR=${GPUMEM_CLUSTER_DIR:-/tmp/gpumem-checks-test}
-t=$(mktemp -d /tmp/gpumem-checks.XXXXXX)
-chmod 755 "$t"
-trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
+slurm_test checks
 mkdir -p "$t/reports" "$t/textfile" "$t/fail"
 chmod 777 "$t/fail"
 

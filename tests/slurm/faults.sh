@@ -6,17 +6,7 @@
 # Where a GPU check must run without a GPU, the plugin uses the stand-in
 # device and check program (see tests/slurm/standin-check).
 . "$top_srcdir/tests/lib.sh"
-[ "$(id -u)" = 0 ] || skip_all "needs root: the test starts slurmctld and slurmd"
-[ -n "${SLURM_PREFIX:-}" ] || command -v srun >/dev/null || skip_all "Slurm is not installed"
-so="$top_builddir/plugin/.libs/gpumem.so"
-[ -f "$so" ] || skip_all "gpumem.so was not built"
-command -v python3 >/dev/null || skip_all "python3 is needed to read the JSON reports"
-
-CL="$top_srcdir/tests/slurm/cluster"
-export GPUMEM_CLUSTER_DIR=${GPUMEM_CLUSTER_DIR:-/tmp/gpumem-faults-test}
-t=$(mktemp -d /tmp/gpumem-faults.XXXXXX)
-chmod 755 "$t"
-trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
+slurm_test faults
 mkdir -p "$t/reports" "$t/fail"
 cp "$top_srcdir/tests/slurm/standin-check" "$t/standin-check"
 mknod -m 0666 "$t/nvidiactl" c 1 3
