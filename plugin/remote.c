@@ -85,9 +85,14 @@ static int user_policy(spank_t sp, struct gpumem_policy *p, char **name,
 
 static void log_diags(const struct gpumem_diags *d, unsigned job, unsigned step)
 {
-	for (const struct gpumem_diag *g = d->head; g; g = g->next)
+	int n = 0, total = d->nerrors + d->nwarnings;
+
+	/* A hostile forwarded policy can hold thousands of errors: bound the log. */
+	for (const struct gpumem_diag *g = d->head; g && n < 20; g = g->next, n++)
 		slurm_info("gpumem: job %s: %s: %s: %s", step_name(job, step), g->file,
 			   g->sev == GPUMEM_SEV_ERROR ? "error" : "warning", g->msg);
+	if (total > n)
+		slurm_info("gpumem: job %s: ... and %d more", step_name(job, step), total - n);
 }
 
 /* Ask gpumem-probe (as the user) what the GPUs are; fills node->gpus. */
@@ -116,15 +121,21 @@ static int set_env(spank_t sp, const struct gpumem_env *env)
 {
 	for (int i = 0; i < env->n; i++) {
 		const char *name = env->var[i].name, *val = env->var[i].value;
-		char old[4096], joined[8192];
+		char *old = NULL, *joined = NULL;
+		int rc;
 
 		/* Our library goes first; the user's own preloads still load. */
-		if (!strcmp(name, GPUMEM_ENV_PRELOAD) &&
-		    spank_getenv(sp, name, old, sizeof(old)) == ESPANK_SUCCESS && old[0]) {
-			snprintf(joined, sizeof(joined), "%s %s", val, old);
-			val = joined;
+		if (!strcmp(name, GPUMEM_ENV_PRELOAD) && (old = malloc(65536)) &&
+		    spank_getenv(sp, name, old, 65536) == ESPANK_SUCCESS && old[0]) {
+			if (asprintf(&joined, "%s %s", val, old) < 0)
+				joined = NULL;
+			else
+				val = joined;
 		}
-		if (spank_setenv(sp, name, val, 1) != ESPANK_SUCCESS) {
+		rc = spank_setenv(sp, name, val, 1);
+		free(old);
+		free(joined);
+		if (rc != ESPANK_SUCCESS) {
 			slurm_error("gpumem: cannot set %s in the job environment", name);
 			return -1;
 		}
