@@ -96,3 +96,27 @@ void gpumem_format_double(double v, char *buf, size_t len)
 			return;
 	}
 }
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
+size_t gpumem_utf8_len(const unsigned char *s, size_t avail)
+{
+	uint32_t cp;
+	size_t need;
+
+	if (s[0] < 0x80) return 1;
+	if ((s[0] & 0xe0) == 0xc0) { need = 1; cp = s[0] & 0x1f; }
+	else if ((s[0] & 0xf0) == 0xe0) { need = 2; cp = s[0] & 0x0f; }
+	else if ((s[0] & 0xf8) == 0xf0) { need = 3; cp = s[0] & 0x07; }
+	else return 0;
+	if (need >= avail)
+		return 0;
+	for (size_t k = 1; k <= need; k++) {
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[k] & 0x3f);
+	}
+	if ((need == 1 && cp < 0x80) || (need == 2 && cp < 0x800) ||
+	    (need == 3 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return need + 1;
+}

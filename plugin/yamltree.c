@@ -31,22 +31,10 @@ static int prescan(const unsigned char *s, size_t len, const char *name,
 			return -1;
 		}
 		if (c >= 0x80) {
-			uint32_t cp;
-
-			if ((c & 0xe0) == 0xc0) { need = 1; cp = c & 0x1f; }
-			else if ((c & 0xf0) == 0xe0) { need = 2; cp = c & 0x0f; }
-			else if ((c & 0xf8) == 0xf0) { need = 3; cp = c & 0x07; }
-			else goto bad_utf8;
-			for (size_t k = 1; k <= need; k++) {
-				if (i + k >= len || (s[i + k] & 0xc0) != 0x80)
-					goto bad_utf8;
-				cp = (cp << 6) | (s[i + k] & 0x3f);
-			}
-			/* Overlong forms, surrogates and out-of-range code points. */
-			if ((need == 1 && cp < 0x80) || (need == 2 && cp < 0x800) ||
-			    (need == 3 && cp < 0x10000) || cp > 0x10ffff ||
-			    (cp >= 0xd800 && cp <= 0xdfff))
+			need = gpumem_utf8_len(s + i, len - i);
+			if (need == 0)
 				goto bad_utf8;
+			need--;
 		}
 		if (c == '\n') {
 			line++;
