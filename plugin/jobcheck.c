@@ -16,6 +16,7 @@
 #include "drain.h"
 #include "jobcheck.h"
 #include "proc.h"
+#include "report.h"
 #include "yamltree.h"
 
 static const char *const verdict_of_exit[] = { "pass", "warn", "fail", "skipped", "unusable" };
@@ -192,20 +193,6 @@ out:
 	gpumem_proc_free(&p);
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			fprintf(f, "\\%c", *c);
-		else if (*c < 0x20)
-			fprintf(f, "\\u%04x", *c);
-		else
-			fputc(*c, f);
-	}
-	fputc('"', f);
-}
-
 /* Write BUF to DIR/NAME through a temporary file and rename: never half a file. */
 static int write_atomic(const char *dir, const char *name, const char *buf, char *err, size_t elen)
 {
@@ -261,32 +248,29 @@ static char *report_json(const struct gpumem_jobinfo *ji, const struct gpumem_ch
 	if (f == NULL)
 		return NULL;
 	fprintf(f, "{\"schema\": \"gpumem-report/1\", \"job\": %u, \"step\": ", ji->job);
-	json_str(f, ji->step);
+	gpumem_report_json_str(f, ji->step);
 	fprintf(f, ", \"node\": ");
-	json_str(f, ji->node);
+	gpumem_report_json_str(f, ji->node);
 	fprintf(f, ", \"user\": ");
-	json_str(f, ji->user);
+	gpumem_report_json_str(f, ji->user);
 	fprintf(f, ", \"uid\": %u, \"policy\": ", (unsigned)ji->uid);
-	json_str(f, ji->policy);
+	gpumem_report_json_str(f, ji->policy);
 	fprintf(f, ", \"phase\": ");
-	json_str(f, r->phase);
+	gpumem_report_json_str(f, r->phase);
 	fprintf(f, ", \"time\": ");
-	json_str(f, r->time);
+	gpumem_report_json_str(f, r->time);
 	fprintf(f, ", \"gpus\": ");
-	json_str(f, ji->gpus);
+	gpumem_report_json_str(f, ji->gpus);
 	fprintf(f, ", \"status\": ");
-	json_str(f, r->status);
+	gpumem_report_json_str(f, r->status);
 	fprintf(f, ", \"reason\": ");
-	if (r->reason[0])
-		json_str(f, r->reason);
-	else
-		fprintf(f, "null");
+	gpumem_report_json_str(f, r->reason[0] ? r->reason : NULL);
 	if (r->exit_code >= 0)
 		fprintf(f, ", \"exit_code\": %d", r->exit_code);
 	else
 		fprintf(f, ", \"exit_code\": null");
 	fprintf(f, ", \"verdict\": ");
-	json_str(f, r->verdict);
+	gpumem_report_json_str(f, r->verdict);
 	fprintf(f, ", \"drained\": %s, \"check\": %s}\n", r->drained ? "true" : "false",
 		r->json ? r->json : "null");
 	if (fclose(f) != 0) {
