@@ -193,6 +193,15 @@ struct gpumem_check_report {
 	int ndevices;
 	struct gpumem_check_device *devices;
 	double wall_s;
+	/*
+	 * Where the wall time went before and around the per-GPU threads, so a
+	 * slow check can be explained: driver (dlopen + cuInit), runtime (its
+	 * start-up and the device count), identify (properties of every
+	 * visible GPU), devices (the GPU threads, start to last join).
+	 */
+	struct {
+		double driver, runtime, identify, devices;
+	} t;
 	/* Filled by gpumem_check_judge_report() (or the caller for "skipped"). */
 	enum gpumem_check_verdict verdict;
 	int exit_code;

@@ -341,6 +341,12 @@ int gpumem_check_json_write(FILE *f, const struct gpumem_check_report *r)
 	fputc(',', f); key(f, "host"); gpumem_check_json_string(f, r->host);
 	fputc(',', f); key(f, "time"); gpumem_check_json_string(f, r->time);
 	fputc(',', f); key(f, "wall_s"); num(f, r->wall_s, "%.4f");
+	fputc(',', f); key(f, "timings_s"); fputc('{', f);
+	key(f, "driver"); num(f, r->t.driver, "%.4f");
+	fputc(',', f); key(f, "runtime"); num(f, r->t.runtime, "%.4f");
+	fputc(',', f); key(f, "identify"); num(f, r->t.identify, "%.4f");
+	fputc(',', f); key(f, "devices"); num(f, r->t.devices, "%.4f");
+	fputc('}', f);
 	fputc(',', f); key(f, "cuda"); fputc('{', f);
 	key(f, "driver"); if (r->cuda_driver > 0) fprintf(f, "%d", r->cuda_driver); else fputs("null", f);
 	fputc(',', f); key(f, "runtime");

@@ -565,7 +565,7 @@ int main(int argc, char **argv)
 	FILE *json = NULL, *table = stdout;
 	char why[GPUMEM_CHECK_MSG];
 	const char *env;
-	double t0 = now();
+	double t0 = now(), t;
 	int i, j, n = 0, ndev = 0, threads_started = 0, rc = GPUMEM_CHECK_EXIT_USAGE;
 	int site_inited = 0, cuda_count = 0;
 	cudaError_t e = cudaSuccess;
@@ -638,9 +638,13 @@ int main(int argc, char **argv)
 
 	/* Nothing heavy before this: a node without a GPU answers at once. */
 	why[0] = '\0';
+	t = now();
 	rc = probe_driver(why, sizeof(why));
+	rep.t.driver = now() - t;
 	if (rc == 0) {
+		t = now();
 		e = cudaGetDeviceCount(&cuda_count);
+		rep.t.runtime = now() - t;
 		if (e == cudaErrorInsufficientDriver) {
 			int drv = 0, rt = 0;
 
@@ -701,6 +705,7 @@ int main(int argc, char **argv)
 		goto fail;
 	}
 	/* Identify all (no context yet), then keep the selected ones in order. */
+	t = now();
 	for (i = 0; i < n; i++) {
 		struct gpumem_check_device tmp;
 		int keep = !a.nsel;
@@ -724,6 +729,8 @@ int main(int argc, char **argv)
 		}
 	}
 
+	rep.t.identify = now() - t;
+	t = now();
 	for (i = 0; i < ndev; i++) {
 		jobs[i].shared = &sh;
 		jobs[i].dev = &devs[i];
@@ -737,6 +744,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < ndev; i++)
 		if (jobs[i].dev)
 			pthread_join(tids[i], NULL);
+	rep.t.devices = now() - t;
 	nvml = gpumem_check_future_wait(&sh.nvml);
 	if (nvml && nvml->driver[0])
 		snprintf(rep.nvml_driver, sizeof(rep.nvml_driver), "%s", nvml->driver);
@@ -761,11 +769,8 @@ fail:
 		unlink(a.json);
 	}
 	if (threads_started & 1) {
-		struct gpumem_check_topo *t;
-
 		pthread_join(topo_tid, NULL);
-		t = gpumem_check_future_wait(&sh.topo);
-		gpumem_check_topo_free(t);
+		gpumem_check_topo_free(gpumem_check_future_wait(&sh.topo));
 	}
 	if (threads_started & 2) {
 		pthread_join(nvml_tid, NULL);

@@ -14,7 +14,13 @@
 // -cudart shared, and -DUM_READ_DRIVER (cuMemAllocManaged called directly,
 // linked to libcuda).  UM_READ_LINK names the build in the output.
 //
+// With --fill gpu the buffer is instead first touched by a GPU kernel that
+// writes it (a program that builds its data on the GPU): fill_s is then the
+// time from just before the allocation to the end of that kernel, which is
+// what a prefetch to the GPU at allocation time (prefetch.yaml) shortens.
+//
 // usage: um_read [--bytes N] [--pattern grid|random|both] [--chunk N]
+//                [--fill cpu|gpu]
 // One "um_read: RESULT key=value..." line per pattern; exit 0 when every
 // checksum matched.
 
@@ -131,6 +137,13 @@ static size_t gcd(size_t a, size_t b)
 static inline uint32_t word(size_t i)
 {
 	return (uint32_t)(i * 2654435761u) ^ (uint32_t)(i >> 32);
+}
+
+__global__ void fill_gpu(uint32_t *p, size_t nwords)
+{
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < nwords;
+	     i += (size_t)gridDim.x * blockDim.x)
+		p[i] = (uint32_t)(i * 2654435761u) ^ (uint32_t)(i >> 32);
 }
 
 // Fill on the CPU with several threads (first touch happens here, as in a
@@ -259,17 +272,41 @@ static void free_managed(void *p)
 #endif
 }
 
-static int run(const char *pattern, size_t bytes, size_t chunk, const cudaDeviceProp &prop)
+// The sum fill() and fill_gpu() leave, computed without touching the buffer.
+static unsigned long long expected_sum(size_t nwords)
+{
+	unsigned long long s = 0;
+
+	for (size_t i = 0; i < nwords; i++)
+		s += word(i);
+	return s;
+}
+
+static int run(const char *pattern, size_t bytes, size_t chunk, const cudaDeviceProp &prop,
+	       bool gpu_fill)
 {
 	size_t nwords = bytes / 4, n16 = bytes / 16;
-	unsigned long long *dsum, got = 0;
+	unsigned long long *dsum, got = 0, want;
 	cudaEvent_t e0, e1;
 	float ms = 0;
+	double fill_s;
+	uint32_t *p;
 
-	uint32_t *p = (uint32_t *)alloc_managed(bytes);
-	auto t0 = std::chrono::steady_clock::now();
-	unsigned long long want = fill(p, nwords);
-	double fill_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+	if (gpu_fill) {
+		want = expected_sum(nwords);
+		CK(cudaDeviceSynchronize());
+		auto t0 = std::chrono::steady_clock::now();
+		p = (uint32_t *)alloc_managed(bytes);
+		fill_gpu<<<prop.multiProcessorCount * 8, 256>>>(p, nwords);
+		CK(cudaGetLastError());
+		CK(cudaDeviceSynchronize());
+		fill_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+	} else {
+		p = (uint32_t *)alloc_managed(bytes);
+		auto t0 = std::chrono::steady_clock::now();
+		want = fill(p, nwords);
+		fill_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+	}
 	std::string attrs = range_attrs(p, bytes);
 
 	CK(cudaMalloc(&dsum, sizeof(*dsum)));
@@ -296,9 +333,9 @@ static int run(const char *pattern, size_t bytes, size_t chunk, const cudaDevice
 	CK(cudaEventSynchronize(e1));
 	CK(cudaEventElapsedTime(&ms, e0, e1));
 	CK(cudaMemcpy(&got, dsum, sizeof(got), cudaMemcpyDeviceToHost));
-	printf("um_read: RESULT link=%s pattern=%s bytes=%zu fill_s=%.3f kernel_ms=%.3f gbps=%.2f "
+	printf("um_read: RESULT link=%s pattern=%s fill=%s bytes=%zu fill_s=%.4f kernel_ms=%.3f gbps=%.2f "
 	       "check=%s %s\n",
-	       UM_READ_LINK, pattern, bytes, fill_s, ms, bytes / (ms / 1e3) / 1e9,
+	       UM_READ_LINK, pattern, gpu_fill ? "gpu" : "cpu", bytes, fill_s, ms, bytes / (ms / 1e3) / 1e9,
 	       got == want ? "ok" : "BAD", attrs.c_str());
 	fflush(stdout);
 	CK(cudaFree(dsum));
@@ -312,6 +349,7 @@ int main(int argc, char **argv)
 {
 	size_t bytes = (size_t)2 << 30, chunk = (size_t)2 << 20, free_b = 0, total_b = 0;
 	const char *pattern = "both";
+	bool gpu_fill = false;
 	cudaDeviceProp prop;
 	int dev = 0, bad = 0, managed = 0;
 
@@ -322,8 +360,11 @@ int main(int argc, char **argv)
 			chunk = parse_size(argv[++i]);
 		else if (strcmp(argv[i], "--pattern") == 0 && i + 1 < argc)
 			pattern = argv[++i];
+		else if (strcmp(argv[i], "--fill") == 0 && i + 1 < argc &&
+			 (strcmp(argv[i + 1], "cpu") == 0 || strcmp(argv[i + 1], "gpu") == 0))
+			gpu_fill = strcmp(argv[++i], "gpu") == 0;
 		else {
-			fprintf(stderr, "usage: um_read [--bytes N] [--pattern grid|random|both] [--chunk N]\n");
+			fprintf(stderr, "usage: um_read [--bytes N] [--pattern grid|random|both] [--chunk N] [--fill cpu|gpu]\n");
 			return 2;
 		}
 	}
@@ -349,8 +390,8 @@ int main(int argc, char **argv)
 	printf("um_read: link=%s device=%d name=\"%s\" free=%zu concurrent_managed=%d bytes=%zu chunk=%zu\n",
 	       UM_READ_LINK, dev, prop.name, free_b, managed, bytes, chunk);
 	if (strcmp(pattern, "grid") == 0 || strcmp(pattern, "both") == 0)
-		bad |= run("grid", bytes, chunk, prop);
+		bad |= run("grid", bytes, chunk, prop, gpu_fill);
 	if (strcmp(pattern, "random") == 0 || strcmp(pattern, "both") == 0)
-		bad |= run("random", bytes, chunk, prop);
+		bad |= run("random", bytes, chunk, prop, gpu_fill);
 	return bad;
 }
