@@ -181,7 +181,7 @@ static int setup(struct ctx *c)
 			return cuda_fail(c, d->health.context_error, NULL, "cudaEventCreate", e);
 		c->nev = i + 1;
 	}
-	/* Enough 256-thread blocks to fill every SM; grid-stride does the rest. */
+	/* The pattern test: enough 256-thread blocks to fill every SM, grid-stride. */
 	if (cudaDeviceGetAttribute(&tpsm, cudaDevAttrMaxThreadsPerMultiProcessor, d->ordinal) !=
 	    cudaSuccess || tpsm < 256)
 		tpsm = 1024;
@@ -302,13 +302,13 @@ static cudaError_t launch_bw(struct ctx *c, int id)
 {
 	switch (id) {
 	case GPUMEM_CHECK_READ:
-		return (cudaError_t)gpumem_check_launch_read(c->st, c->g, c->a, c->n, c->ctl);
+		return (cudaError_t)gpumem_check_launch_read(c->st, c->a, c->n, c->ctl);
 	case GPUMEM_CHECK_WRITE:
-		return (cudaError_t)gpumem_check_launch_write(c->st, c->g, c->c, c->n, 3.0);
+		return (cudaError_t)gpumem_check_launch_write(c->st, c->c, c->n, 3.0);
 	case GPUMEM_CHECK_COPY:
-		return (cudaError_t)gpumem_check_launch_copy(c->st, c->g, c->c, c->a, c->n);
+		return (cudaError_t)gpumem_check_launch_copy(c->st, c->c, c->a, c->n);
 	case GPUMEM_CHECK_TRIAD:
-		return (cudaError_t)gpumem_check_launch_triad(c->st, c->g, c->a, c->b, c->c, 0.5, c->n);
+		return (cudaError_t)gpumem_check_launch_triad(c->st, c->a, c->b, c->c, 0.5, c->n);
 	case GPUMEM_CHECK_D2D:
 		return cudaMemcpyAsync(c->b, c->a, c->arr_bytes, cudaMemcpyDeviceToDevice, c->st);
 	}

@@ -55,14 +55,12 @@ int gpumem_check_launch_flip(cudaStream_t stream, void *buf, size_t word, unsign
 
 int gpumem_check_launch_init(cudaStream_t stream, struct gpumem_check_grid g, void *a, void *b,
 			     void *c, size_t n);
-int gpumem_check_launch_read(cudaStream_t stream, struct gpumem_check_grid g, const void *a,
-			     size_t n, void *sink);
-int gpumem_check_launch_write(cudaStream_t stream, struct gpumem_check_grid g, void *a, size_t n,
-			      double v);
-int gpumem_check_launch_copy(cudaStream_t stream, struct gpumem_check_grid g, void *c,
-			     const void *a, size_t n);
-int gpumem_check_launch_triad(cudaStream_t stream, struct gpumem_check_grid g, void *a,
-			      const void *b, const void *c, double s, size_t n);
+/* The bandwidth kernels: one thread per element, their own grid. */
+int gpumem_check_launch_read(cudaStream_t stream, const void *a, size_t n, void *sink);
+int gpumem_check_launch_write(cudaStream_t stream, void *a, size_t n, double v);
+int gpumem_check_launch_copy(cudaStream_t stream, void *c, const void *a, size_t n);
+int gpumem_check_launch_triad(cudaStream_t stream, void *a, const void *b, const void *c,
+			      double s, size_t n);
 /* Stream over 'st' (n elements) while re-reading 'hot' (hot_n elements). */
 int gpumem_check_launch_hotstream(cudaStream_t stream, struct gpumem_check_grid g,
 				  const void *hot, size_t hot_n, const void *st, size_t n,
