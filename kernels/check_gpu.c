@@ -407,39 +407,76 @@ static void memtest_collect(struct ctx *c)
 	c->d->t.memtest = m->seconds;
 }
 
+/* The host buffer of the PCIe figures, once pinned. */
+struct pinned {
+	void *host, *alloc;             /* alloc: cudaMallocHost fallback, else NULL */
+	size_t bytes;
+	int registered;
+	char error[GPUMEM_CHECK_MSG];
+};
+
+/*
+ * Pin the NUMA-placed host buffer.  Called while the GPU still runs the
+ * memory test and the HBM figures: registering 64 MiB takes about 10 ms of
+ * host time, which would otherwise add to the check's wall time.
+ */
+static void host_pin(struct ctx *c, const struct gpumem_check_hostbuf *hb, struct pinned *pn)
+{
+	struct gpumem_check_device *d = c->d;
+	cudaError_t e;
+
+	memset(pn, 0, sizeof(*pn));
+	pn->host = hb->p;
+	pn->bytes = hb->bytes;
+	if (pn->host && cudaHostRegister(pn->host, pn->bytes, cudaHostRegisterDefault) == cudaSuccess) {
+		pn->registered = 1;
+		d->numa.pinned_by_register = 1;
+		return;
+	}
+	/* e.g. a low RLIMIT_MEMLOCK: fall back to the driver's own pinned memory */
+	cudaGetLastError();
+	if (!pn->bytes)
+		pn->bytes = (size_t)c->o->host_bytes;
+	e = cudaMallocHost(&pn->alloc, pn->bytes);
+	if (e != cudaSuccess) {
+		snprintf(pn->error, sizeof(pn->error), "no pinned host memory: %s",
+			 cudaGetErrorString(e));
+		cudaGetLastError();
+		pn->alloc = pn->host = NULL;
+		return;
+	}
+	pn->host = pn->alloc;
+	d->numa.placed = 0;
+	d->numa.node = -1;      /* wherever the driver put it */
+	snprintf(d->numa.note, sizeof(d->numa.note),
+		 "cudaHostRegister failed; cudaMallocHost memory, not placed");
+}
+
+static void host_unpin(struct pinned *pn)
+{
+	if (pn->registered)
+		cudaHostUnregister(pn->host);
+	if (pn->alloc)
+		cudaFreeHost(pn->alloc);
+	memset(pn, 0, sizeof(*pn));
+}
+
 /* H2D then D2H through the pinned, NUMA-placed host buffer. */
-static void host_transfers(struct ctx *c, struct gpumem_check_hostbuf *hb)
+static void host_transfers(struct ctx *c, const struct pinned *pn)
 {
 	struct gpumem_check_device *d = c->d;
 	struct gpumem_check_metric *mh = &d->metric[GPUMEM_CHECK_H2D];
 	struct gpumem_check_metric *md = &d->metric[GPUMEM_CHECK_D2H];
-	void *host = hb->p, *alloc = NULL;
-	size_t bytes = hb->bytes;
+	void *host = pn->host;
+	size_t bytes = pn->bytes;
 	double gbps[MAX_REPEATS];
-	int R = c->o->repeats, r, k, dir, registered = 0;
+	int R = c->o->repeats, r, k, dir;
 	cudaError_t e;
 
-	if (host && cudaHostRegister(host, bytes, cudaHostRegisterDefault) == cudaSuccess) {
-		registered = 1;
-		d->numa.pinned_by_register = 1;
-	} else {
-		/* e.g. a low RLIMIT_MEMLOCK: fall back to the driver's own pinned memory */
-		cudaGetLastError();
-		if (!bytes)
-			bytes = (size_t)c->o->host_bytes;
-		e = cudaMallocHost(&alloc, bytes);
-		if (e != cudaSuccess) {
-			snprintf(mh->error, sizeof(mh->error), "no pinned host memory: %s",
-				 cudaGetErrorString(e));
-			snprintf(md->error, sizeof(md->error), "%s", mh->error);
-			cudaGetLastError();
-			return;
-		}
-		host = alloc;
-		d->numa.placed = 0;
-		d->numa.node = -1;      /* wherever the driver put it */
-		snprintf(d->numa.note, sizeof(d->numa.note),
-			 "cudaHostRegister failed; cudaMallocHost memory, not placed");
+	if (pn->error[0]) {
+		snprintf(mh->error, sizeof(mh->error), "%s", pn->error);
+		snprintf(md->error, sizeof(md->error), "%s", pn->error);
+		return;
 	}
 	mh->bytes = md->bytes = bytes;
 	e = cudaSuccess;
@@ -469,7 +506,7 @@ static void host_transfers(struct ctx *c, struct gpumem_check_hostbuf *hb)
 		cuda_fail(c, mh->error, &mh->fatal, "host transfers", e);
 		snprintf(md->error, sizeof(md->error), "%s", mh->error);
 		md->fatal = mh->fatal;
-		goto fail;
+		return;
 	}
 	for (dir = 0; dir < 2; dir++) {
 		int base = 2 * dir * (R + 1);
@@ -480,11 +517,6 @@ static void host_transfers(struct ctx *c, struct gpumem_check_hostbuf *hb)
 		}
 		fill_metric(dir == 0 ? mh : md, gbps, R);
 	}
-fail:
-	if (registered)
-		cudaHostUnregister(host);
-	if (alloc)
-		cudaFreeHost(alloc);
 }
 
 static int set_window(struct ctx *c, void *base, size_t bytes)
@@ -618,6 +650,7 @@ void *gpumem_check_device_main(void *arg)
 	struct gpumem_check_device *d = job->dev;
 	const struct gpumem_check_opts *o = job->shared->opts;
 	struct gpumem_check_hostbuf hb;
+	struct pinned pn;
 	struct gpumem_check_topo *topo;
 	struct gpumem_check_nvml *nvml;
 	struct ctx c;
@@ -627,6 +660,7 @@ void *gpumem_check_device_main(void *arg)
 
 	memset(&c, 0, sizeof(c));
 	memset(&hb, 0, sizeof(hb));
+	memset(&pn, 0, sizeof(pn));
 	c.d = d;
 	c.o = o;
 	c.sh = job->shared;
@@ -666,6 +700,8 @@ void *gpumem_check_device_main(void *arg)
 		snprintf(d->numa.note, sizeof(d->numa.note), "not placed: %.160s",
 			 job->shared->topo.why);
 	gpumem_check_host_alloc(topo, d->pci_bus_id, d->numa.cuda_node, host_bytes, &hb, &d->numa);
+	if (!c.dead)
+		host_pin(&c, &hb, &pn);
 
 	if (!c.dead) {
 		e = cudaStreamSynchronize(c.st);
@@ -690,8 +726,9 @@ void *gpumem_check_device_main(void *arg)
 
 	t1 = now();
 	if (!c.dead)
-		host_transfers(&c, &hb);
+		host_transfers(&c, &pn);
 	d->t.host = now() - t1;
+	host_unpin(&pn);
 	gpumem_check_host_free(topo, &hb);
 
 	if (o->l2ab && !o->quick && !c.dead) {

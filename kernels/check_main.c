@@ -780,11 +780,11 @@ fail:
 	}
 	if (threads_started & 2) {
 		pthread_join(nvml_tid, NULL);
-		nvml = gpumem_check_future_wait(&sh.nvml);
-		if (nvml) {
-			gpumem_check_nvml_close(nvml);
-			free(nvml);
-		}
+		/*
+		 * No nvmlShutdown: _exit below ends the process, and the driver
+		 * releases NVML's handles with it, sooner than a shutdown would.
+		 */
+		free(gpumem_check_future_wait(&sh.nvml));
 	}
 	free(devs);
 	free(jobs);

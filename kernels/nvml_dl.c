@@ -87,14 +87,6 @@ fail:
 	return rv;
 }
 
-void gpumem_check_nvml_close(struct gpumem_check_nvml *n)
-{
-	if (n->state == GPUMEM_CHECK_NVML_OK && n->shutdown)
-		n->shutdown();
-	/* The library stays mapped: other threads may still hold its strings. */
-	n->state = GPUMEM_CHECK_NVML_NOTRUN;
-}
-
 static int ok(gpumem_nvmlReturn_t r)
 {
 	return r == GPUMEM_NVML_SUCCESS;

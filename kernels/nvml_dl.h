@@ -52,7 +52,6 @@ struct gpumem_check_nvml {
  * the check runs it in its own thread while CUDA initialises.
  */
 int gpumem_check_nvml_open(struct gpumem_check_nvml *n);
-void gpumem_check_nvml_close(struct gpumem_check_nvml *n);
 
 /*
  * Fill the NVML part of d->health for the device with d->pci_bus_id (and

@@ -3,7 +3,10 @@
  * the step's GPUs and MPS share, bounded by the site's timeout; its JSON
  * is parsed (never trusted blindly: the user could tamper with a process
  * running as them) and wrapped into a gpumem-report/1 document that root
- * writes atomically at the end of the step.
+ * writes atomically at the end of the step.  It is read with the reports'
+ * JSON reader under its caps for check documents (report.h): a document
+ * grows with the node's GPUs, a few KiB each, well past what the policy
+ * parser takes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +20,6 @@
 #include "jobcheck.h"
 #include "proc.h"
 #include "report.h"
-#include "yamltree.h"
 
 static const char *const verdict_of_exit[] = { "pass", "warn", "fail", "skipped", "unusable" };
 
@@ -41,41 +43,70 @@ static void iso_now(char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* Per device: "gpu0 pass read 3010 copy 2750 ..." for the log line. */
-static void figures(const struct gpumem_ynode *doc, struct gpumem_checkrun *r)
+/* The text of member KEY of OBJ, as the check wrote it (see gpumem_report_jtext). */
+static const char *member_text(const char *text, const struct gpumem_report_jval *obj,
+			       const char *key, char *tmp, size_t len)
+{
+	return gpumem_report_jtext(text, gpumem_report_jget(obj, key), tmp, len);
+}
+
+/* The text of metrics.NAME.best_gbps of device DEV, or NULL. */
+static const char *best_gbps(const char *text, const struct gpumem_report_jval *dev,
+			     const char *name, char *tmp, size_t len)
+{
+	return member_text(text, gpumem_report_jget(gpumem_report_jget(dev, "metrics"), name),
+			   "best_gbps", tmp, len);
+}
+
+/*
+ * Per device: "gpu0 pass read 3010 copy 2750 ..." for the log line, as far
+ * as it holds; and the reason, from whichever device has one.
+ */
+static void figures(const char *text, const struct gpumem_report_jval *doc,
+		    struct gpumem_checkrun *r)
 {
 	static const char *const names[] = { "read", "copy", "triad", "h2d", "d2h" };
-	const struct gpumem_ynode *devs = gpumem_ynode_get(doc, "devices");
+	const struct gpumem_report_jval *devs = gpumem_report_jget(doc, "devices");
 	size_t off = 0;
 
 	r->figures[0] = '\0';
-	for (size_t i = 0; devs && devs->kind == GPUMEM_Y_SEQ && i < devs->n; i++) {
-		const struct gpumem_ynode *d = devs->items[i];
-		const struct gpumem_ynode *idx = gpumem_ynode_get(d, "index");
-		const struct gpumem_ynode *v = gpumem_ynode_get(d, "verdict");
-		const struct gpumem_ynode *why = gpumem_ynode_path(d, "reasons");
+	for (size_t i = 0; devs && devs->type == GPUMEM_REPORT_JARR && i < devs->n; i++) {
+		const struct gpumem_report_jval *d = &devs->items[i];
+		const struct gpumem_report_jval *why = gpumem_report_jget(d, "reasons");
+		char ibuf[64], vbuf[64], wbuf[64];
+		const char *idx = member_text(text, d, "index", ibuf, sizeof(ibuf));
+		const char *v = member_text(text, d, "verdict", vbuf, sizeof(vbuf));
 
-		off += (size_t)snprintf(r->figures + off, sizeof(r->figures) - off, "%sgpu%s %s",
-					i ? "; " : "", idx && idx->str ? idx->str : "?",
-					v && v->str ? v->str : "?");
-		for (size_t m = 0; m < 5 && off < sizeof(r->figures); m++) {
-			char path[48];
-			const struct gpumem_ynode *b;
+		if (off < sizeof(r->figures)) {
+			off += (size_t)snprintf(r->figures + off, sizeof(r->figures) - off,
+						"%sgpu%s %s", i ? "; " : "", idx ? idx : "?",
+						v ? v : "?");
+			for (size_t m = 0; m < 5 && off < sizeof(r->figures); m++) {
+				char bbuf[64];
+				const char *b = best_gbps(text, d, names[m], bbuf, sizeof(bbuf));
 
-			snprintf(path, sizeof(path), "metrics.%s.best_gbps", names[m]);
-			b = gpumem_ynode_path(d, path);
-			if (b && b->str && strcmp(b->str, "null"))
+				if (b && strcmp(b, "null"))
+					off += (size_t)snprintf(r->figures + off,
+								sizeof(r->figures) - off,
+								" %s %.0f", names[m], atof(b));
+			}
+			if (off < sizeof(r->figures))
 				off += (size_t)snprintf(r->figures + off, sizeof(r->figures) - off,
-							" %s %.0f", names[m], atof(b->str));
+							" GB/s");
 		}
-		if (off < sizeof(r->figures))
-			off += (size_t)snprintf(r->figures + off, sizeof(r->figures) - off, " GB/s");
-		/* The first reason of a device that did not pass explains the verdict. */
-		if (why && why->kind == GPUMEM_Y_SEQ && why->n && why->items[0]->str &&
-		    r->reason[0] == '\0')
-			snprintf(r->reason, sizeof(r->reason), "gpu%s: %s",
-				 idx && idx->str ? idx->str : "?", why->items[0]->str);
-		if (off >= sizeof(r->figures))
+		/*
+		 * The first reason of a device that did not pass explains the
+		 * verdict, even on a node with more GPUs than the figures hold.
+		 */
+		if (why && why->type == GPUMEM_REPORT_JARR && why->n && r->reason[0] == '\0') {
+			const char *first = gpumem_report_jtext(text, &why->items[0], wbuf,
+								sizeof(wbuf));
+
+			if (first)
+				snprintf(r->reason, sizeof(r->reason), "gpu%s: %s", idx ? idx : "?",
+					 first);
+		}
+		if (off >= sizeof(r->figures) && r->reason[0])
 			break;
 	}
 }
@@ -86,9 +117,8 @@ void gpumem_jobcheck_run(const struct gpumem_state *st, const struct gpumem_jobi
 	char frac[32], tmo[32], gpus[1100], pct[64], pipe[4200], logd[4200], node[96];
 	char *argv[16], *envp[10];
 	struct gpumem_proc p = { 0 };
-	struct gpumem_diags d = { 0 };
-	struct gpumem_ynode *doc = NULL;
-	const struct gpumem_ynode *schema;
+	struct gpumem_report_jval doc = { 0 };
+	char err[300];
 	int a = 0, e = 0;
 	int timeout = st->have_site ? st->site.check_timeout_s : st->args.timeout;
 
@@ -149,6 +179,8 @@ void gpumem_jobcheck_run(const struct gpumem_state *st, const struct gpumem_jobi
 	envp[e] = NULL;
 	gpumem_proc_as_user(&p, st->args.check, argv, envp, ji->uid, ji->gid, timeout + 5);
 	p.drop_stderr = 1;
+	/* One byte over the cap: more output than that is refused, not cut. */
+	p.out_max = GPUMEM_CHECK_MAX_BYTES + 1;
 	if (gpumem_proc_run(&p) < 0) {
 		snprintf(r->status, sizeof(r->status), "failed");
 		snprintf(r->verdict, sizeof(r->verdict), "error");
@@ -174,22 +206,22 @@ void gpumem_jobcheck_run(const struct gpumem_state *st, const struct gpumem_jobi
 	}
 	snprintf(r->status, sizeof(r->status), p.status == 3 ? "skipped" : "ran");
 	snprintf(r->verdict, sizeof(r->verdict), "%s", verdict_of_exit[p.status]);
-	if (gpumem_yaml_parse(p.out, strlen(p.out), "gpumem-check output", &doc, &d) == 0 && doc &&
-	    (schema = gpumem_ynode_get(doc, "schema")) && schema->str &&
-	    strcmp(schema->str, "gpumem-check/1") == 0) {
-		const struct gpumem_ynode *why = gpumem_ynode_path(doc, "overall.reason");
+	if (gpumem_check_json_parse(p.out, strlen(p.out), &doc, err, sizeof(err)) == 0) {
+		char tmp[64];
+		const char *why;
 
 		r->json = p.out;
 		p.out = NULL;
-		figures(doc, r);
-		if (r->reason[0] == '\0' && why && why->str && strcmp(why->str, "null"))
-			snprintf(r->reason, sizeof(r->reason), "%s", why->str);
+		figures(r->json, &doc, r);
+		why = member_text(r->json, gpumem_report_jget(&doc, "overall"), "reason", tmp,
+				  sizeof(tmp));
+		if (r->reason[0] == '\0' && why && strcmp(why, "null"))
+			snprintf(r->reason, sizeof(r->reason), "%s", why);
 	} else {
 		snprintf(r->reason, sizeof(r->reason), "gpumem-check printed no valid report");
 	}
 out:
-	gpumem_ynode_free(doc);
-	gpumem_diags_free(&d);
+	gpumem_report_json_free(&doc);
 	gpumem_proc_free(&p);
 }
 
@@ -239,6 +271,23 @@ static void safe_name(char *s)
 			*s = '_';
 }
 
+/*
+ * The check runs as the user, who could make it print anything: only a
+ * plain token goes into a node_exporter label, only a plain number into a
+ * sample, so no output can add lines or labels to the textfile.
+ */
+static int prom_token(const char *s)
+{
+	return s && *s && strlen(s) < 64 &&
+		strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") ==
+		strlen(s);
+}
+
+static int prom_number(const char *s)
+{
+	return s && *s && strspn(s, "0123456789.eE+-") == strlen(s);
+}
+
 static char *report_json(const struct gpumem_jobinfo *ji, const struct gpumem_checkrun *r)
 {
 	char *buf = NULL;
@@ -286,46 +335,45 @@ static void textfiles(const char *dir, const struct gpumem_jobinfo *ji,
 {
 	static const char *const metrics[] = { "read", "write", "copy", "triad", "d2d", "h2d",
 					       "d2h" };
-	struct gpumem_diags d = { 0 };
-	struct gpumem_ynode *doc = NULL;
-	const struct gpumem_ynode *devs;
+	struct gpumem_report_jval doc = { 0 };
+	const struct gpumem_report_jval *devs;
+	char perr[300];
 
 	if (r->json == NULL ||
-	    gpumem_yaml_parse(r->json, strlen(r->json), "report", &doc, &d) < 0)
+	    gpumem_check_json_parse(r->json, strlen(r->json), &doc, perr, sizeof(perr)) < 0)
 		goto out;
-	devs = gpumem_ynode_get(doc, "devices");
-	for (size_t i = 0; devs && devs->kind == GPUMEM_Y_SEQ && i < devs->n; i++) {
-		const struct gpumem_ynode *dev = devs->items[i];
-		const struct gpumem_ynode *uuid = gpumem_ynode_get(dev, "uuid");
-		const struct gpumem_ynode *idx = gpumem_ynode_get(dev, "index");
-		const struct gpumem_ynode *v = gpumem_ynode_get(dev, "verdict");
+	devs = gpumem_report_jget(&doc, "devices");
+	for (size_t i = 0; devs && devs->type == GPUMEM_REPORT_JARR && i < devs->n; i++) {
+		const struct gpumem_report_jval *dev = &devs->items[i];
+		char ubuf[64], ibuf[64], vbuf[64];
+		const char *uuid = member_text(r->json, dev, "uuid", ubuf, sizeof(ubuf));
+		const char *idx = member_text(r->json, dev, "index", ibuf, sizeof(ibuf));
+		const char *v = member_text(r->json, dev, "verdict", vbuf, sizeof(vbuf));
 		char name[160], labels[512], err[4400];
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *f;
 		int code;
 
-		if (!uuid || !uuid->str)
+		if (!prom_token(uuid) || (idx && !prom_token(idx)))
 			continue;
 		snprintf(labels, sizeof(labels), "node=\"%s\",gpu=\"%s\",uuid=\"%s\"", ji->node,
-			 idx && idx->str ? idx->str : "", uuid->str);
+			 idx ? idx : "", uuid);
 		f = open_memstream(&buf, &len);
 		if (f == NULL)
 			continue;
 		fprintf(f, "# HELP gpumem_bandwidth_gbps Best bandwidth of the last gpumem check, GB/s.\n"
 			"# TYPE gpumem_bandwidth_gbps gauge\n");
 		for (size_t m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
-			char path[48];
-			const struct gpumem_ynode *b;
+			char bbuf[64];
+			const char *b = best_gbps(r->json, dev, metrics[m], bbuf, sizeof(bbuf));
 
-			snprintf(path, sizeof(path), "metrics.%s.best_gbps", metrics[m]);
-			b = gpumem_ynode_path(dev, path);
-			if (b && b->str && strcmp(b->str, "null"))
+			if (prom_number(b))
 				fprintf(f, "gpumem_bandwidth_gbps{%s,metric=\"%s\"} %s\n", labels,
-					metrics[m], b->str);
+					metrics[m], b);
 		}
-		code = !v || !v->str ? 2 : !strncmp(v->str, "pass", 4) ? 0 :
-			!strcmp(v->str, "warn") ? 1 : !strcmp(v->str, "unusable") ? 4 : 2;
+		code = !v ? 2 : !strncmp(v, "pass", 4) ? 0 :
+			!strcmp(v, "warn") ? 1 : !strcmp(v, "unusable") ? 4 : 2;
 		fprintf(f, "# HELP gpumem_check_verdict 0 pass, 1 warn, 2 fail, 3 skipped, 4 unusable.\n"
 			"# TYPE gpumem_check_verdict gauge\ngpumem_check_verdict{%s} %d\n"
 			"# HELP gpumem_check_timestamp_seconds When the last check ran.\n"
@@ -336,15 +384,14 @@ static void textfiles(const char *dir, const struct gpumem_jobinfo *ji,
 			free(buf);
 			continue;
 		}
-		snprintf(name, sizeof(name), "gpumem_%s.prom", uuid->str);
+		snprintf(name, sizeof(name), "gpumem_%s.prom", uuid);
 		safe_name(name);
 		if (write_atomic(dir, name, buf, err, sizeof(err)) < 0)
 			slurm_error("gpumem: node_exporter textfile: %s", err);
 		free(buf);
 	}
 out:
-	gpumem_ynode_free(doc);
-	gpumem_diags_free(&d);
+	gpumem_report_json_free(&doc);
 }
 
 void gpumem_jobcheck_report(const struct gpumem_state *st, const struct gpumem_jobinfo *ji,

@@ -66,7 +66,7 @@ int gpumem_proc_run(struct gpumem_proc *p)
 	int inp[2] = { -1, -1 }, outp[2] = { -1, -1 };
 	gid_t groups[256];
 	int ngroups = -1;
-	size_t len = 0;
+	size_t len = 0, max = p->out_max ? p->out_max : OUT_MAX;
 	long deadline;
 	pid_t pid = -1;
 	int status = 0, rv = -1;
@@ -83,7 +83,7 @@ int gpumem_proc_run(struct gpumem_proc *p)
 		    getgrouplist(pw.pw_name, p->gid, groups, &ngroups) < 0)
 			ngroups = 0;
 	}
-	p->out = malloc(OUT_MAX + 1);
+	p->out = malloc(max + 1);
 	if (p->out == NULL || pipe2(inp, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0)
 		goto fail;
 	pid = fork();
@@ -122,15 +122,15 @@ int gpumem_proc_run(struct gpumem_proc *p)
 		}
 		if (!pfd.revents)
 			continue;
-		if (len < OUT_MAX)
-			n = read(outp[0], p->out + len, OUT_MAX - len);
+		if (len < max)
+			n = read(outp[0], p->out + len, max - len);
 		else
 			n = read(outp[0], sink, sizeof(sink));  /* drain, drop */
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
-		if (len < OUT_MAX)
+		if (len < max)
 			len += (size_t)n;
 	}
 	p->out[len] = '\0';

@@ -13,6 +13,7 @@ struct gpumem_proc {
 	int timeout_s;
 	const char *input;      /* written to its stdin, or NULL */
 	int drop_stderr;        /* stderr to /dev/null: out is stdout alone */
+	size_t out_max;         /* bytes of output kept, the rest dropped; 0: 64 KiB */
 	char *out;              /* stdout and stderr, NUL-terminated, malloc'd */
 	int status;             /* exit code, or 128 + signal */
 	int timed_out;
@@ -20,7 +21,8 @@ struct gpumem_proc {
 
 /*
  * Fork, drop privileges in the child when asked, exec, collect at most
- * 64 KiB of output, kill the child's process group at the deadline.
+ * out_max bytes of output (64 KiB when 0), kill the child's process group
+ * at the deadline.
  * Returns 0 when the program ran (see status), -1 when it could not.
  */
 int gpumem_proc_run(struct gpumem_proc *p);

@@ -23,6 +23,15 @@
 #define GPUMEM_REPORT_MAX_FILE_BYTES (1024 * 1024)
 #define GPUMEM_REPORT_JSON_MAX_DEPTH 64
 #define GPUMEM_REPORT_JSON_MAX_VALUES (128 * 1024)
+/*
+ * Caps for the gpumem-check document the plugin takes from the check (and
+ * embeds in a report): the report's, less room for what wraps it (under
+ * 8 KiB of fields, even escaped; 16 values; one level), so every document
+ * accepted here makes a report that `gpumem report` reads: 200 GPUs or more.
+ */
+#define GPUMEM_CHECK_MAX_BYTES (GPUMEM_REPORT_MAX_FILE_BYTES - 16 * 1024)
+#define GPUMEM_CHECK_JSON_MAX_DEPTH (GPUMEM_REPORT_JSON_MAX_DEPTH - 1)
+#define GPUMEM_CHECK_JSON_MAX_VALUES (GPUMEM_REPORT_JSON_MAX_VALUES - 64)
 
 int gpumem_report_main(int argc, char **argv);
 
@@ -40,6 +49,7 @@ struct gpumem_report_jval {
 	size_t n, cap;                          /* JARR, JOBJ: items, room for */
 	struct gpumem_report_jval *items;
 	char **keys;                            /* JOBJ: keys[i] names items[i] */
+	size_t at, len;                         /* its bytes in the parsed text */
 };
 
 /*
@@ -50,6 +60,20 @@ struct gpumem_report_jval {
 int gpumem_report_json_parse(const char *buf, size_t len, struct gpumem_report_jval *out,
 			     char *err, size_t errlen);
 void gpumem_report_json_free(struct gpumem_report_jval *v);
+/*
+ * The same for a gpumem-check/1 document (kernels/CHECK-JSON.md) under the
+ * GPUMEM_CHECK_* caps: an object whose "schema" is "gpumem-check/1".
+ */
+int gpumem_check_json_parse(const char *buf, size_t len, struct gpumem_report_jval *out,
+			    char *err, size_t errlen);
+/*
+ * The text of a scalar as written in BUF, the text it was parsed from: a
+ * string's value, a number's own spelling ("4100.0"), "true", "false",
+ * "null"; NULL for an array or object.  Uses TMP (64 bytes do) for all
+ * but strings.
+ */
+const char *gpumem_report_jtext(const char *buf, const struct gpumem_report_jval *v,
+				char *tmp, size_t tmplen);
 /* Member of an object (the first of duplicates), or NULL. */
 const struct gpumem_report_jval *gpumem_report_jget(const struct gpumem_report_jval *obj,
 						    const char *key);

@@ -21,6 +21,9 @@ struct jp {
 	char *err;
 	size_t errlen;
 	int failed;
+	int max_depth;
+	size_t max_values;
+	const char *what;       /* "a report": what too many values are not */
 };
 
 /* Record the first error only, with the place it happened. */
@@ -338,11 +341,19 @@ static int parse_value(struct jp *p, struct gpumem_report_jval *v);
 static int append(struct jp *p, struct gpumem_report_jval *c, struct gpumem_report_jval *item,
 		  char *key)
 {
-	/* Grow by doubling: a long array must not cost a copy per item. */
+	/*
+	 * Grow by doubling: a long array must not cost a copy per item.  The
+	 * value cap keeps far below it, but never let a size wrap around.
+	 */
 	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 4;
-		struct gpumem_report_jval *items = realloc(c->items, cap * sizeof(*items));
+		struct gpumem_report_jval *items;
+		size_t cap;
 
+		if (c->cap > SIZE_MAX / 2 / sizeof(*items) ||
+		    c->cap > SIZE_MAX / 2 / sizeof(*c->keys))
+			goto oom;
+		cap = c->cap ? c->cap * 2 : 4;
+		items = realloc(c->items, cap * sizeof(*items));
 		if (items == NULL)
 			goto oom;
 		c->items = items;
@@ -371,8 +382,8 @@ static int parse_container(struct jp *p, struct gpumem_report_jval *v, int is_ob
 	char close = is_obj ? '}' : ']', buf[32];
 
 	v->type = is_obj ? GPUMEM_REPORT_JOBJ : GPUMEM_REPORT_JARR;
-	if (++p->depth > GPUMEM_REPORT_JSON_MAX_DEPTH) {
-		jp_error(p, "nesting deeper than %d levels", GPUMEM_REPORT_JSON_MAX_DEPTH);
+	if (++p->depth > p->max_depth) {
+		jp_error(p, "nesting deeper than %d levels", p->max_depth);
 		return -1;
 	}
 	p->pos++;
@@ -425,19 +436,18 @@ static int parse_container(struct jp *p, struct gpumem_report_jval *v, int is_ob
 	return 0;
 }
 
-static int parse_value(struct jp *p, struct gpumem_report_jval *v)
+static int parse_one(struct jp *p, struct gpumem_report_jval *v)
 {
 	char buf[32];
 	unsigned char c;
 
 	memset(v, 0, sizeof(*v));
-	skip_ws(p);
 	if (p->pos >= p->len) {
 		jp_error(p, "expected a value, found end of file (truncated?)");
 		return -1;
 	}
-	if (++p->nvals > GPUMEM_REPORT_JSON_MAX_VALUES) {
-		jp_error(p, "more than %d values: not a report", GPUMEM_REPORT_JSON_MAX_VALUES);
+	if (++p->nvals > p->max_values) {
+		jp_error(p, "more than %zu values: not %s", p->max_values, p->what);
 		return -1;
 	}
 	c = p->s[p->pos];
@@ -486,37 +496,105 @@ static int parse_value(struct jp *p, struct gpumem_report_jval *v)
 	return -1;
 }
 
-int gpumem_report_json_parse(const char *buf, size_t len, struct gpumem_report_jval *out,
-			     char *err, size_t errlen)
+/* A value and, when it parses, where it was in the text. */
+static int parse_value(struct jp *p, struct gpumem_report_jval *v)
 {
-	struct jp p = { (const unsigned char *)buf, len, 0, 0, 0, err, errlen, 0 };
+	size_t at;
+
+	skip_ws(p);
+	at = p->pos;
+	if (parse_one(p, v) < 0)
+		return -1;
+	v->at = at;
+	v->len = p->pos - at;
+	return 0;
+}
+
+/* One document of at most max_bytes, under the depth and value caps of P. */
+static int parse_doc(struct jp *p, size_t max_bytes, struct gpumem_report_jval *out)
+{
 	char what[32];
 
 	memset(out, 0, sizeof(*out));
-	if (errlen)
-		err[0] = '\0';
-	if (len > GPUMEM_REPORT_MAX_FILE_BYTES) {
-		snprintf(err, errlen, "larger than the %d-byte limit", GPUMEM_REPORT_MAX_FILE_BYTES);
+	if (p->errlen)
+		p->err[0] = '\0';
+	if (p->len > max_bytes) {
+		snprintf(p->err, p->errlen, "larger than the %zu-byte limit", max_bytes);
 		return -1;
 	}
 	/* A UTF-8 byte order mark is not JSON, but editors write one. */
-	if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
-		p.pos = 3;
-	skip_ws(&p);
-	if (p.pos >= p.len) {
-		snprintf(err, errlen, "empty file");
+	if (p->len >= 3 && !memcmp(p->s, "\xef\xbb\xbf", 3))
+		p->pos = 3;
+	skip_ws(p);
+	if (p->pos >= p->len) {
+		snprintf(p->err, p->errlen, "empty file");
 		return -1;
 	}
-	if (parse_value(&p, out) < 0)
+	if (parse_value(p, out) < 0)
 		return -1;
-	skip_ws(&p);
-	if (p.pos < p.len) {
-		jp_error(&p, "unexpected %s after the end of the document",
-			 here(&p, what, sizeof(what)));
+	skip_ws(p);
+	if (p->pos < p->len) {
+		jp_error(p, "unexpected %s after the end of the document",
+			 here(p, what, sizeof(what)));
 		gpumem_report_json_free(out);
 		return -1;
 	}
 	return 0;
+}
+
+int gpumem_report_json_parse(const char *buf, size_t len, struct gpumem_report_jval *out,
+			     char *err, size_t errlen)
+{
+	struct jp p = { (const unsigned char *)buf, len, 0, 0, 0, err, errlen, 0,
+			GPUMEM_REPORT_JSON_MAX_DEPTH, GPUMEM_REPORT_JSON_MAX_VALUES, "a report" };
+
+	return parse_doc(&p, GPUMEM_REPORT_MAX_FILE_BYTES, out);
+}
+
+int gpumem_check_json_parse(const char *buf, size_t len, struct gpumem_report_jval *out,
+			    char *err, size_t errlen)
+{
+	struct jp p = { (const unsigned char *)buf, len, 0, 0, 0, err, errlen, 0,
+			GPUMEM_CHECK_JSON_MAX_DEPTH, GPUMEM_CHECK_JSON_MAX_VALUES,
+			"a gpumem-check document" };
+	const char *schema;
+
+	if (parse_doc(&p, GPUMEM_CHECK_MAX_BYTES, out) < 0)
+		return -1;
+	schema = gpumem_report_jstr(out, "schema");
+	if (out->type != GPUMEM_REPORT_JOBJ || schema == NULL ||
+	    strcmp(schema, "gpumem-check/1") != 0) {
+		if (out->type != GPUMEM_REPORT_JOBJ)
+			snprintf(err, errlen, "not a gpumem-check/1 document: not an object");
+		else if (schema == NULL)
+			snprintf(err, errlen, "not a gpumem-check/1 document: no \"schema\" string");
+		else
+			snprintf(err, errlen, "not a gpumem-check/1 document: schema \"%.60s\"",
+				 schema);
+		gpumem_report_json_free(out);
+		return -1;
+	}
+	return 0;
+}
+
+const char *gpumem_report_jtext(const char *buf, const struct gpumem_report_jval *v,
+				char *tmp, size_t tmplen)
+{
+	if (v == NULL || tmplen == 0)
+		return NULL;
+	switch (v->type) {
+	case GPUMEM_REPORT_JSTR:
+		return v->str;
+	case GPUMEM_REPORT_JNULL:
+	case GPUMEM_REPORT_JBOOL:
+	case GPUMEM_REPORT_JNUM:
+		/* A literal or a number of under 64 characters: parse_number's cap. */
+		snprintf(tmp, tmplen, "%.*s", (int)(v->len < tmplen ? v->len : tmplen - 1),
+			 buf + v->at);
+		return tmp;
+	default:
+		return NULL;
+	}
 }
 
 const struct gpumem_report_jval *gpumem_report_jget(const struct gpumem_report_jval *obj,

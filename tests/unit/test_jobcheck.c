@@ -1,0 +1,427 @@
+/*
+ * The GPU check around a step, without Slurm: gpumem_jobcheck_run forks
+ * the stand-in check of the real-Slurm tests (tests/slurm/standin-check)
+ * through the plugin's own helper runner, and gpumem_jobcheck_report
+ * writes the report and the node_exporter textfiles.  The case that
+ * matters: a node of 64 GPUs, whose gpumem-check document (about 170 KiB,
+ * 9,600 values) is past what the policy parser and the 64 KiB default of
+ * the runner take; every GPU must reach the written report.  Bad,
+ * truncated and oversized output keeps its one message.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "jobcheck.h"
+#include "report.h"
+#include "tap.h"
+
+/* ------------------------------------------------------------ Slurm stand-ins */
+static char last_log[8192];
+
+void slurm_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_log, sizeof(last_log), fmt, ap);
+	va_end(ap);
+	printf("# info: %.300s\n", last_log);
+}
+
+void slurm_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_log, sizeof(last_log), fmt, ap);
+	va_end(ap);
+	printf("# error: %.300s\n", last_log);
+}
+
+spank_err_t spank_getenv(spank_t sp, const char *var, char *buf, int len)
+{
+	(void)sp;
+	(void)var;
+	(void)buf;
+	(void)len;
+	return ESPANK_ENV_NOEXIST;
+}
+
+/* ------------------------------------------------------------ helpers */
+static char dir[256];
+
+static void put(const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (f == NULL || fputs(text, f) < 0 || fclose(f) != 0) {
+		printf("Bail out! cannot write %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+}
+
+static void drop(const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	unlink(path);
+}
+
+/* The file as a string (malloc'd), or NULL. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+
+	if (f == NULL)
+		return NULL;
+	for (;;) {
+		size_t got;
+
+		if (cap - n < 4096) {
+			char *b = realloc(buf, cap = cap ? cap * 2 : 65536);
+
+			if (b == NULL)
+				break;
+			buf = b;
+		}
+		got = fread(buf + n, 1, cap - n - 1, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	fclose(f);
+	if (buf)
+		buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+static size_t count_values(const struct gpumem_report_jval *v)
+{
+	size_t n = 1;
+
+	for (size_t i = 0; (v->type == GPUMEM_REPORT_JARR || v->type == GPUMEM_REPORT_JOBJ) &&
+	     i < v->n; i++)
+		n += count_values(&v->items[i]);
+	return n;
+}
+
+static int count_files(const char *d, const char *suffix)
+{
+	DIR *dp = opendir(d);
+	struct dirent *e;
+	int n = 0;
+	size_t sl = strlen(suffix);
+
+	if (dp == NULL)
+		return -1;
+	while ((e = readdir(dp)) != NULL) {
+		size_t l = strlen(e->d_name);
+
+		if (l > sl && !strcmp(e->d_name + l - sl, suffix))
+			n++;
+	}
+	closedir(dp);
+	return n;
+}
+
+static void clear_dir(const char *d)
+{
+	DIR *dp = opendir(d);
+	struct dirent *e;
+	char path[1024];
+
+	if (dp == NULL)
+		return;
+	while ((e = readdir(dp)) != NULL) {
+		if (e->d_name[0] == '.' && (!e->d_name[1] || !strcmp(e->d_name, "..")))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", d, e->d_name);
+		unlink(path);
+	}
+	closedir(dp);
+}
+
+static struct gpumem_state st;
+static struct gpumem_jobinfo ji;
+static char reports[300], textfiles[300];
+
+/* Run the check and write the report; *doc is the report read back. */
+static int check(struct gpumem_checkrun *r, struct gpumem_report_jval *doc, char *err, size_t elen)
+{
+	char path[600], *buf;
+	size_t len;
+	int rv;
+
+	clear_dir(reports);
+	clear_dir(textfiles);
+	gpumem_jobcheck_run(&st, &ji, "after", 1, 0, r);
+	gpumem_jobcheck_report(&st, &ji, r);
+	snprintf(path, sizeof(path), "%s/job42.batch.node1.after.json", reports);
+	buf = slurp(path, &len);
+	if (buf == NULL) {
+		snprintf(err, elen, "%.200s: %s", path, strerror(errno));
+		memset(doc, 0, sizeof(*doc));
+		return -1;
+	}
+	/* Read as `gpumem report` reads a report. */
+	rv = gpumem_report_json_parse(buf, len, doc, err, elen);
+	free(buf);
+	return rv;
+}
+
+/* ok() on check(), with the reason it could not read the report. */
+#define CHECK_OK(r, doc, ...) do { \
+	char err_[1024]; \
+	int rv_ = check(r, doc, err_, sizeof(err_)); \
+	ok(rv_ == 0, __VA_ARGS__); \
+	if (rv_ != 0) \
+		printf("#   %s\n", err_); \
+} while (0)
+
+/* Devices of the report's check document, or NULL. */
+static const struct gpumem_report_jval *devices(const struct gpumem_report_jval *doc)
+{
+	const struct gpumem_report_jval *d =
+		gpumem_report_jget(gpumem_report_jget(doc, "check"), "devices");
+
+	return d && d->type == GPUMEM_REPORT_JARR ? d : NULL;
+}
+
+static char *prom(const char *uuid)
+{
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/gpumem_%s.prom", textfiles, uuid);
+	return slurp(path, NULL);
+}
+
+int main(void)
+{
+	const char *src = getenv("top_srcdir");
+	char standin[300], cmd[1200], *text;
+	struct gpumem_checkrun r;
+	struct gpumem_report_jval doc;
+	const struct gpumem_report_jval *devs;
+	double num;
+
+	snprintf(dir, sizeof(dir), "%s/gpumem-jobcheck.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(dir) == NULL) {
+		printf("Bail out! mkdtemp: %s\n", strerror(errno));
+		return 1;
+	}
+	snprintf(standin, sizeof(standin), "%s/standin-check", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s/tests/slurm/standin-check' '%s' && mkdir '%s/fail'",
+		 src ? src : "../..", standin, dir);
+	if (system(cmd) != 0) {
+		printf("Bail out! %s failed\n", cmd);
+		return 1;
+	}
+	snprintf(reports, sizeof(reports), "%s/reports", dir);
+	snprintf(textfiles, sizeof(textfiles), "%s/textfile", dir);
+	mkdir(textfiles, 0755);
+
+	gpumem_site_init(&st.site);
+	gpumem_policy_init(&st.eff);
+	st.args.check = standin;
+	st.args.timeout = 30;
+	st.have_site = 1;
+	st.site.check_timeout_s = 30;
+	st.site.report.dir = reports;
+	st.site.report.textfile_dir = textfiles;
+	ji.job = 42;
+	snprintf(ji.step, sizeof(ji.step), "batch");
+	snprintf(ji.node, sizeof(ji.node), "node1");
+	snprintf(ji.user, sizeof(ji.user), "someone");
+	ji.uid = getuid();
+	ji.gid = getgid();
+	snprintf(ji.policy, sizeof(ji.policy), "after.yaml");
+
+	/* --- the stand-in as the real-Slurm tests use it: one short device ----- */
+	CHECK_OK(&r, &doc, "one GPU: report written and readable");
+	is_str(r.status, "ran", "one GPU: status ran");
+	is_str(r.verdict, "pass", "one GPU: verdict pass from exit 0");
+	is_int(r.exit_code, 0, "one GPU: exit code 0");
+	is_str(r.reason, "", "one GPU: no reason");
+	is_str(r.figures, "gpu0 pass triad 4100 GB/s", "one GPU: figures for the log");
+	devs = devices(&doc);
+	is_int(devs ? devs->n : 0, 1, "one GPU: one device in the report");
+	text = prom("GPU-00000000-0000-0000-0000-00000000000node1");
+	like(text, "gpumem_bandwidth_gbps{node=\"node1\",gpu=\"0\",uuid=\"GPU-00000000-0000-0000-"
+	     "0000-00000000000node1\",metric=\"triad\"} 4100.0\n",
+	     "one GPU: textfile keeps the figure as the check wrote it");
+	like(text, "gpumem_check_verdict{node=\"node1\",gpu=\"0\",uuid=\"GPU-00000000-0000-0000-"
+	     "0000-00000000000node1\"} 0\n", "one GPU: textfile verdict 0");
+	free(text);
+	gpumem_report_json_free(&doc);
+	gpumem_jobcheck_free(&r);
+
+	/* --- 64 GPUs: every one reaches the report and a textfile ------------- */
+	put("gpus", "64\n");
+	CHECK_OK(&r, &doc, "64 GPUs: report written and readable");
+	ok(r.json && strlen(r.json) > 64 * 1024, "64 GPUs: the check document (%zu bytes) is "
+	   "past 64 KiB", r.json ? strlen(r.json) : 0);
+	is_str(r.status, "ran", "64 GPUs: status ran");
+	is_str(r.verdict, "pass", "64 GPUs: verdict pass");
+	is_str(r.reason, "", "64 GPUs: no reason");
+	like(r.figures, "gpu0 pass read 4200 copy 3950 triad 4100 h2d 54 d2h 54 GB/s; gpu1 pass "
+	     "read 4201 ", "64 GPUs: figures for the log, as far as they hold");
+	is_str(gpumem_report_jstr(&doc, "verdict"), "pass", "64 GPUs: report verdict pass");
+	devs = devices(&doc);
+	is_int(devs ? devs->n : 0, 64, "64 GPUs: all 64 devices in the written report");
+	ok(count_values(gpumem_report_jget(&doc, "check")) > 4096,
+	   "64 GPUs: past the policy parser's 4096 nodes (%zu values)",
+	   count_values(gpumem_report_jget(&doc, "check")));
+	if (devs && devs->n == 64) {
+		int in_order = 1;
+
+		for (size_t i = 0; i < 64; i++) {
+			char uuid[64];
+
+			snprintf(uuid, sizeof(uuid), "GPU-%08zu-0000-0000-0000-%012zu", i, i);
+			if (gpumem_report_jnum(&devs->items[i], "index", &num) < 0 ||
+			    num != (double)i ||
+			    !gpumem_report_jstr(&devs->items[i], "uuid") ||
+			    strcmp(gpumem_report_jstr(&devs->items[i], "uuid"), uuid) != 0)
+				in_order = 0;
+		}
+		ok(in_order, "64 GPUs: indexes 0..63 with their UUIDs, in order");
+	}
+	is_int(count_files(textfiles, ".prom"), 64, "64 GPUs: one node_exporter textfile per GPU");
+	text = prom("GPU-00000063-0000-0000-0000-000000000063");
+	like(text, "gpu=\"63\",uuid=\"GPU-00000063-0000-0000-0000-000000000063\",metric=\"read\"} "
+	     "4263.00\n", "64 GPUs: gpu63's textfile has its figures");
+	free(text);
+	gpumem_report_json_free(&doc);
+	gpumem_jobcheck_free(&r);
+
+	/* --- 64 GPUs, the last one fails: its reason, past the figures -------- */
+	put("fail/node1", "63\n");
+	CHECK_OK(&r, &doc, "gpu63 fails: report written");
+	is_int(r.exit_code, 2, "gpu63 fails: exit code 2");
+	is_str(r.verdict, "fail", "gpu63 fails: verdict fail");
+	is_str(r.reason, "gpu63: triad 1200.0 GB/s below threshold 3508.0 (stand-in)",
+	       "gpu63 fails: the reason names gpu63, beyond what the figures hold");
+	devs = devices(&doc);
+	is_int(devs ? devs->n : 0, 64, "gpu63 fails: all 64 devices in the report");
+	is_str(devs && devs->n == 64 ? gpumem_report_jstr(&devs->items[63], "verdict") : NULL,
+	       "fail", "gpu63 fails: its device verdict in the report");
+	text = prom("GPU-00000063-0000-0000-0000-000000000063");
+	like(text, "gpumem_check_verdict{node=\"node1\",gpu=\"63\",uuid=\"GPU-00000063-0000-0000-"
+	     "0000-000000000063\"} 2\n", "gpu63 fails: textfile verdict 2");
+	free(text);
+	like(last_log, "node node1: gpu0 pass read 4200", "gpu63 fails: figures logged");
+	gpumem_report_json_free(&doc);
+	gpumem_jobcheck_free(&r);
+	drop("fail/node1");
+
+	/* --- output that is not a check document: one message, no document ---- */
+	{
+		static const struct { const char *what, *out; } bad[] = {
+			{ "empty", "" },
+			{ "not JSON", "hello\n" },
+			{ "YAML, not JSON", "schema: gpumem-check/1\ndevices: []\n" },
+			{ "truncated", "{\"schema\":\"gpumem-check/1\",\"devices\":[{\"index\":0," },
+			{ "another schema", "{\"schema\":\"gpumem-check/2\",\"devices\":[]}" },
+			{ "no schema", "{\"devices\":[]}" },
+			{ "not an object", "[\"gpumem-check/1\"]" },
+			{ "trailing garbage", "{\"schema\":\"gpumem-check/1\",\"devices\":[]} x" },
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			put("output", bad[i].out);
+			CHECK_OK(&r, &doc, "%s: report written", bad[i].what);
+			is_str(r.reason, "gpumem-check printed no valid report", "%s: the reason says so",
+			       bad[i].what);
+			ok(r.json == NULL && gpumem_report_jget(&doc, "check") &&
+			   gpumem_report_jget(&doc, "check")->type == GPUMEM_REPORT_JNULL,
+			   "%s: no check document in the report", bad[i].what);
+			is_str(r.verdict, "pass", "%s: the verdict still follows the exit code",
+			       bad[i].what);
+			gpumem_report_json_free(&doc);
+			gpumem_jobcheck_free(&r);
+		}
+		drop("output");
+	}
+	/* Cut short: the 64-GPU document less its last bytes. */
+	{
+		char *full;
+		size_t len;
+
+		put("gpus", "64\n");
+		snprintf(cmd, sizeof(cmd), "SLURMD_NODENAME=node1 '%s' >'%s/full.json'", standin, dir);
+		ok(system(cmd) == 0, "the stand-in writes a 64-GPU document");
+		snprintf(cmd, sizeof(cmd), "%s/full.json", dir);
+		full = slurp(cmd, &len);
+		ok(full && len > 100, "... of %zu bytes", full ? len : 0);
+		if (full && len > 100) {
+			full[len - 3] = '\0';
+			put("output", full);
+			CHECK_OK(&r, &doc, "64 GPUs truncated: report written");
+			is_str(r.reason, "gpumem-check printed no valid report",
+			       "64 GPUs truncated: the reason says so");
+			ok(r.json == NULL, "64 GPUs truncated: no check document");
+			gpumem_report_json_free(&doc);
+			gpumem_jobcheck_free(&r);
+			drop("output");
+		}
+		free(full);
+	}
+	/* Past the cap (about 1 MiB): refused whole, never cut to fit. */
+	put("gpus", "500\n");
+	CHECK_OK(&r, &doc, "500 GPUs (1.3 MB): report written");
+	is_str(r.reason, "gpumem-check printed no valid report", "500 GPUs: too large, says so");
+	ok(r.json == NULL, "500 GPUs: no check document");
+	is_int(r.exit_code, 0, "500 GPUs: exit code kept");
+	gpumem_report_json_free(&doc);
+	gpumem_jobcheck_free(&r);
+	drop("gpus");
+
+	/* The check's exit codes, as before. */
+	put("output", "{\"schema\":\"gpumem-check/1\",\"devices\":[],"
+	    "\"overall\":{\"verdict\":\"skipped\",\"exit_code\":3,\"reason\":\"no GPU visible\"}}");
+	put("fail/node1", "");
+	CHECK_OK(&r, &doc, "empty devices: report written");
+	is_str(r.verdict, "fail", "exit 2: verdict fail");
+	is_str(r.reason, "no GPU visible", "overall.reason when no device gives one");
+	gpumem_report_json_free(&doc);
+	gpumem_jobcheck_free(&r);
+
+	/*
+	 * A check that lies (it runs as the user): a label or a sample that
+	 * would add lines or labels to the node_exporter textfile is dropped.
+	 */
+	drop("fail/node1");
+	put("output", "{\"schema\":\"gpumem-check/1\",\"devices\":["
+	    "{\"index\":0,\"uuid\":\"GPU-evil\\\"} 1\\nfake_metric{x=\\\"1\",\"verdict\":\"pass\","
+	    "\"metrics\":{\"read\":{\"best_gbps\":1}}},"
+	    "{\"index\":1,\"uuid\":\"GPU-ok\",\"verdict\":\"pass\","
+	    "\"metrics\":{\"read\":{\"best_gbps\":\"2\\ninjected 1\"},\"copy\":{\"best_gbps\":3.5}}}],"
+	    "\"overall\":{\"verdict\":\"pass\",\"exit_code\":0,\"reason\":null}}");
+	CHECK_OK(&r, &doc, "lying check: report written");
+	is_int(count_files(textfiles, ".prom"), 1, "lying check: no textfile for a UUID that is not a plain token");
+	text = prom("GPU-ok");
+	ok(text && !strstr(text, "injected") && !strstr(text, "metric=\"read\""),
+	   "lying check: a best_gbps that is not a number is left out");
+	ok(text && strstr(text, "metric=\"copy\"} 3.5\n"), "lying check: a plain number is kept");
+	free(text);
+	gpumem_report_json_free(&doc);
+	gpumem_jobcheck_free(&r);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", dir);
+	return tap_done();
+}
