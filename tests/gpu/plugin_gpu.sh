@@ -54,7 +54,7 @@ printf 'version: 1\nmps:\n  active_thread_percentage: 25\n  daemon: job\n' >"$t/
 printf 'version: 1\nmps:\n  active_thread_percentage: 100\n  daemon: job\n' >"$t/mps100job.yaml"
 printf 'version: 1\nmps:\n  active_thread_percentage: 25\n' >"$t/mps25.yaml"
 chmod 644 "$t"/*.yaml "$t"/*.conf
-GPUMEM_CLUSTER_STANDIN_GPUS=1 "$CL" start --gpus 1 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 || { cat "$t/start.log"; skip_all "local Slurm did not start"; }
+"$CL" start --gpus 1 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 || { cat "$t/start.log"; skip_all "local Slurm did not start"; }
 eval "$("$CL" env)"
 
 echo "# $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
