@@ -3,12 +3,12 @@
  * several GPUs are checked at the same time.
  *
  * Order, chosen to fit the 0.5 s budget: context creation (the dominant
- * cost, ~0.2 s, overlapping NVML and hwloc start-up in other threads), then
- * the pattern test and all HBM figures are enqueued on one stream without
- * waiting; while the GPU works, the host buffer for H2D/D2H is allocated
- * and touched on the GPU's NUMA node; then one synchronisation, the PCIe
- * transfers (the PCIe link is read while they run, at its working speed),
- * the optional L2 A/B, and the rest of the NVML health read last.
+ * cost with cuInit, overlapping NVML and hwloc start-up in other threads),
+ * then the pattern test and all HBM figures are enqueued on one stream
+ * without waiting; while the GPU works, NVML's health counters are read and
+ * the host buffer for H2D/D2H is allocated, touched on the GPU's NUMA node
+ * and pinned; then one synchronisation, the PCIe transfers (the PCIe link
+ * is read while they run, at its working speed) and the optional L2 A/B.
  */
 #include <config.h>
 
@@ -652,10 +652,11 @@ void *gpumem_check_device_main(void *arg)
 	struct gpumem_check_hostbuf hb;
 	struct pinned pn;
 	struct gpumem_check_topo *topo;
-	struct gpumem_check_nvml *nvml;
+	struct gpumem_check_nvml *nvml = NULL;
 	struct ctx c;
-	double t0 = now(), t1;
+	double t0 = now(), t1, t2;
 	size_t host_bytes;
+	int nvml_done = 0;
 	cudaError_t e;
 
 	memset(&c, 0, sizeof(c));
@@ -691,7 +692,17 @@ void *gpumem_check_device_main(void *arg)
 	if (!c.dead)
 		bandwidth_enqueue(&c);
 
-	/* While the GPU works: the host buffer, near the GPU. */
+	/*
+	 * While the GPU works: NVML's health counters (read under load, where a
+	 * thermal slowdown shows; ~5 ms of host time that would otherwise add
+	 * to the wall time), then the host buffer, near the GPU.
+	 */
+	t2 = now();
+	nvml = gpumem_check_future_wait(&job->shared->nvml);
+	if (nvml)
+		gpumem_check_nvml_query(nvml, d, !o->quick);
+	nvml_done = 1;
+	d->t.nvml = now() - t2;
 	host_bytes = (size_t)o->host_bytes;
 	if (host_bytes > c.arr_bytes)
 		host_bytes = c.arr_bytes;
@@ -722,11 +733,14 @@ void *gpumem_check_device_main(void *arg)
 		snprintf(d->memtest.error, sizeof(d->memtest.error), "%s", c.dead_msg);
 		d->memtest.fatal = 1;
 	}
-	d->t.bandwidth = now() - t1 - d->t.memtest;
+	d->t.bandwidth = now() - t1 - d->t.memtest - d->t.nvml;
 
 	t1 = now();
 	if (!c.dead)
 		host_transfers(&c, &pn);
+	/* No reading of the link during the transfers: read it now, idle. */
+	if (nvml && !o->quick && d->health.pcie_gen < 0)
+		gpumem_check_nvml_pcie(nvml, d);
 	d->t.host = now() - t1;
 	host_unpin(&pn);
 	gpumem_check_host_free(topo, &hb);
@@ -742,11 +756,13 @@ void *gpumem_check_device_main(void *arg)
 	mark_not_run(&c);
 
 health:
-	t1 = now();
-	nvml = gpumem_check_future_wait(&job->shared->nvml);
-	if (nvml)
-		gpumem_check_nvml_query(nvml, d, !o->quick);
-	d->t.nvml = now() - t1;
+	if (!nvml_done) {
+		t1 = now();
+		nvml = gpumem_check_future_wait(&job->shared->nvml);
+		if (nvml)
+			gpumem_check_nvml_query(nvml, d, !o->quick);
+		d->t.nvml = now() - t1;
+	}
 	cleanup(&c);
 	d->t.total = now() - t0;
 	return NULL;

@@ -36,13 +36,17 @@
 #define MIB (1024ull * 1024ull)
 #define DEFAULT_MEM_BYTES   (1024 * MIB)
 /*
- * 2 GiB arrays: at 256 MiB the H200 read only 87% of its datasheet peak
- * and the triad 3.6% under a 4 GiB run (tests/gpu/results/2026-11-22-h200x2-f);
- * at 2 GiB, 94% and within 0.1%, for 14 ms more.  Capped by free memory.
+ * 1 GiB arrays, 8 timed repeats.  With the grid-stride kernels of 0.1.0,
+ * 256 MiB arrays read only 87% of the H200's datasheet peak and the triad
+ * 3.6% under a 4 GiB run (tests/gpu/results/2026-11-22-h200x2-f), so 2 GiB
+ * were used; the one-element-per-thread kernels reach 4310 GB/s triad even
+ * at 256 MiB (bench/kernel-shapes.cu), and halving the arrays and cutting
+ * two repeats buys back ~35 ms of the two-GPU budget (0.6 s).  Capped by
+ * free memory.
  */
-#define DEFAULT_ARRAY_BYTES (2048 * MIB)
+#define DEFAULT_ARRAY_BYTES (1024 * MIB)
 #define DEFAULT_HOST_BYTES  (64 * MIB)
-#define DEFAULT_REPEATS     10
+#define DEFAULT_REPEATS     8
 #define DEFAULT_TIMEOUT_S   60
 #define MAX_DEVICES         GPUMEM_MAX_GPUS
 
@@ -98,8 +102,8 @@ static void usage(FILE *f)
 "                         $CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, else 100)\n"
 "      --timeout S        give up after S seconds with a fail (default: site,\n"
 "                         else 60; 0: never)\n"
-"      --array-bytes N    size of each bandwidth array (default 2GiB)\n"
-"      --repeats N        timed repeats per figure (default 10, max 64)\n"
+"      --array-bytes N    size of each bandwidth array (default 1GiB)\n"
+"      --repeats N        timed repeats per figure (default 8, max 64)\n"
 "  -h, --help             this text\n"
 "  -V, --version          the version\n"
 "\n"

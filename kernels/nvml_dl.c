@@ -160,8 +160,6 @@ static void query_counters(const struct gpumem_check_nvml *n, gpumem_nvmlDevice_
 		h->remap_pending = c != 0;
 		h->remap_failure = e != 0;
 	}
-	if (h->pcie_gen < 0)            /* not sampled during the transfers */
-		query_pcie(n, dev, h);
 	if (n->clock_reasons && ok(n->clock_reasons(dev, &ull)))
 		h->throttle = (long long)(ull & 0x7fffffffffffffffull);
 }
