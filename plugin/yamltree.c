@@ -244,30 +244,3 @@ fail:
 	yaml_parser_delete(&parser);
 	return rv;
 }
-
-const struct gpumem_ynode *gpumem_ynode_get(const struct gpumem_ynode *map, const char *key)
-{
-	if (map == NULL || map->kind != GPUMEM_Y_MAP)
-		return NULL;
-	for (size_t i = 0; i + 1 < map->n; i += 2)
-		if (map->items[i]->kind == GPUMEM_Y_SCALAR && strcmp(map->items[i]->str, key) == 0)
-			return map->items[i + 1];
-	return NULL;
-}
-
-const struct gpumem_ynode *gpumem_ynode_path(const struct gpumem_ynode *n, const char *path)
-{
-	char key[128];
-
-	while (n && *path) {
-		size_t len = strcspn(path, ".");
-
-		if (len >= sizeof(key))
-			return NULL;
-		memcpy(key, path, len);
-		key[len] = '\0';
-		n = gpumem_ynode_get(n, key);
-		path += len + (path[len] == '.');
-	}
-	return n;
-}

@@ -25,7 +25,4 @@ struct gpumem_ynode {
 int gpumem_yaml_parse(const char *buf, size_t len, const char *name,
 		      struct gpumem_ynode **root, struct gpumem_diags *d);
 void gpumem_ynode_free(struct gpumem_ynode *n);
-/* The value of KEY in mapping MAP, or NULL; and a path "a.b.c" of keys. */
-const struct gpumem_ynode *gpumem_ynode_get(const struct gpumem_ynode *map, const char *key);
-const struct gpumem_ynode *gpumem_ynode_path(const struct gpumem_ynode *n, const char *path);
 #endif
