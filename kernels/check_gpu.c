@@ -3,7 +3,8 @@
  * several GPUs are checked at the same time.
  *
  * Order, chosen to fit the 0.5 s budget: context creation (the dominant
- * cost with cuInit, overlapping NVML and hwloc start-up in other threads),
+ * cost with cuInit, overlapping hwloc's start-up in another thread; NVML
+ * starts once every context exists, as both take the driver's locks),
  * then the pattern test and all HBM figures are enqueued on one stream
  * without waiting; while the GPU works, NVML's health counters are read and
  * the host buffer for H2D/D2H is allocated, touched on the GPU's NUMA node
@@ -59,6 +60,22 @@ void *gpumem_check_future_wait(struct gpumem_check_future *f)
 	v = f->value;
 	pthread_mutex_unlock(&f->mu);
 	return v;
+}
+
+void gpumem_check_ctx_done(struct gpumem_check_shared *sh)
+{
+	pthread_mutex_lock(&sh->ctx_mu);
+	if (sh->ctx_pending > 0 && --sh->ctx_pending == 0)
+		pthread_cond_broadcast(&sh->ctx_cv);
+	pthread_mutex_unlock(&sh->ctx_mu);
+}
+
+void gpumem_check_ctx_wait(struct gpumem_check_shared *sh)
+{
+	pthread_mutex_lock(&sh->ctx_mu);
+	while (sh->ctx_pending > 0)
+		pthread_cond_wait(&sh->ctx_cv, &sh->ctx_mu);
+	pthread_mutex_unlock(&sh->ctx_mu);
 }
 
 int gpumem_check_identify(int ordinal, struct gpumem_check_device *d)
@@ -670,6 +687,7 @@ void *gpumem_check_device_main(void *arg)
 	if (e == cudaSuccess)
 		e = cudaFree(NULL);     /* creates the primary context now */
 	d->t.init = now() - t0;
+	gpumem_check_ctx_done(job->shared);
 	if (e != cudaSuccess) {
 		d->health.context_ok = 0;
 		/* Exclusive-process GPU owned by someone else, or prohibited. */

@@ -105,7 +105,16 @@ struct gpumem_check_shared {
 	const struct gpumem_check_opts *opts;
 	struct gpumem_check_future topo;        /* struct gpumem_check_topo * */
 	struct gpumem_check_future nvml;        /* struct gpumem_check_nvml * */
+	/* GPU threads still creating their context (guarded by the mutex). */
+	pthread_mutex_t ctx_mu;
+	pthread_cond_t ctx_cv;
+	int ctx_pending;
 };
+
+/* One GPU thread is past its context creation, whether it worked or not. */
+void gpumem_check_ctx_done(struct gpumem_check_shared *sh);
+/* Until every GPU thread is past its context creation. */
+void gpumem_check_ctx_wait(struct gpumem_check_shared *sh);
 
 struct gpumem_check_job {
 	struct gpumem_check_shared *shared;

@@ -463,10 +463,19 @@ static void *topo_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * NVML starts once every context exists: nvmlInit and context creation
+ * both go through the driver's locks, and the contexts are on the critical
+ * path while NVML is needed only later, with the GPUs busy.
+ */
 static void *nvml_thread(void *arg)
 {
-	struct gpumem_check_future *f = arg;
-	struct gpumem_check_nvml *n = calloc(1, sizeof(*n));
+	struct gpumem_check_shared *sh = arg;
+	struct gpumem_check_future *f = &sh->nvml;
+	struct gpumem_check_nvml *n;
+
+	gpumem_check_ctx_wait(sh);
+	n = calloc(1, sizeof(*n));
 
 	if (n)
 		gpumem_check_nvml_open(n);
@@ -687,9 +696,12 @@ int main(int argc, char **argv)
 	}
 	rc = GPUMEM_CHECK_EXIT_USAGE;
 
-	/* NVML and hwloc start while the GPU threads create their contexts. */
+	/* hwloc starts while the GPU threads create their contexts; NVML after. */
 	gpumem_check_future_init(&sh.topo);
 	gpumem_check_future_init(&sh.nvml);
+	pthread_mutex_init(&sh.ctx_mu, NULL);
+	pthread_cond_init(&sh.ctx_cv, NULL);
+	sh.ctx_pending = 0;
 	sh.opts = &a.o;
 	if (pthread_create(&topo_tid, NULL, topo_thread, &sh.topo) != 0) {
 		snprintf(sh.topo.why, sizeof(sh.topo.why), "cannot start a thread");
@@ -697,12 +709,6 @@ int main(int argc, char **argv)
 	} else {
 		threads_started |= 1;
 	}
-	if (pthread_create(&nvml_tid, NULL, nvml_thread, &sh.nvml) != 0) {
-		gpumem_check_future_set(&sh.nvml, NULL);
-	} else {
-		threads_started |= 2;
-	}
-
 	cudaDriverGetVersion(&rep.cuda_driver);
 	cudaRuntimeGetVersion(&rep.cuda_runtime);
 	n = cuda_count > MAX_DEVICES ? MAX_DEVICES : cuda_count;
@@ -741,6 +747,7 @@ int main(int argc, char **argv)
 
 	rep.t.identify = now() - t;
 	t = now();
+	sh.ctx_pending = ndev;
 	for (i = 0; i < ndev; i++) {
 		jobs[i].shared = &sh;
 		jobs[i].dev = &devs[i];
@@ -749,8 +756,13 @@ int main(int argc, char **argv)
 				 "cannot start a thread");
 			devs[i].health.context_ok = 0;
 			jobs[i].dev = NULL;     /* not started: not joined */
+			gpumem_check_ctx_done(&sh);
 		}
 	}
+	if (pthread_create(&nvml_tid, NULL, nvml_thread, &sh) != 0)
+		gpumem_check_future_set(&sh.nvml, NULL);
+	else
+		threads_started |= 2;
 	for (i = 0; i < ndev; i++)
 		if (jobs[i].dev)
 			pthread_join(tids[i], NULL);
