@@ -661,6 +661,20 @@ static void mark_not_run(struct ctx *c)
 			snprintf(d->metric[i].error, GPUMEM_CHECK_MSG, "%s", c->dead_msg);
 }
 
+/* NVML's part of the health, once NVML is up; returns NVML (or NULL). */
+static struct gpumem_check_nvml *health_read(struct gpumem_check_job *job)
+{
+	struct gpumem_check_device *d = job->dev;
+	struct gpumem_check_nvml *nvml;
+	double t = now();
+
+	nvml = gpumem_check_future_wait(&job->shared->nvml);
+	if (nvml)
+		gpumem_check_nvml_query(nvml, d, !job->shared->opts->quick);
+	d->t.nvml = now() - t;
+	return nvml;
+}
+
 void *gpumem_check_device_main(void *arg)
 {
 	struct gpumem_check_job *job = arg;
@@ -671,9 +685,9 @@ void *gpumem_check_device_main(void *arg)
 	struct gpumem_check_topo *topo;
 	struct gpumem_check_nvml *nvml = NULL;
 	struct ctx c;
-	double t0 = now(), t1, t2;
+	double t0 = now(), t1;
 	size_t host_bytes;
-	int nvml_done = 0;
+	int health_done = 0;
 	cudaError_t e;
 
 	memset(&c, 0, sizeof(c));
@@ -715,12 +729,8 @@ void *gpumem_check_device_main(void *arg)
 	 * thermal slowdown shows; ~5 ms of host time that would otherwise add
 	 * to the wall time), then the host buffer, near the GPU.
 	 */
-	t2 = now();
-	nvml = gpumem_check_future_wait(&job->shared->nvml);
-	if (nvml)
-		gpumem_check_nvml_query(nvml, d, !o->quick);
-	nvml_done = 1;
-	d->t.nvml = now() - t2;
+	nvml = health_read(job);
+	health_done = 1;
 	host_bytes = (size_t)o->host_bytes;
 	if (host_bytes > c.arr_bytes)
 		host_bytes = c.arr_bytes;
@@ -774,13 +784,8 @@ void *gpumem_check_device_main(void *arg)
 	mark_not_run(&c);
 
 health:
-	if (!nvml_done) {
-		t1 = now();
-		nvml = gpumem_check_future_wait(&job->shared->nvml);
-		if (nvml)
-			gpumem_check_nvml_query(nvml, d, !o->quick);
-		d->t.nvml = now() - t1;
-	}
+	if (!health_done)
+		health_read(job);
 	cleanup(&c);
 	d->t.total = now() - t0;
 	return NULL;

@@ -12,6 +12,23 @@
 #include <unistd.h>
 #include "policy.h"
 
+int gpumem_read_fd(int fd, char *buf, size_t room, size_t *len)
+{
+	*len = 0;
+	while (*len < room) {
+		ssize_t n = read(fd, buf + *len, room - *len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		*len += (size_t)n;
+	}
+	return 0;
+}
+
 int gpumem_read_file(const char *path, char **bufp, size_t *lenp, struct gpumem_diags *d)
 {
 	struct stat st;
@@ -52,25 +69,14 @@ int gpumem_read_file(const char *path, char **bufp, size_t *lenp, struct gpumem_
 		goto fail;
 	}
 	/* Read up to one byte past the cap: the file may grow after fstat. */
-	for (;;) {
-		ssize_t n = read(fd, buf + len, GPUMEM_MAX_FILE_BYTES + 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			gpumem_diag_add(d, GPUMEM_SEV_ERROR, path, 0, 0, "read failed: %s",
-					strerror(errno));
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > GPUMEM_MAX_FILE_BYTES) {
-			gpumem_diag_add(d, GPUMEM_SEV_ERROR, path, 0, 0,
-					"file is larger than the %d-byte limit",
-					GPUMEM_MAX_FILE_BYTES);
-			goto fail;
-		}
+	if (gpumem_read_fd(fd, buf, GPUMEM_MAX_FILE_BYTES + 1, &len) < 0) {
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, path, 0, 0, "read failed: %s", strerror(errno));
+		goto fail;
+	}
+	if (len > GPUMEM_MAX_FILE_BYTES) {
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, path, 0, 0,
+				"file is larger than the %d-byte limit", GPUMEM_MAX_FILE_BYTES);
+		goto fail;
 	}
 	buf[len] = '\0';
 	*bufp = buf;

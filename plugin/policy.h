@@ -127,6 +127,12 @@ int gpumem_policy_parse(const char *buf, size_t len, const char *name,
  * into a malloc'd, NUL-terminated buffer.  Errors name the path.
  */
 int gpumem_read_file(const char *path, char **buf, size_t *len, struct gpumem_diags *d);
+/*
+ * Read FD until end of file or ROOM bytes into BUF (retrying EINTR): 0 and
+ * *len, or -1 with errno.  Callers give one byte more than they accept, so
+ * a file that grew past its cap shows as *len over it.
+ */
+int gpumem_read_fd(int fd, char *buf, size_t room, size_t *len);
 int gpumem_policy_load(const char *path, struct gpumem_policy *p, struct gpumem_diags *d);
 
 /* Overlay: every key set in 'top' replaces the one in 'base'. */

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "policy.h"
 #include "report.h"
 
 /*
@@ -249,22 +250,13 @@ static int read_capped(int dfd, const char *dir, const char *name, char **bufp, 
 		goto fail;
 	}
 	/* Read one byte past the size: the file may have grown since fstat. */
-	for (;;) {
-		ssize_t n = read(fd, buf + len, (size_t)st.st_size + 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			WARN(dir, name, "read failed: %s", strerror(errno));
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > (size_t)st.st_size) {
-			WARN(dir, name, "changed while being read");
-			goto fail;
-		}
+	if (gpumem_read_fd(fd, buf, (size_t)st.st_size + 1, &len) < 0) {
+		WARN(dir, name, "read failed: %s", strerror(errno));
+		goto fail;
+	}
+	if (len > (size_t)st.st_size) {
+		WARN(dir, name, "changed while being read");
+		goto fail;
 	}
 	buf[len] = '\0';
 	*bufp = buf;
