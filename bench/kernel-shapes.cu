@@ -3,7 +3,7 @@
 // well-known STREAM-style benchmark's best triad and its read 90% of the
 // datasheet; this program times, in one process and interleaved, the shapes
 // a triad a = b + q*c can take (and read, write, copy in the two main
-// shapes), at two array sizes, so the choice in kernels/check_kernels.cu
+// shapes), at two array sizes, so the choice in kernels/check/check_kernels.cu
 // rests on numbers.  Triad shapes:
 //
 //   gs2      grid-stride over double2, unrolled by 2, SMs x 8 blocks of 256

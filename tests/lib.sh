@@ -2,7 +2,7 @@
 # Every check prints "ok N - what" or "not ok N - what" and the diagnostics.
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
-GPUMEM="${GPUMEM:-$top_builddir/plugin/gpumem}"
+GPUMEM="${GPUMEM:-$top_builddir/plugin/cli/gpumem}"
 _tap_n=0
 _tap_failed=0
 _tap_skipall=""
@@ -38,7 +38,7 @@ done_testing() { echo "1..$_tap_n"; [ "$_tap_failed" -eq 0 ]; exit $?; }
 slurm_test() {
 	[ "$(id -u)" = 0 ] || skip_all "needs root: the test starts slurmctld and slurmd"
 	[ -n "${SLURM_PREFIX:-}" ] || command -v srun >/dev/null || skip_all "Slurm is not installed"
-	so="$top_builddir/plugin/.libs/gpumem.so"
+	so="$top_builddir/plugin/spank/.libs/gpumem.so"
 	[ -f "$so" ] || skip_all "gpumem.so was not built"
 	command -v python3 >/dev/null || skip_all "python3 is needed to read the JSON reports"
 	CL="$top_srcdir/tests/slurm/cluster"

@@ -7,8 +7,8 @@
 # reached.  gpumem-l2reset must answer "no driver" in milliseconds.
 . "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib.sh"
 
-LIB="$top_builddir/kernels/.libs/libgpumem-um.so"
-L2RESET="$top_builddir/kernels/gpumem-l2reset"
+LIB="$top_builddir/kernels/um/.libs/libgpumem-um.so"
+L2RESET="$top_builddir/kernels/l2reset/gpumem-l2reset"
 FAKEDRV="$top_builddir/tests/gpu/.libs/um_fakedrv.so"
 CLIENT="$top_builddir/tests/gpu/um_client"
 ADVICE='v1;preferred=cpu;accessed_by=gpu;read_mostly=0;prefetch=none;min_bytes=1048576;verbose=0'

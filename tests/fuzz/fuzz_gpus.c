@@ -41,7 +41,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* What gpumem-probe prints for two GPUs (see plugin/probe.c). */
+/* What gpumem-probe prints for two GPUs (see plugin/probe/probe.c). */
 static const char real_probe[] =
 	"gpu 0 GPU-aaaaaaaa-1111-2222-3333-444444444444 00000000:19:00.0 62914560 39321600 "
 	"NVIDIA H200\n"

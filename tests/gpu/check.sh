@@ -21,7 +21,7 @@
 set -u
 B=${1:?usage: $0 BUILDDIR}
 B=$(cd "$B" && pwd) || exit 1
-CHECK=$B/kernels/gpumem-check
+CHECK=$B/kernels/check/gpumem-check
 SRC=$(sed -n 's/^abs_top_srcdir = //p' "$B/Makefile" 2>/dev/null)
 [ -n "$SRC" ] || SRC=$(cd "$(dirname "$0")/../.." && pwd)
 SITE=${GPUMEM_CHECK_SITE:-$SRC/etc/gpumem.yaml}

@@ -6,7 +6,7 @@
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$top_srcdir/tests/lib.sh"
 
-CHECK="${GPUMEM_CHECK:-$top_builddir/kernels/gpumem-check}"
+CHECK="${GPUMEM_CHECK:-$top_builddir/kernels/check/gpumem-check}"
 [ -x "$CHECK" ] || skip_all "gpumem-check not built (configured without CUDA): $CHECK"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpumem-check.XXXXXX") || exit 1

@@ -8,7 +8,7 @@ top_srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 export top_srcdir top_builddir=$B
 . "$top_srcdir/tests/lib.sh"
 [ -e /dev/nvidiactl ] || skip_all "no GPU here: run tests/gpu/run on a GPU machine"
-[ -f "$B/plugin/.libs/gpumem.so" ] || skip_all "gpumem.so not built"
+[ -f "$B/plugin/spank/.libs/gpumem.so" ] || skip_all "gpumem.so not built"
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 CL="$top_srcdir/tests/slurm/cluster"
 export GPUMEM_CLUSTER_DIR=/tmp/gpumem-gpu-cluster
@@ -37,15 +37,15 @@ drain:
 check:
   timeout: 30
 YAML
-# gpumem-probe lives in plugin/, gpumem-l2reset in kernels/: link both into one dir.
+# gpumem-probe lives in plugin/probe/, gpumem-l2reset in kernels/l2reset/: link both into one dir.
 mkdir -p "$t/libexec"
-ln -s "$B/plugin/gpumem-probe" "$t/libexec/gpumem-probe"
-[ -x "$B/kernels/gpumem-l2reset" ] && ln -s "$B/kernels/gpumem-l2reset" "$t/libexec/gpumem-l2reset"
-echo "required $B/plugin/.libs/gpumem.so site=$t/site.yaml libexecdir=$t/libexec check=$B/kernels/gpumem-check verbose" >"$t/plugstack.conf"
+ln -s "$B/plugin/probe/gpumem-probe" "$t/libexec/gpumem-probe"
+[ -x "$B/kernels/l2reset/gpumem-l2reset" ] && ln -s "$B/kernels/l2reset/gpumem-l2reset" "$t/libexec/gpumem-l2reset"
+echo "required $B/plugin/spank/.libs/gpumem.so site=$t/site.yaml libexecdir=$t/libexec check=$B/kernels/check/gpumem-check verbose" >"$t/plugstack.conf"
 # A real failure for the drain test: the real check with one planted bad word.
-printf '#!/bin/sh\nexec %s --plant-error "$@"\n' "$B/kernels/gpumem-check" >"$t/check-planted"
+printf '#!/bin/sh\nexec %s --plant-error "$@"\n' "$B/kernels/check/gpumem-check" >"$t/check-planted"
 chmod 755 "$t/check-planted"
-echo "required $B/plugin/.libs/gpumem.so site=$t/site.yaml libexecdir=$t/libexec check=$t/check-planted" >"$t/planted.conf"
+echo "required $B/plugin/spank/.libs/gpumem.so site=$t/site.yaml libexecdir=$t/libexec check=$t/check-planted" >"$t/planted.conf"
 printf 'version: 1\ncheck:\n  before: true\n  after: true\n' >"$t/checked.yaml"
 printf 'version: 1\ncheck:\n  after: true\n  on_fail: drain\n' >"$t/drain.yaml"
 printf 'version: 1\ncheck:\n  after: true\n' >"$t/after.yaml"

@@ -30,8 +30,8 @@ build=$(cd "$1" && pwd)
 shift
 sections=${*:-um tools l2}
 src=$(cd "$(dirname "$0")" && pwd)
-LIB="$build/kernels/.libs/libgpumem-um.so"
-L2RESET="$build/kernels/gpumem-l2reset"
+LIB="$build/kernels/um/.libs/libgpumem-um.so"
+L2RESET="$build/kernels/l2reset/gpumem-l2reset"
 BYTES=${UM_BYTES:-2G}
 REPS=${UM_REPS:-3}
 GOAL=${UM_GOAL:-5}

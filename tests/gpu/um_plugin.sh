@@ -13,7 +13,7 @@ top_srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 export top_srcdir top_builddir=$B
 . "$top_srcdir/tests/lib.sh"
 [ -e /dev/nvidiactl ] || skip_all "no GPU here: run tests/gpu/run on a GPU machine"
-um="$B/kernels/.libs/libgpumem-um.so"
+um="$B/kernels/um/.libs/libgpumem-um.so"
 [ -f "$um" ] || skip_all "libgpumem-um was not built"
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 CL="$top_srcdir/tests/slurm/cluster"
@@ -24,7 +24,7 @@ trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
 "$NVCC" -O2 -arch=sm_90 -cudart shared -DUM_READ_LINK='"shared"' -o "$t/um_shared" "$top_srcdir/tests/gpu/um_read.cu" ||
 	skip_all "nvcc failed"
 printf 'version: 1\npolicy_dir: %s\n' "$top_srcdir/policies" >"$t/site.yaml"
-echo "required $B/plugin/.libs/gpumem.so site=$t/site.yaml libexecdir=$B/plugin um_library=$um" >"$t/plugstack.conf"
+echo "required $B/plugin/spank/.libs/gpumem.so site=$t/site.yaml libexecdir=$B/plugin/probe um_library=$um" >"$t/plugstack.conf"
 chmod 644 "$t"/*.yaml "$t"/*.conf
 "$CL" start --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 || { cat "$t/start.log"; skip_all "local Slurm did not start"; }
 eval "$("$CL" env)"
@@ -35,7 +35,7 @@ med() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # The ceiling: advice that keeps the data on the CPU cannot read it faster
 # than the link moves pinned memory, so the ratio is bounded by that speed
 # over the fault-driven baseline, whatever the library does.
-CUDA_VISIBLE_DEVICES=0 "$B/kernels/gpumem-check" --quick --json "$t/link.json" >/dev/null 2>&1
+CUDA_VISIBLE_DEVICES=0 "$B/kernels/check/gpumem-check" --quick --json "$t/link.json" >/dev/null 2>&1
 h2d=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["devices"][0]["metrics"]["h2d"]["best_gbps"])' "$t/link.json" 2>/dev/null)
 diag "pinned H2D on this GPU (gpumem-check): ${h2d:-?} GB/s"
 printf '# %-7s %-7s %12s %12s %8s %9s\n' link pattern "none GB/s" "policy GB/s" ratio "at most"

@@ -130,7 +130,7 @@ nhc 0 -x
 like "$died" "^1 check_gpumem: unknown option -x" "an unknown option: die 1"
 
 # The real gpumem-check takes the options the function passes.
-real="$top_builddir/kernels/gpumem-check"
+real="$top_builddir/kernels/check/gpumem-check"
 if [ -x "$real" ]; then
 	nhc 0 -c "$real" -s "$top_srcdir/etc/gpumem.yaml"
 	unlike "$died" "usage error" "the real gpumem-check accepts the options (${died:-passed})"

@@ -35,8 +35,8 @@ printf 'version: 1\ncheck:\n  before: true\n  on_fail: fail\n' >"$t/before-fail.
 printf 'version: 1\ncheck:\n  after: true\n' >"$t/after.yaml"
 chmod 644 "$t"/*.yaml
 # "No GPU here", on any machine: the device that says "GPUs" does not exist.
-echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin nvidia_dev=$t/no-such-device" >"$t/real.conf"
-echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin check=$t/standin-check nvidia_dev=$t/nvidiactl" >"$t/standin.conf"
+echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin/probe nvidia_dev=$t/no-such-device" >"$t/real.conf"
+echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/standin-check nvidia_dev=$t/nvidiactl" >"$t/standin.conf"
 chmod 644 "$t"/*.conf
 
 "$CL" start --nodes 3 --gpus 1 --plugstack "$t/real.conf" >"$t/start.log" 2>&1 ||

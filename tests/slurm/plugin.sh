@@ -6,7 +6,7 @@
 . "$top_srcdir/tests/lib.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root: the test starts slurmctld and slurmd"
 [ -n "${SLURM_PREFIX:-}" ] || command -v srun >/dev/null || skip_all "Slurm is not installed"
-so="$top_builddir/plugin/.libs/gpumem.so"
+so="$top_builddir/plugin/spank/.libs/gpumem.so"
 [ -f "$so" ] || skip_all "gpumem.so was not built (no slurm/spank.h at configure time)"
 
 CL="$top_srcdir/tests/slurm/cluster"
@@ -26,8 +26,8 @@ limits:
   mps_min_active_thread_percentage: 10
 policy_dir: $top_srcdir/policies
 YAML
-um="$top_builddir/kernels/.libs/libgpumem-um.so"
-plug="required $so site=$t/site.yaml libexecdir=$top_builddir/plugin"
+um="$top_builddir/kernels/um/.libs/libgpumem-um.so"
+plug="required $so site=$t/site.yaml libexecdir=$top_builddir/plugin/probe"
 [ -f "$um" ] && plug="$plug um_library=$um"
 echo "$plug" >"$t/plugstack.conf"
 chmod 644 "$t"/*
@@ -189,7 +189,7 @@ run srun -N1 true
 like "$out" "unknown plugstack argument 'bogus=1'" "... naming the argument"
 pgrep -f "slurmd.*$GPUMEM_CLUSTER_DIR" >/dev/null && pass "slurmd still running" || fail "slurmd still running"
 printf 'version: 1\nlimits:\n  l2_max_percent: lots\n' >"$t/badsite.yaml"; chmod 644 "$t/badsite.yaml"
-echo "required $so site=$t/badsite.yaml libexecdir=$top_builddir/plugin" >"$t/badsite-plugstack.conf"
+echo "required $so site=$t/badsite.yaml libexecdir=$top_builddir/plugin/probe" >"$t/badsite-plugstack.conf"
 "$CL" restart-slurmd --plugstack "$t/badsite-plugstack.conf" >/dev/null 2>&1
 run srun -N1 true
 like "$out" "badsite.yaml:3:19: error: limits.l2_max_percent: 'lots' is not a number" "bad site file: the error names file, line, column"

@@ -1,4 +1,4 @@
-/* GPUMEM_UM_ADVICE parsing (kernels/um_config.c), as libgpumem-um reads it. */
+/* GPUMEM_UM_ADVICE parsing (kernels/um/um_config.c), as libgpumem-um reads it. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,7 +32,7 @@ int main(void)
 	char buf[256];
 	struct gpumem_um_config back;
 
-	/* What the plugin writes (plugin/env.c, gpumem_um_format). */
+	/* What the plugin writes (plugin/core/env.c, gpumem_um_format). */
 	is_int(parse("v1;preferred=cpu;accessed_by=gpu;read_mostly=0;prefetch=none;min_bytes=1048576"),
 	       0, "the plugin's string parses");
 	is_int(c.preferred, GPUMEM_UM_CPU, "preferred=cpu");

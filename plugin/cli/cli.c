@@ -1,5 +1,8 @@
 /*
  * gpumem: validate, explain and debug policies (gpumem(1)).
+ *
+ * Builds: gpumem (plugin/cli/cli.am), with report*.c.  Runs as the user or
+ * an admin, anywhere.  Includes: this folder's and plugin/core's headers.
  */
 #include <errno.h>
 #include <getopt.h>

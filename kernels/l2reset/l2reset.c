@@ -12,6 +12,9 @@
  *
  * Exit: 0 done (or nothing to do), 2 a failure or a usage error or the
  * timeout, 3 no GPU or no driver.
+ *
+ * Builds: gpumem-l2reset (kernels/l2reset/l2reset.am).  Runs as the job's
+ * user, forked by the plugin.  Includes: system headers and cuda.h only.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

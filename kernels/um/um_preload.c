@@ -22,6 +22,9 @@
  * published with atomics only, so a fork at any moment leaves the child
  * nothing to deadlock on.  libcuda is never loaded by us, only found once
  * the program has loaded it, so the library loads where there is no driver.
+ *
+ * Builds: libgpumem-um.so (kernels/um/um.am).  Runs inside every process of
+ * a job, as the user.  Includes: this folder's headers and cuda.h only.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

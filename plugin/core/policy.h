@@ -2,6 +2,11 @@
  * gpumem policy engine: the one implementation of the policy format, the
  * site configuration, merging, clamping and the task environment.  The SPANK
  * plugin, the gpumem CLI and gpumem-check all link it (libgpumemcore).
+ *
+ * Builds: libgpumemcore (plugin/core/core.am), linked into every program.
+ * Runs as: whoever links it (root in slurmstepd, the user in srun and gpumem).
+ * Includes: system and libyaml headers only; this folder's headers are the
+ * only ones other folders may include.
  */
 #ifndef GPUMEM_POLICY_H
 #define GPUMEM_POLICY_H
@@ -255,7 +260,7 @@ int gpumem_policy_env(const struct gpumem_policy *p, const struct gpumem_node *n
 /* The largest whole percentage of L2 every GPU of 'node' lets persist, or -1. */
 int gpumem_l2_hw_max_percent(const struct gpumem_node *node);
 
-/* The value of GPUMEM_UM_ADVICE, parsed by libgpumem-um; see kernels/um_config.c. */
+/* The value of GPUMEM_UM_ADVICE, parsed by libgpumem-um; see kernels/um/um_config.c. */
 int gpumem_um_format(const struct gpumem_policy *p, char *buf, size_t len);
 
 /* ------------------------------------------------------------ helpers */

@@ -5,7 +5,7 @@
  *   GPUMEM_UM_ADVICE=v1;preferred=cpu;accessed_by=gpu;read_mostly=0;prefetch=none;min_bytes=1048576;verbose=0
  *
  * Pure C, no CUDA: the parser is unit-tested without a GPU, and the plugin
- * side (plugin/env.c, gpumem_um_format) writes the same grammar.
+ * side (plugin/core/env.c, gpumem_um_format) writes the same grammar.
  */
 #ifndef GPUMEM_UM_CONFIG_H
 #define GPUMEM_UM_CONFIG_H

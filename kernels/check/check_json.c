@@ -1,6 +1,6 @@
 /*
  * gpumem-check JSON output, written by hand so the check needs no JSON
- * library on the nodes.  The document is described in kernels/CHECK-JSON.md;
+ * library on the nodes.  The document is described in doc/CHECK-JSON.md;
  * any change of meaning there bumps GPUMEM_CHECK_SCHEMA.
  */
 #include <math.h>

@@ -3,6 +3,10 @@
  * dispatcher: Slurm calls the same symbols in srun/sbatch/salloc (local and
  * allocator contexts, as the user), in slurmstepd (remote context, as root)
  * and in slurmd; each call is routed to the file for its context.
+ *
+ * Builds: gpumem.so (plugin/spank/spank.am).  Runs as the user in
+ * srun/sbatch/salloc, as root in slurmstepd and slurmd.  Includes: this
+ * folder's headers, plugin/core's public headers, slurm/spank.h.
  */
 #include <stdlib.h>
 #include <string.h>

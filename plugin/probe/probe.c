@@ -4,6 +4,9 @@
  * creates no context: cuInit and device attributes only.  One line per GPU:
  *   gpu INDEX UUID PCI_BUS_ID L2_BYTES PERSISTING_MAX_BYTES NAME
  * Exit 0 with GPUs, 3 with no driver or no GPU (a line "none REASON").
+ *
+ * Builds: gpumem-probe (plugin/probe/probe.am).  Runs as the job's user,
+ * forked by the plugin.  Includes: system headers only (libcuda is dlopened).
  */
 #include <dlfcn.h>
 #include <stdio.h>

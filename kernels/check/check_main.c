@@ -7,6 +7,10 @@
  * its answer (exit 3) in milliseconds, so nothing heavy happens before the
  * driver probe; and the whole check of one GPU stays within 0.5 s, so NVML
  * and hwloc start in their own threads while CUDA creates the contexts.
+ *
+ * Builds: gpumem-check (kernels/check/check.am).  Runs as the job's user
+ * (forked by the plugin) or as an admin by hand.  Includes: this folder's
+ * headers, plugin/core's public headers, CUDA's.
  */
 #include <config.h>
 

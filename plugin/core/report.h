@@ -61,7 +61,7 @@ int gpumem_report_json_parse(const char *buf, size_t len, struct gpumem_report_j
 			     char *err, size_t errlen);
 void gpumem_report_json_free(struct gpumem_report_jval *v);
 /*
- * The same for a gpumem-check/1 document (kernels/CHECK-JSON.md) under the
+ * The same for a gpumem-check/1 document (doc/CHECK-JSON.md) under the
  * GPUMEM_CHECK_* caps: an object whose "schema" is "gpumem-check/1".
  */
 int gpumem_check_json_parse(const char *buf, size_t len, struct gpumem_report_jval *out,
