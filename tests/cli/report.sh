@@ -233,7 +233,8 @@ like "$err" "job909.*: nesting deeper than 64 levels" "too deep"
 like "$err" "job910.*: not a regular file" "FIFO: refused, not waited on"
 like "$err" "job911.*: a symbolic link" "symbolic link refused"
 unlike "$err" "job912|README" "temporary and non-JSON files: skipped silently"
-if [ $(($(date +%s) - start)) -le 5 ]; then pass "bad files: quick"; else fail "bad files: slow"; fi
+# A hang guard (a FIFO would block a reader forever), not a timing claim.
+if [ $(($(date +%s) - start)) -le 30 ]; then pass "bad files: no hang"; else fail "bad files: took over 30 s (a hang?)"; fi
 
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 	mkdir "$t/perm"; cp "$t/r/job107.0.gpu01.before.json" "$t/r/job102.0.gpu02.after.json" "$t/perm/"

@@ -56,10 +56,12 @@ if [ ! -e /dev/nvidia0 ] || [ "$rc" -eq 3 ]; then
 	is "$rc" 3 "no GPU: exit 3 (skipped)"
 	like "$out" "^gpumem-check: skipped: " "no GPU: one 'skipped' line"
 	is "$(printf '%s\n' "$out" | wc -l)" 1 "no GPU: exactly one line"
-	if [ "$elapsed" -lt 1000 ]; then
-		pass "no GPU: answered in ${elapsed} ms (< 1 s)"
+	# A hang guard, not a timing claim (bench/ measures; here the
+	# machine may be loaded): the answer comes without CUDA work.
+	if [ "$elapsed" -lt 20000 ]; then
+		pass "no GPU: answered (${elapsed} ms)"
 	else
-		fail "no GPU: answered in ${elapsed} ms (< 1 s wanted)"
+		fail "no GPU: answered in ${elapsed} ms (a hang?)"
 	fi
 	if [ -n "$PY" ]; then
 		json_ok "$tmp/out.json" \
@@ -75,8 +77,8 @@ if [ ! -e /dev/nvidia0 ] || [ "$rc" -eq 3 ]; then
 	run "$CHECK" --l2-ab --plant-error --mem-bytes 4GiB
 	t1=$(ms)
 	is "$rc" 3 "no GPU, heavy options: still exit 3"
-	[ $((t1 - t0)) -lt 1000 ] && pass "no GPU, heavy options: $((t1 - t0)) ms" \
-		|| fail "no GPU, heavy options: $((t1 - t0)) ms (< 1 s wanted)"
+	[ $((t1 - t0)) -lt 20000 ] && pass "no GPU, heavy options: answered ($((t1 - t0)) ms)" \
+		|| fail "no GPU, heavy options: $((t1 - t0)) ms (a hang?)"
 else
 	case $rc in
 	0|1|2|4) pass "GPU: exit $rc is a verdict (0 pass, 1 warn, 2 fail, 4 unusable)" ;;
