@@ -27,6 +27,111 @@ static void bad(const char *s, const char *why)
 	ok(strchr(err, '\n') == NULL, "  in one line");
 }
 
+/* The plan as "G:off+len C:off+len ..." (MiB), for exact comparison. */
+static const char *plan_str(uint64_t n, uint64_t gran, uint64_t g)
+{
+	static char out[4096];
+	struct gpumem_um_range r[GPUMEM_UM_MAX_RANGES];
+	int nr = gpumem_um_plan(n, gran, g, r);
+	size_t o = 0;
+
+	out[0] = '\0';
+	for (int i = 0; i < nr && o < sizeof(out); i++)
+		o += (size_t)snprintf(out + o, sizeof(out) - o, "%s%c:%llu+%llu", i ? " " : "",
+				      r[i].gpu ? 'G' : 'C', (unsigned long long)(r[i].off >> 20),
+				      (unsigned long long)(r[i].len >> 20));
+	return out;
+}
+
+/* Every byte once, in order, ranges alternating; the GPU bytes as asked. */
+static void plan_check(uint64_t n, uint64_t gran, uint64_t g, const char *what)
+{
+	struct gpumem_um_range r[GPUMEM_UM_MAX_RANGES];
+	int nr = gpumem_um_plan(n, gran, g, r), good = 1;
+	uint64_t at = 0, gpu = 0, want = g * gran;
+
+	for (int i = 0; i < nr; i++) {
+		good &= r[i].off == at && r[i].len > 0 && (i == 0 || r[i].gpu != r[i - 1].gpu);
+		at += r[i].len;
+		gpu += r[i].gpu ? r[i].len : 0;
+	}
+	if (want > n)
+		want = n;
+	/* A short last granule can be a GPU one: then a little less than asked. */
+	ok(good && at == n && gpu <= want && gpu + gran > want && nr <= GPUMEM_UM_MAX_RANGES,
+	   "plan %s: %d ranges cover all, GPU bytes %llu (want %llu)", what, nr,
+	   (unsigned long long)gpu, (unsigned long long)want);
+}
+
+static void plan_tests(void)
+{
+	const uint64_t M = 1 << 20, G = 1ull << 30;
+	struct gpumem_um_config pc;
+
+	/* 16 MiB in 2 MiB granules: 8 periods of one granule, dealt as the study does. */
+	is_str(plan_str(16 * M, 2 * M, 0), "C:0+16", "fraction 0: one CPU range");
+	is_str(plan_str(16 * M, 2 * M, 8), "G:0+16", "fraction 1: one GPU range");
+	is_str(plan_str(16 * M, 2 * M, 4), "C:0+2 G:2+2 C:4+2 G:6+2 C:8+2 G:10+2 C:12+2 G:14+2",
+	       "fraction 0.5 of 8 granules: alternate");
+	is_str(plan_str(16 * M, 2 * M, 2), "C:0+6 G:6+2 C:8+6 G:14+2",
+	       "fraction 0.25 of 8 granules: one in four, spread");
+	/* 8 GiB: 4096 granules in 64 periods of 64 (128 MiB). */
+	is_str(plan_str(8 * G, 2 * M, 1024) + 0, plan_str(8 * G, 2 * M, 1024), "deterministic");
+	ok(strncmp(plan_str(8 * G, 2 * M, 1024), "G:0+32 C:32+96 G:128+32 C:160+96 ", 33) == 0,
+	   "8 GiB, 0.25: 32 MiB on the GPU, 96 on the CPU, per 128 MiB period");
+	{
+		const char *p = plan_str(8 * G, 2 * M, 1024), *end = " G:8064+32 C:8096+96";
+
+		ok(strlen(p) > strlen(end) && strcmp(p + strlen(p) - strlen(end), end) == 0,
+		   "  to the end");
+	}
+	plan_check(8 * G, 2 * M, 1024, "8 GiB 0.25");
+	plan_check(8 * G, 2 * M, 2048, "8 GiB 0.5");
+	plan_check(8 * G, 2 * M, 3072, "8 GiB 0.75");
+	plan_check(8 * G, 2 * M, 4095, "8 GiB all but one granule");
+	plan_check(8 * G + 12345, 2 * M, 4097, "a short last granule, all on the GPU");
+	plan_check(8 * G + 12345, 2 * M, 17, "a short last granule, 17 on the GPU");
+	plan_check(3 * M, 2 * M, 1, "3 MiB, one granule on the GPU");
+	plan_check(1, 2 * M, 1, "one byte on the GPU");
+	plan_check(1ull << 50, 1ull << 30, 333333, "1 PiB in 1 GiB granules");
+	is_int(gpumem_um_plan(0, 2 * M, 0, NULL), 0, "0 bytes: no ranges");
+	{
+		struct gpumem_um_range r[GPUMEM_UM_MAX_RANGES];
+		int most = 0;
+
+		for (uint64_t g = 0; g <= 4096; g += 7) {
+			int nr = gpumem_um_plan(8 * G, 2 * M, g, r);
+
+			most = nr > most ? nr : most;
+		}
+		ok(most <= GPUMEM_UM_MAX_RANGES && most > 64, "at most %d ranges for any share of 8 GiB (%d)",
+		   GPUMEM_UM_MAX_RANGES, most);
+	}
+
+	/* How many granules: fixed fractions round down, auto fits free - reserve. */
+	gpumem_um_config_init(&pc);
+	pc.placement = GPUMEM_UM_PLACE_STRIPE;
+	pc.gpu_ppm = 250000;
+	ok(gpumem_um_gpu_granules(8 * G, &pc, 0) == 1024, "0.25 of 4096 granules: 1024");
+	pc.gpu_ppm = 333333;
+	ok(gpumem_um_gpu_granules(8 * G, &pc, 0) == 1365, "0.333333 of 4096: 1365 (rounded down)");
+	pc.gpu_ppm = 1000000;
+	ok(gpumem_um_gpu_granules(8 * G + 1, &pc, 0) == 4097, "1 of 4096 and a bit: 4097");
+	pc.max_ppm = 500000;
+	ok(gpumem_um_gpu_granules(8 * G, &pc, 0) == 2048, "gpu_max 0.5 caps a fraction of 1");
+	pc.max_ppm = GPUMEM_UM_PPM;
+	pc.gpu_ppm = GPUMEM_UM_AUTO;
+	pc.reserve = G;
+	ok(gpumem_um_gpu_granules(8 * G, &pc, 5 * G) == 2048, "auto: 5 GiB free - 1 GiB reserve: 4 GiB");
+	ok(gpumem_um_gpu_granules(8 * G, &pc, 5 * G + M) == 2048, "auto: a part-granule left over is not used");
+	ok(gpumem_um_gpu_granules(8 * G, &pc, 80 * G) == 4096, "auto: all of it when it fits");
+	ok(gpumem_um_gpu_granules(8 * G, &pc, G / 2) == 0, "auto: free below the reserve: nothing");
+	ok(gpumem_um_gpu_granules(8 * G + 1, &pc, 9 * G + M) == 4096,
+	   "auto: a short last granule needs a whole free granule");
+	pc.max_ppm = 250000;
+	ok(gpumem_um_gpu_granules(8 * G, &pc, 80 * G) == 1024, "auto under gpu_max 0.25: 1024");
+}
+
 int main(void)
 {
 	char buf[256];
@@ -71,7 +176,7 @@ int main(void)
 	/* Everything else is refused, with the reason. */
 	bad("", "does not start with 'v1'");
 	bad("preferred=cpu", "does not start with 'v1'");
-	bad("v2;preferred=cpu", "version 'v2' is not supported");
+	bad("v3;preferred=cpu", "version 'v3' is not supported");
 	bad("v10", "version 'v10' is not supported");
 	bad("v1x;preferred=cpu", "does not start with 'v1'");
 	bad(";v1;preferred=cpu", "does not start with 'v1'");
@@ -99,6 +204,23 @@ int main(void)
 	bad("v1;min_bytes=18446744073709551616", "min_bytes='18446744073709551616'");
 	bad("v1; preferred=cpu", "unknown field ' preferred'");
 	bad("v1;preferred=cpu;extra=1", "unknown field 'extra'");
+	/* v2 fields are not v1's: an old plugin never wrote them. */
+	bad("v1;placement=stripe", "unknown field 'placement' (a v2 field in v1)");
+	bad("v2;placement=spread", "placement='spread': want none or stripe");
+	bad("v2;placement=stripe;gpu_fraction=1.5", "gpu_fraction='1.5': want auto or a decimal from 0 to 1");
+	bad("v2;gpu_fraction=1.0000001", "gpu_fraction='1.0000001'");
+	bad("v2;gpu_fraction=0.", "gpu_fraction='0.'");
+	bad("v2;gpu_fraction=.5", "gpu_fraction='.5'");
+	bad("v2;gpu_fraction=-0", "gpu_fraction='-0'");
+	bad("v2;gpu_fraction=0,5", "gpu_fraction='0,5'");
+	bad("v2;gpu_fraction=AUTO", "gpu_fraction='AUTO'");
+	bad("v2;gpu_fraction=2", "gpu_fraction='2'");
+	bad("v2;gpu_max=auto", "gpu_max='auto': want a decimal from 0 to 1");
+	bad("v2;reserve=1G", "reserve='1G': want a decimal byte count");
+	bad("v2;granularity=3000000", "granularity='3000000': want a power of two from 4096 to 1073741824");
+	bad("v2;granularity=2048", "granularity='2048'");
+	bad("v2;granularity=2147483648", "granularity='2147483648'");
+	bad("v2;gpu_fraction=0.5;gpu_fraction=0.5", "field 'gpu_fraction' given twice");
 	/* Only printable ASCII from the environment reaches stderr. */
 	bad("v1;preferred=\x1b[31mred", "preferred='?[31mred'");
 	bad("v1;preferred=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
@@ -115,6 +237,41 @@ int main(void)
 	}
 	is_int(gpumem_um_config_parse(NULL, &c, err, sizeof(err)), -1, "NULL is refused");
 	is_int(gpumem_um_config_parse("x", &c, NULL, 0), -1, "no error buffer is fine");
+
+	/* v2: placement by size (issue 17). */
+	is_int(parse("v2;preferred=none;accessed_by=none;read_mostly=0;prefetch=none;min_bytes=1048576;"
+		     "placement=stripe;gpu_fraction=0.25;gpu_max=1;reserve=1073741824;granularity=2097152"),
+	       0, "the plugin's v2 string parses");
+	is_int(c.placement, GPUMEM_UM_PLACE_STRIPE, "placement=stripe");
+	is_int(c.gpu_ppm, 250000, "gpu_fraction=0.25 is 250000 ppm");
+	is_int(c.max_ppm, 1000000, "gpu_max=1");
+	ok(c.reserve == 1073741824, "reserve");
+	ok(c.granularity == 2097152, "granularity");
+	ok(gpumem_um_config_active(&c), "a placement alone is advice to apply");
+	is_int(parse("v2;placement=stripe"), 0, "v2 with defaults");
+	is_int(c.gpu_ppm, GPUMEM_UM_AUTO, "  gpu_fraction defaults to auto");
+	ok(c.granularity == GPUMEM_UM_GRAN_DEFAULT && c.reserve == 0 && c.max_ppm == GPUMEM_UM_PPM,
+	   "  2 MiB granules, no reserve, no cap");
+	is_int(parse("v2;gpu_fraction=0.000001;gpu_max=0.5"), 0, "6 decimals");
+	is_int(c.gpu_ppm, 1, "  0.000001 is 1 ppm");
+	is_int(c.max_ppm, 500000, "  gpu_max=0.5");
+	is_int(parse("v2;gpu_fraction=1.000000"), 0, "1.000000");
+	is_int(c.gpu_ppm, 1000000, "  is 10^6");
+	is_int(parse("v2;gpu_fraction=0"), 0, "0");
+	is_int(c.gpu_ppm, 0, "  is 0");
+	is_int(parse("v2;placement=none;preferred=cpu"), 0, "v2 with placement=none");
+	is_int(gpumem_um_config_format(&c, buf, sizeof(buf)), 0, "  formats");
+	ok(strncmp(buf, "v1;preferred=cpu;", 17) == 0, "  as v1: an older library still reads it (%s)", buf);
+	is_int(parse("v2;placement=stripe;gpu_fraction=0.125;gpu_max=0.75;reserve=5;granularity=65536;verbose=1"),
+	       0, "a full v2 string");
+	is_int(gpumem_um_config_format(&c, buf, sizeof(buf)), 0, "  formats");
+	is_str(buf, "v2;preferred=none;accessed_by=none;read_mostly=0;prefetch=none;min_bytes=0;verbose=1;"
+	       "placement=stripe;gpu_fraction=0.125;gpu_max=0.75;reserve=5;granularity=65536", "  canonical v2");
+	is_int(gpumem_um_config_parse(buf, &back, err, sizeof(err)), 0, "  parses back");
+	ok(memcmp(&c, &back, sizeof(c)) == 0, "  to the same advice");
+	is_int(gpumem_um_config_format(&c, buf, 120), -1, "  a buffer short of the v2 part is an error");
+
+	plan_tests();
 
 	/* The canonical form parses back to the same advice. */
 	is_int(parse("v1;accessed_by=cpu,gpu;preferred=gpu;read_mostly=1;prefetch=cpu;min_bytes=42;verbose=1"),
