@@ -192,6 +192,98 @@ is "$rc" "0" "8 threads and a forked child allocate"
 is "$(count '^fakedrv: advise preferred')" "10" "  all 10 allocations advised"
 is "$(count '^gpumem-um: advising')" "1" "  one verbose line"
 
+# ------------------------------------------------------------------ placement by size (stripe)
+# ranges: the advice and prefetch calls, one per line, as "KIND WHERE BYTES @+OFFSET".
+ranges() { printf '%s\n' "$out" | sed -n 's/^fakedrv: \(advise8\?\|prefetch8\?\) \(.*\)$/\1 \2/p' |
+	sed 's/ flags 0 stream (nil) legacy//' | tr '\n' ';'; }
+M=1048576
+S='v2;placement=stripe;min_bytes=1048576'
+for mode in runtime runtime11 direct; do
+	run clientA "$S;gpu_fraction=0.25" "$CLIENT" $mode $((16 * M)) 1000
+	is "$rc" "0" "$mode: stripe 0.25 of 16 MiB: the client works"
+	is "$(ranges)" "advise preferred host 6291456 @+0;advise accessed_by device:0 6291456 @+0;advise preferred device:0 2097152 @+6291456;prefetch device:0 2097152 @+6291456;advise preferred host 6291456 @+8388608;advise accessed_by device:0 6291456 @+8388608;advise preferred device:0 2097152 @+14680064;prefetch device:0 2097152 @+14680064;" \
+		"  $mode: 8 granules: CPU 0-6 MiB, GPU 6-8, CPU 8-14, GPU 14-16 (1 in 4, spread); the 1000-byte allocation untouched"
+	unlike "$out" "gpumem-um:" "  $mode: silent"
+done
+run clientA "$S;gpu_fraction=0" "$CLIENT" runtime $((16 * M))
+is "$(ranges)" "advise preferred host 16777216 @+0;advise accessed_by device:0 16777216 @+0;" "gpu_fraction 0: one CPU range, 2 calls, no prefetch"
+run clientA "$S;gpu_fraction=1" "$CLIENT" runtime $((16 * M))
+is "$(ranges)" "advise preferred device:0 16777216 @+0;prefetch device:0 16777216 @+0;" "gpu_fraction 1: one GPU range, prefetched"
+run clientA "$S;gpu_fraction=1;gpu_max=0.5" "$CLIENT" runtime $((16 * M))
+is "$(printf '%s\n' "$out" | grep -c '^fakedrv: prefetch device:0 2097152')" "4" "gpu_max 0.5 (the site's cap) on gpu_fraction 1: 4 of 8 granules"
+run clientA "$S;gpu_fraction=0.75" "$CLIENT" runtime $((24 * M + 4096))
+is "$(ranges)" "advise preferred host 2097152 @+0;advise accessed_by device:0 2097152 @+0;advise preferred device:0 4194304 @+2097152;prefetch device:0 4194304 @+2097152;advise preferred host 2097152 @+6291456;advise accessed_by device:0 2097152 @+6291456;advise preferred device:0 4194304 @+8388608;prefetch device:0 4194304 @+8388608;advise preferred host 2097152 @+12582912;advise accessed_by device:0 2097152 @+12582912;advise preferred device:0 4194304 @+14680064;prefetch device:0 4194304 @+14680064;advise preferred host 2097152 @+18874368;advise accessed_by device:0 2097152 @+18874368;advise preferred device:0 4198400 @+20971520;prefetch device:0 4198400 @+20971520;" \
+	"gpu_fraction 0.75 of 24 MiB + 4 KiB: 9 of 13 granules on the GPU (the short last one among them), 1 in 4 on the CPU"
+run clientA "$S;gpu_fraction=0.5;granularity=4194304" "$CLIENT" runtime $((16 * M))
+is "$(ranges)" "advise preferred host 4194304 @+0;advise accessed_by device:0 4194304 @+0;advise preferred device:0 4194304 @+4194304;prefetch device:0 4194304 @+4194304;advise preferred host 4194304 @+8388608;advise accessed_by device:0 4194304 @+8388608;advise preferred device:0 4194304 @+12582912;prefetch device:0 4194304 @+12582912;" \
+	"granularity 4 MiB: 4 granules, alternating"
+# 1 GiB: 512 granules in 64 periods of 8; the call count is the bound.
+for f in 0.25 0.5 0.75; do
+	run clientA "$S;gpu_fraction=$f" "$CLIENT" runtime $((1024 * M))
+	g=$(awk -v f=$f 'BEGIN { print int(512 * f) * 2097152 }')
+	sum=$(printf '%s\n' "$out" | awk '/^fakedrv: prefetch device:0/ { s += $4 } END { print s + 0 }')
+	is "$sum" "$g" "1 GiB at $f: $g bytes prefetched to the GPU"
+	is "$(count '^fakedrv: advise preferred device:0'):$(count '^fakedrv: prefetch'):$(count '^fakedrv: advise preferred host'):$(count '^fakedrv: advise accessed_by device:0')" \
+		"64:64:64:64" "  in 64 GPU and 64 CPU ranges: 256 driver calls, the most any allocation costs"
+done
+run clientA "$S;gpu_fraction=0.25" "$CLIENT" runtime --threads 4 $((1024 * M))
+is "$(count '^fakedrv: prefetch device:0')" "320" "5 allocations in 5 threads: each placed (5 x 64 GPU ranges)"
+
+# auto: the free memory cuMemGetInfo reports, less the reserve, in whole granules.
+run clientA "$S;gpu_fraction=auto;reserve=1073741824" UM_FAKEDRV_FREE=$((1024 * M + 7 * M)) "$CLIENT" runtime $((16 * M))
+like "$out" "fakedrv: meminfo free 1081081856" "auto: cuMemGetInfo is asked"
+sum=$(printf '%s\n' "$out" | awk '/^fakedrv: prefetch device:0/ { s += $4 } END { print s + 0 }')
+is "$sum" "$((6 * M))" "  1 GiB + 7 MiB free - 1 GiB reserve: 3 whole granules (6 MiB) on the GPU"
+unlike "$out" "stream sync" "  nothing queued before: no wait"
+run clientA "$S;gpu_fraction=auto;reserve=1073741824" UM_FAKEDRV_FREE=$((512 * M)) "$CLIENT" runtime $((16 * M))
+is "$(ranges)" "advise preferred host 16777216 @+0;advise accessed_by device:0 16777216 @+0;" "auto: free below the reserve: all on the CPU"
+run clientA "$S;gpu_fraction=auto;reserve=0" "$CLIENT" runtime $((16 * M)) $((16 * M))
+is "$(ranges)" "advise preferred device:0 16777216 @+0;prefetch device:0 16777216 @+0;advise preferred device:0 16777216 @+0;prefetch device:0 16777216 @+0;" "auto with 80 GiB free: all on the GPU, twice"
+is "$(printf '%s\n' "$out" | grep -E '^fakedrv: (meminfo|stream sync|prefetch)' | cut -d' ' -f2-3 | tr '\n' ';')" \
+	"meminfo free;prefetch device:0;stream sync;meminfo free;prefetch device:0;" \
+	"  the second waits for the first one's prefetch before reading free memory"
+run clientA "$S;gpu_fraction=auto;gpu_max=0.25" "$CLIENT" runtime $((16 * M))
+is "$(count '^fakedrv: prefetch device:0')" "2" "auto under gpu_max 0.25: 2 of 8 granules"
+
+# Verbose: one line per placed allocation, saying what went where.
+run clientA "$S;gpu_fraction=0.25;verbose=1" "$CLIENT" runtime $((16 * M)) $((16 * M))
+like "$out" "gpumem-um: stripe: 16777216 bytes at 0x[0-9a-f]+: 4194304 on gpu 0, 12582912 on the host \(gpu_fraction 0.250000\), 4 ranges of 2097152-byte granules, 8 driver calls" \
+	"verbose=1: what went where, and the driver calls it took"
+is "$(count '^gpumem-um: stripe:')" "2" "  one line per placed allocation"
+
+# An old (12.0) driver: the device-ordinal ABI.
+run clientA "$S;gpu_fraction=0.5" UM_FAKEDRV_OLD=1 "$CLIENT" runtime $((4 * M))
+is "$(ranges)" "advise8 preferred cpu 2097152 @+0;advise8 accessed_by dev0 2097152 @+0;advise8 preferred dev0 2097152 @+2097152;prefetch8 dev 2097152 stream (nil) @+2097152;" \
+	"a 12.0 driver: the same plan through the device-ordinal calls"
+# accessed_by=cpu from the policy still holds for the whole allocation.
+run clientA "$S;gpu_fraction=1;accessed_by=cpu" "$CLIENT" runtime $((4 * M))
+like "$(ranges)" "advise accessed_by host 4194304 @\+0;$" "accessed_by=cpu beside the stripes: one more call on the whole allocation"
+
+# A placement that fails: unset, left plain, said once.
+run clientA "$S;gpu_fraction=0.5" UM_FAKEDRV_FAIL=cuMemPrefetchAsync "$CLIENT" runtime --threads 3 $((16 * M))
+is "$rc" "0" "a failing prefetch: the program still succeeds"
+is "$(count '^gpumem-um:')" "1" "  one message for 4 allocations in 4 threads"
+like "$out" "^gpumem-um: placing a 16777216-byte managed allocation between the GPU and the host failed: cuMemPrefetchAsync\(gpu 0\) on bytes 2097152..4194304: CUDA_ERROR_INVALID_VALUE \(1\); it is left a plain managed allocation" \
+	"  naming the call, the range and the error"
+is "$(count '^fakedrv: advise unset_preferred'):$(count '^fakedrv: advise unset_accessed_by')" "4:4" "  each allocation's advice unset again"
+run clientA "$S;gpu_fraction=0.5" UM_FAKEDRV_FAIL=cuMemAdvise UM_FAKEDRV_FAILNTH=3 "$CLIENT" runtime $((16 * M))
+like "$out" "failed: cuMemAdvise\(SET_PREFERRED_LOCATION, gpu 0\) on bytes 2097152..4194304" "the third cuMemAdvise failing: named with its range"
+like "$(ranges)" "advise unset_preferred device:0 16777216 @\+0;advise unset_accessed_by device:0 16777216 @\+0;$" "  then the whole allocation unset"
+run clientA "$S;gpu_fraction=auto" UM_FAKEDRV_FAIL=cuMemGetInfo "$CLIENT" runtime $((16 * M))
+like "$out" "^gpumem-um: placing a 16777216-byte managed allocation between the GPU and the host failed: cuMemGetInfo: CUDA_ERROR_INVALID_VALUE" "auto with cuMemGetInfo failing: said"
+is "$(count '^fakedrv: advise')" "0" "  nothing advised"
+run clientA "$S;gpu_fraction=0.5" UM_FAKEDRV_FAIL=cuCtxGetDevice "$CLIENT" runtime $((16 * M))
+like "$out" "failed: cuCtxGetDevice: CUDA_ERROR_INVALID_VALUE" "no current device: said, nothing placed"
+
+# Bad values: refused whole, once, nothing advised.
+for bad in 'gpu_fraction=1.5' 'gpu_fraction=half' 'granularity=3000000' 'reserve=1G' 'gpu_max=2'; do
+	run clientA "$S;$bad" "$CLIENT" runtime --threads 2 $((16 * M))
+	is "$rc:$(count '^gpumem-um:'):$(count '^fakedrv: advise')" "0:1:0" "$bad: the program runs unadvised, one message"
+	like "$out" "^gpumem-um: GPUMEM_UM_ADVICE: ${bad%%=*}='" "  naming the field"
+done
+run clientA 'v1;placement=stripe;gpu_fraction=0.5' "$CLIENT" runtime $((16 * M))
+like "$out" "unknown field 'placement' \(a v2 field in v1\)" "a v1 string with v2 fields is refused"
+
 # ------------------------------------------------------------------ gpumem-l2reset on the stand-in
 if [ -x "$L2RESET" ]; then
 	l2() { env LD_LIBRARY_PATH="$tmp/fake" "$L2RESET" "$@"; }

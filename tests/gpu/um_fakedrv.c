@@ -8,7 +8,11 @@
  *   UM_FAKEDRV_NUMA=N      CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID (default -1)
  *   UM_FAKEDRV_OLD=1       a 12.0 driver: no CUmemLocation cuMemAdvise/Prefetch
  *   UM_FAKEDRV_FAIL=NAME   that function fails with CUDA_ERROR_INVALID_VALUE
+ *   UM_FAKEDRV_FAILNTH=N   with UM_FAKEDRV_FAIL: only its Nth call fails
  *   UM_FAKEDRV_HANG=NAME   that function sleeps 30 s
+ *   UM_FAKEDRV_FREE=BYTES  what cuMemGetInfo says is free (default 80 GiB)
+ * Advice and prefetch lines end in "@+OFFSET", the offset from the start
+ * of the last allocation, so a test can check each range exactly.
  * Preloaded after libgpumem-um instead, it is an interposer of getpid that
  * finds the real one with dlsym(RTLD_NEXT): that must be libc's, which holds
  * only if libgpumem-um's dlsym keeps the caller's identity (else "next"
@@ -36,15 +40,18 @@ static int env_int(const char *name, int dflt)
 }
 
 /* Failure and hang injection by function name. */
+static int fake_calls;   /* calls of the UM_FAKEDRV_FAIL function so far */
+
 static CUresult fake_enter(const char *fn)
 {
 	const char *f = getenv("UM_FAKEDRV_FAIL"), *h = getenv("UM_FAKEDRV_HANG");
+	int nth = env_int("UM_FAKEDRV_FAILNTH", 0);
 
 	if (h && strcmp(h, fn) == 0) {
 		fprintf(stderr, "fakedrv: %s hangs\n", fn);
 		sleep(30);
 	}
-	if (f && strcmp(f, fn) == 0) {
+	if (f && strcmp(f, fn) == 0 && (nth == 0 || ++fake_calls == nth)) {
 		fprintf(stderr, "fakedrv: %s fails\n", fn);
 		return CUDA_ERROR_INVALID_VALUE;
 	}
@@ -68,11 +75,19 @@ static const char *advice_str(CUmem_advise a)
 	case CU_MEM_ADVISE_SET_PREFERRED_LOCATION: return "preferred";
 	case CU_MEM_ADVISE_SET_ACCESSED_BY: return "accessed_by";
 	case CU_MEM_ADVISE_SET_READ_MOSTLY: return "read_mostly";
+	case CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION: return "unset_preferred";
+	case CU_MEM_ADVISE_UNSET_ACCESSED_BY: return "unset_accessed_by";
 	default: return "other";
 	}
 }
 
 static int fake_inited, fake_device;
+static uintptr_t fake_last;     /* the last allocation's start */
+
+static unsigned long long fake_off(CUdeviceptr p)
+{
+	return (unsigned long long)((uintptr_t)p - fake_last);
+}
 
 pid_t getpid(void) __attribute__((visibility("default")));
 pid_t getpid(void)
@@ -241,6 +256,7 @@ CUresult fake_cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags)
 	if (m == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	*p = (CUdeviceptr)(uintptr_t)m;
+	fake_last = (uintptr_t)m;
 	fprintf(stderr, "fakedrv: alloc %zu flags %u\n", n, flags);
 	return CUDA_SUCCESS;
 }
@@ -257,10 +273,10 @@ CUresult fake_cuMemAdvise8(CUdeviceptr p, size_t n, CUmem_advise a, CUdevice d)
 {
 	CUresult rv = fake_enter("cuMemAdvise");
 
-	(void)p;
 	if (rv == CUDA_SUCCESS)
-		fprintf(stderr, "fakedrv: advise8 %s %s %zu\n", advice_str(a),
-			d == CU_DEVICE_CPU ? "cpu" : d == 0 ? "dev0" : d == 1 ? "dev1" : "dev?", n);
+		fprintf(stderr, "fakedrv: advise8 %s %s %zu @+%llu\n", advice_str(a),
+			d == CU_DEVICE_CPU ? "cpu" : d == 0 ? "dev0" : d == 1 ? "dev1" : "dev?", n,
+			fake_off(p));
 	return rv;
 }
 
@@ -271,11 +287,11 @@ CUresult fake_cuMemAdvise(CUdeviceptr p, size_t n, CUmem_advise a, CUmemLocation
 	char b[32];
 	CUresult rv = fake_enter("cuMemAdvise");
 
-	(void)p;
 	if (rv == CUDA_SUCCESS && l.type == CU_MEM_LOCATION_TYPE_HOST_NUMA && getenv("UM_FAKEDRV_NONUMA"))
 		rv = CUDA_ERROR_INVALID_VALUE;
 	if (rv == CUDA_SUCCESS)
-		fprintf(stderr, "fakedrv: advise %s %s %zu\n", advice_str(a), loc_str(l, b, sizeof(b)), n);
+		fprintf(stderr, "fakedrv: advise %s %s %zu @+%llu\n", advice_str(a),
+			loc_str(l, b, sizeof(b)), n, fake_off(p));
 	return rv;
 }
 
@@ -283,10 +299,12 @@ CUresult fake_cuMemPrefetchAsync8(CUdeviceptr p, size_t n, CUdevice d, CUstream 
 	EXPORT("cuMemPrefetchAsync");
 CUresult fake_cuMemPrefetchAsync8(CUdeviceptr p, size_t n, CUdevice d, CUstream s)
 {
-	(void)p;
-	fprintf(stderr, "fakedrv: prefetch8 %s %zu stream %p\n", d == CU_DEVICE_CPU ? "cpu" : "dev",
-		n, (void *)s);
-	return CUDA_SUCCESS;
+	CUresult rv = fake_enter("cuMemPrefetchAsync");
+
+	if (rv == CUDA_SUCCESS)
+		fprintf(stderr, "fakedrv: prefetch8 %s %zu stream %p @+%llu\n",
+			d == CU_DEVICE_CPU ? "cpu" : "dev", n, (void *)s, fake_off(p));
+	return rv;
 }
 
 CUresult fake_cuMemPrefetchAsync(CUdeviceptr p, size_t n, CUmemLocation l, unsigned int f, CUstream s)
@@ -294,11 +312,12 @@ CUresult fake_cuMemPrefetchAsync(CUdeviceptr p, size_t n, CUmemLocation l, unsig
 CUresult fake_cuMemPrefetchAsync(CUdeviceptr p, size_t n, CUmemLocation l, unsigned int f, CUstream s)
 {
 	char b[32];
+	CUresult rv = fake_enter("cuMemPrefetchAsync");
 
-	(void)p;
-	fprintf(stderr, "fakedrv: prefetch %s %zu flags %u stream %p legacy\n",
-		loc_str(l, b, sizeof(b)), n, f, (void *)s);
-	return CUDA_SUCCESS;
+	if (rv == CUDA_SUCCESS)
+		fprintf(stderr, "fakedrv: prefetch %s %zu flags %u stream %p legacy @+%llu\n",
+			loc_str(l, b, sizeof(b)), n, f, (void *)s, fake_off(p));
+	return rv;
 }
 
 CUresult fake_cuMemPrefetchAsync_ptsz(CUdeviceptr p, size_t n, CUmemLocation l, unsigned int f,
@@ -312,6 +331,30 @@ CUresult fake_cuMemPrefetchAsync_ptsz(CUdeviceptr p, size_t n, CUmemLocation l, 
 	fprintf(stderr, "fakedrv: prefetch %s %zu flags %u stream %p per-thread\n",
 		loc_str(l, b, sizeof(b)), n, f, (void *)s);
 	return CUDA_SUCCESS;
+}
+
+CUresult fake_cuMemGetInfo(size_t *fr, size_t *total) EXPORT("cuMemGetInfo_v2");
+CUresult fake_cuMemGetInfo(size_t *fr, size_t *total)
+{
+	const char *v = getenv("UM_FAKEDRV_FREE");
+	CUresult rv = fake_enter("cuMemGetInfo");
+
+	if (rv != CUDA_SUCCESS)
+		return rv;
+	*fr = v && *v ? (size_t)strtoull(v, NULL, 10) : (size_t)80 << 30;
+	*total = (size_t)96 << 30;
+	fprintf(stderr, "fakedrv: meminfo free %zu\n", *fr);
+	return CUDA_SUCCESS;
+}
+
+CUresult fake_cuStreamSynchronize(CUstream s) EXPORT("cuStreamSynchronize");
+CUresult fake_cuStreamSynchronize(CUstream s)
+{
+	CUresult rv = fake_enter("cuStreamSynchronize");
+
+	if (rv == CUDA_SUCCESS)
+		fprintf(stderr, "fakedrv: stream sync %p\n", (void *)s);
+	return rv;
 }
 
 CUresult fake_gpa2(const char *sym, void **pfn, int ver, cuuint64_t flags,
@@ -339,6 +382,8 @@ static const struct {
 	{ "cuMemAdvise", 12020, 99999, (void *)fake_cuMemAdvise },
 	{ "cuMemPrefetchAsync", 8000, 12019, (void *)fake_cuMemPrefetchAsync8 },
 	{ "cuMemPrefetchAsync", 12020, 99999, (void *)fake_cuMemPrefetchAsync },
+	{ "cuMemGetInfo", 3020, 99999, (void *)fake_cuMemGetInfo },
+	{ "cuStreamSynchronize", 2000, 99999, (void *)fake_cuStreamSynchronize },
 };
 
 CUresult fake_gpa2(const char *sym, void **pfn, int ver, cuuint64_t flags,
