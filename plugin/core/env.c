@@ -18,18 +18,54 @@ static int env_set(struct gpumem_env *env, const char *name, const char *value)
 	return 0;
 }
 
+/* 0..1 as the library reads it: at most 6 decimals, no locale. */
+static void um_fraction(double f, char *buf, size_t len)
+{
+	long ppm = lround(f * 1e6);
+	char frac[8];
+	size_t n;
+
+	ppm = ppm < 0 ? 0 : ppm > 1000000 ? 1000000 : ppm;
+	if (ppm % 1000000 == 0) {
+		snprintf(buf, len, "%ld", ppm / 1000000);
+		return;
+	}
+	snprintf(frac, sizeof(frac), "%06ld", ppm % 1000000);
+	for (n = strlen(frac); n > 1 && frac[n - 1] == '0'; n--)
+		frac[n - 1] = '\0';
+	snprintf(buf, len, "0.%s", frac);
+}
+
+/*
+ * v1 as before when there is no placement, so an older libgpumem-um still
+ * reads it; v2 (v1 and the placement fields) when there is one.
+ */
 int gpumem_um_format(const struct gpumem_policy *p, char *buf, size_t len)
 {
 	const unsigned a = p->um.accessed_by;
-	int n;
+	const int stripe = p->um.placement == GPUMEM_PLACE_STRIPE;
+	char frac[16], max[16];
+	int n, m;
 
-	n = snprintf(buf, len, "v1;preferred=%s;accessed_by=%s;read_mostly=%d;prefetch=%s;"
-		     "min_bytes=%" PRIu64,
+	n = snprintf(buf, len, "%s;preferred=%s;accessed_by=%s;read_mostly=%d;prefetch=%s;"
+		     "min_bytes=%" PRIu64, stripe ? "v2" : "v1",
 		     gpumem_loc_name(p->um.preferred_location),
 		     a == (GPUMEM_ACCESS_CPU | GPUMEM_ACCESS_GPU) ? "cpu,gpu" :
 		     a == GPUMEM_ACCESS_CPU ? "cpu" : a == GPUMEM_ACCESS_GPU ? "gpu" : "none",
 		     p->um.read_mostly ? 1 : 0, gpumem_loc_name(p->um.prefetch), p->um.min_bytes);
-	return n < 0 || (size_t)n >= len ? -1 : 0;
+	if (n < 0 || (size_t)n >= len)
+		return -1;
+	if (!stripe)
+		return 0;
+	if (p->um.gpu_fraction == GPUMEM_FRACTION_AUTO)
+		snprintf(frac, sizeof(frac), "auto");
+	else
+		um_fraction(p->um.gpu_fraction, frac, sizeof(frac));
+	um_fraction(p->um.site_max_fraction, max, sizeof(max));
+	m = snprintf(buf + n, len - (size_t)n, ";placement=stripe;gpu_fraction=%s;gpu_max=%s;"
+		     "reserve=%" PRIu64 ";granularity=%" PRIu64, frac, max, p->um.reserve,
+		     p->um.granularity);
+	return m < 0 || (size_t)m >= len - (size_t)n ? -1 : 0;
 }
 
 int gpumem_l2_hw_max_percent(const struct gpumem_node *node)

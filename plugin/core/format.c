@@ -117,6 +117,16 @@ char *gpumem_policy_format(const struct gpumem_policy *p, enum gpumem_fmt fmt, i
 		key(&e, GPUMEM_K_UM_PREFETCH, "prefetch", gpumem_loc_name(p->um.prefetch), 0);
 		gpumem_format_size(p->um.min_bytes, v, sizeof(v));
 		key(&e, GPUMEM_K_UM_MIN_BYTES, "min_bytes", v, 0);
+		key(&e, GPUMEM_K_UM_PLACEMENT, "placement", gpumem_placement_name(p->um.placement), 0);
+		if (p->um.gpu_fraction == GPUMEM_FRACTION_AUTO)
+			snprintf(v, sizeof(v), "auto");
+		else
+			gpumem_format_double(p->um.gpu_fraction, v, sizeof(v));
+		key(&e, GPUMEM_K_UM_FRACTION, "gpu_fraction", v, p->um.gpu_fraction != GPUMEM_FRACTION_AUTO);
+		gpumem_format_size(p->um.reserve, v, sizeof(v));
+		key(&e, GPUMEM_K_UM_RESERVE, "reserve", v, 0);
+		gpumem_format_size(p->um.granularity, v, sizeof(v));
+		key(&e, GPUMEM_K_UM_GRANULARITY, "granularity", v, 0);
 		sec_end(&e);
 	}
 	if (SECTION(GPUMEM_S_CHECK)) {

@@ -11,10 +11,45 @@ static const unsigned section_keys[] = {
 	GPUMEM_K_L2_LIMIT | GPUMEM_K_L2_RESET,
 	GPUMEM_K_MPS_PCT | GPUMEM_K_MPS_PINNED | GPUMEM_K_MPS_DAEMON,
 	GPUMEM_K_UM_PREFERRED | GPUMEM_K_UM_ACCESSED_BY | GPUMEM_K_UM_READ_MOSTLY |
-		GPUMEM_K_UM_PREFETCH | GPUMEM_K_UM_MIN_BYTES,
+		GPUMEM_K_UM_PREFETCH | GPUMEM_K_UM_MIN_BYTES | GPUMEM_K_UM_PLACEMENT |
+		GPUMEM_K_UM_FRACTION | GPUMEM_K_UM_RESERVE | GPUMEM_K_UM_GRANULARITY,
 	GPUMEM_K_CHECK_BEFORE | GPUMEM_K_CHECK_AFTER | GPUMEM_K_CHECK_FRACTION |
 		GPUMEM_K_CHECK_ONFAIL | GPUMEM_K_CHECK_L2AB,
 };
+
+/* unified_memory.placement and its numbers, within the site's limits. */
+static void um_limits(const struct gpumem_site *s, struct gpumem_policy *out, const char *name,
+		      enum gpumem_sev sev, struct gpumem_diags *d)
+{
+	double cap = s->limits.um_max_gpu_fraction;
+
+	out->um.site_max_fraction = cap;
+	if (!(s->limits.placements_allowed & (1u << out->um.placement))) {
+		gpumem_diag_add(d, sev, name, 0, 0,
+				"unified_memory.placement: '%s' is not allowed on this site: using '%s'",
+				gpumem_placement_name(out->um.placement),
+				gpumem_placement_name(s->defaults.um.placement));
+		out->um.placement = s->defaults.um.placement;
+	}
+	if (out->um.placement != GPUMEM_PLACE_STRIPE)
+		return;
+	if (out->um.gpu_fraction != GPUMEM_FRACTION_AUTO && out->um.gpu_fraction > cap) {
+		gpumem_diag_add(d, sev, name, 0, 0,
+				"unified_memory.gpu_fraction: %g is above the site limit of %g: "
+				"using %g", out->um.gpu_fraction, cap, cap);
+		out->um.gpu_fraction = cap;
+	}
+	if (out->um.reserve < s->limits.um_min_reserve) {
+		char asked[32], lim[32];
+
+		gpumem_format_size(out->um.reserve, asked, sizeof(asked));
+		gpumem_format_size(s->limits.um_min_reserve, lim, sizeof(lim));
+		gpumem_diag_add(d, sev, name, 0, 0,
+				"unified_memory.reserve: %s is below the site minimum of %s: "
+				"using %s", asked, lim, lim);
+		out->um.reserve = s->limits.um_min_reserve;
+	}
+}
 
 int gpumem_policy_effective(const struct gpumem_site *s, const struct gpumem_policy *user,
 			    const char *user_name, struct gpumem_policy *out,
@@ -89,6 +124,7 @@ int gpumem_policy_effective(const struct gpumem_site *s, const struct gpumem_pol
 				gpumem_daemon_name(s->defaults.mps.daemon));
 		out->mps.daemon = s->defaults.mps.daemon;
 	}
+	um_limits(s, out, name, sev, d);
 	if (!(s->limits.onfail_allowed & (1u << out->check.on_fail))) {
 		gpumem_diag_add(d, sev, name, 0, 0,
 				"check.on_fail: '%s' is not allowed on this site: using '%s'",

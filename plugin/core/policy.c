@@ -10,6 +10,7 @@ static const char *const loc_names[] = { "none", "cpu", "gpu", NULL };
 static const char *const access_names[] = { "cpu", "gpu", NULL };
 static const char *const daemon_names[] = { "none", "site", "job", NULL };
 static const char *const onfail_names[] = { "warn", "fail", "drain", NULL };
+static const char *const placement_names[] = { "none", "stripe", NULL };
 
 static const struct gpumem_key l2_keys[] = {
 	{ .name = "persisting_limit", .type = GPUMEM_KT_L2LIMIT, .bit = GPUMEM_K_L2_LIMIT,
@@ -41,6 +42,15 @@ static const struct gpumem_key um_keys[] = {
 	  .bit = GPUMEM_K_UM_PREFETCH, .names = loc_names },
 	{ .name = "min_bytes", .type = GPUMEM_KT_SIZE, .off = P(um.min_bytes),
 	  .bit = GPUMEM_K_UM_MIN_BYTES, .max = 1e15 },
+	/* Placement by size (issue 17); kernels/um/um_stripe.c says how. */
+	{ .name = "placement", .type = GPUMEM_KT_ENUM, .off = P(um.placement),
+	  .bit = GPUMEM_K_UM_PLACEMENT, .names = placement_names, .pos_off = P(um.placement_pos) },
+	{ .name = "gpu_fraction", .type = GPUMEM_KT_FRACTION_AUTO, .off = P(um.gpu_fraction),
+	  .bit = GPUMEM_K_UM_FRACTION, .min = 0, .max = 1 },
+	{ .name = "reserve", .type = GPUMEM_KT_SIZE, .off = P(um.reserve),
+	  .bit = GPUMEM_K_UM_RESERVE, .max = 1e15 },
+	{ .name = "granularity", .type = GPUMEM_KT_POW2SIZE, .off = P(um.granularity),
+	  .bit = GPUMEM_K_UM_GRANULARITY, .min = 4096, .max = 1 << 30 },
 	{ 0 }
 };
 
@@ -91,8 +101,46 @@ void gpumem_policy_init(struct gpumem_policy *p)
 	p->l2.site_max_percent = 100;
 	p->um.accessed_by = 0;
 	p->um.min_bytes = 1 << 20;
+	p->um.placement = GPUMEM_PLACE_NONE;
+	p->um.gpu_fraction = GPUMEM_FRACTION_AUTO;
+	p->um.reserve = (uint64_t)1 << 30;
+	p->um.granularity = 2u << 20;
+	p->um.site_max_fraction = 1;
 	p->check.min_fraction = 0.85;
 	p->check.on_fail = GPUMEM_ONFAIL_WARN;
+}
+
+const char *gpumem_placement_name(enum gpumem_placement p)
+{
+	return p == GPUMEM_PLACE_STRIPE ? "stripe" : "none";
+}
+
+/*
+ * placement: stripe chooses the preferred location and the prefetch of
+ * every allocation it places, and read-mostly copies would undo the CPU
+ * part's zero-copy mapping: one file asking for both is a mistake.
+ */
+static int stripe_conflicts(const struct gpumem_policy *p, const char *name,
+			    struct gpumem_diags *d)
+{
+	const char *what = NULL;
+
+	if (!(p->set & GPUMEM_K_UM_PLACEMENT) || p->um.placement != GPUMEM_PLACE_STRIPE)
+		return 0;
+	if ((p->set & GPUMEM_K_UM_PREFERRED) && p->um.preferred_location != GPUMEM_LOC_NONE)
+		what = "preferred_location";
+	else if ((p->set & GPUMEM_K_UM_PREFETCH) && p->um.prefetch != GPUMEM_LOC_NONE)
+		what = "prefetch";
+	else if ((p->set & GPUMEM_K_UM_READ_MOSTLY) && p->um.read_mostly)
+		what = "read_mostly";
+	if (what == NULL)
+		return 0;
+	gpumem_diag_add(d, GPUMEM_SEV_ERROR, name, p->um.placement_pos[0], p->um.placement_pos[1],
+			"unified_memory.placement: stripe sets the preferred location and the "
+			"prefetch of each allocation it places itself: remove "
+			"unified_memory.%s (or set it to %s)", what,
+			what[0] == 'r' ? "false" : "none");
+	return -1;
 }
 
 int gpumem_policy_parse(const char *buf, size_t len, const char *name,
@@ -101,7 +149,9 @@ int gpumem_policy_parse(const char *buf, size_t len, const char *name,
 	struct gpumem_walk w = { name, d, (char *)p, &p->set, &p->sections };
 
 	gpumem_policy_init(p);
-	return gpumem_walk_buffer(buf, len, name, policy_top, &w, "policy");
+	if (gpumem_walk_buffer(buf, len, name, policy_top, &w, "policy") < 0)
+		return -1;
+	return stripe_conflicts(p, name, d);
 }
 
 int gpumem_policy_load(const char *path, struct gpumem_policy *p, struct gpumem_diags *d)
@@ -145,6 +195,14 @@ void gpumem_policy_overlay(struct gpumem_policy *b, const struct gpumem_policy *
 		b->um.prefetch = t->um.prefetch;
 	if (s & GPUMEM_K_UM_MIN_BYTES)
 		b->um.min_bytes = t->um.min_bytes;
+	if (s & GPUMEM_K_UM_PLACEMENT)
+		b->um.placement = t->um.placement;
+	if (s & GPUMEM_K_UM_FRACTION)
+		b->um.gpu_fraction = t->um.gpu_fraction;
+	if (s & GPUMEM_K_UM_RESERVE)
+		b->um.reserve = t->um.reserve;
+	if (s & GPUMEM_K_UM_GRANULARITY)
+		b->um.granularity = t->um.granularity;
 	if (s & GPUMEM_K_CHECK_BEFORE)
 		b->check.before = t->check.before;
 	if (s & GPUMEM_K_CHECK_AFTER)

@@ -54,6 +54,9 @@ void gpumem_diags_free(struct gpumem_diags *d);
 enum gpumem_loc { GPUMEM_LOC_NONE = 0, GPUMEM_LOC_CPU, GPUMEM_LOC_GPU };
 enum gpumem_daemon { GPUMEM_DAEMON_NONE = 0, GPUMEM_DAEMON_SITE, GPUMEM_DAEMON_JOB };
 enum gpumem_onfail { GPUMEM_ONFAIL_WARN = 0, GPUMEM_ONFAIL_FAIL, GPUMEM_ONFAIL_DRAIN };
+/* unified_memory.placement (issue 17): split big allocations GPU/CPU. */
+enum gpumem_placement { GPUMEM_PLACE_NONE = 0, GPUMEM_PLACE_STRIPE };
+#define GPUMEM_FRACTION_AUTO (-1.0)     /* um.gpu_fraction: from free memory */
 
 /* Bits of gpumem_policy.set: which keys a file (or a merge) set. */
 enum {
@@ -72,6 +75,10 @@ enum {
 	GPUMEM_K_CHECK_FRACTION = 1u << 12,
 	GPUMEM_K_CHECK_ONFAIL   = 1u << 13,
 	GPUMEM_K_CHECK_L2AB     = 1u << 14,
+	GPUMEM_K_UM_PLACEMENT   = 1u << 15,
+	GPUMEM_K_UM_FRACTION    = 1u << 16,
+	GPUMEM_K_UM_RESERVE     = 1u << 17,
+	GPUMEM_K_UM_GRANULARITY = 1u << 18,
 };
 
 /* Bits of gpumem_policy.sections: which sections appeared at all. */
@@ -105,6 +112,12 @@ struct gpumem_policy {
 		int read_mostly;
 		enum gpumem_loc prefetch;
 		uint64_t min_bytes;
+		enum gpumem_placement placement;
+		double gpu_fraction;            /* 0..1, or GPUMEM_FRACTION_AUTO */
+		uint64_t reserve;               /* auto: bytes left free on the GPU */
+		uint64_t granularity;           /* power of two */
+		double site_max_fraction;       /* set by the merge: limits.um_max_gpu_fraction */
+		int placement_pos[2];           /* line, col of placement in its file */
 	} um;
 	struct {
 		int before, after;
@@ -165,6 +178,9 @@ struct gpumem_site {
 		unsigned daemons_allowed;       /* bit per gpumem_daemon */
 		unsigned onfail_allowed;        /* bit per gpumem_onfail */
 		unsigned sections_allowed;      /* GPUMEM_S_* */
+		unsigned placements_allowed;    /* bit per gpumem_placement */
+		double um_max_gpu_fraction;     /* cap on unified_memory.gpu_fraction */
+		uint64_t um_min_reserve;        /* floor on unified_memory.reserve */
 		int strict;                     /* clamps are errors */
 	} limits;
 	char *policy_dir;
@@ -275,5 +291,6 @@ void gpumem_format_double(double v, char *buf, size_t len);
 const char *gpumem_loc_name(enum gpumem_loc l);
 const char *gpumem_daemon_name(enum gpumem_daemon d);
 const char *gpumem_onfail_name(enum gpumem_onfail f);
+const char *gpumem_placement_name(enum gpumem_placement p);
 
 #endif

@@ -275,6 +275,38 @@ static int handle(struct gpumem_walk *w, const struct gpumem_key *k,
 			return -1;
 		*(double *)dst = dv;
 		return 0;
+	case GPUMEM_KT_FRACTION_AUTO:
+		if (v->kind == GPUMEM_Y_SCALAR && strcmp(v->str, "auto") == 0) {
+			*(double *)dst = GPUMEM_FRACTION_AUTO;
+			return 0;
+		}
+		if (v->kind == GPUMEM_Y_SCALAR && isalpha((unsigned char)v->str[0])) {
+			static const char *const autos[] = { "auto", NULL };
+			const char *near = closest(v->str, autos, sizeof(char *));
+
+			gpumem_walk_error(w, v, "%s: '%s' is neither auto nor a number in [%g, %g]%s",
+					  key, v->str, k->min, k->max,
+					  near ? " (did you mean 'auto'?)" : "");
+			return -1;
+		}
+		if (gpumem_walk_number(w, v, key, k->min, k->max, &dv) < 0)
+			return -1;
+		*(double *)dst = dv;
+		return 0;
+	case GPUMEM_KT_POW2SIZE:
+		if (parse_size(w, v, key, &uv) < 0)
+			return -1;
+		if ((double)uv < k->min || (double)uv > k->max || (uv & (uv - 1)) != 0) {
+			char lo[32], hi[32];
+
+			gpumem_format_size((uint64_t)k->min, lo, sizeof(lo));
+			gpumem_format_size((uint64_t)k->max, hi, sizeof(hi));
+			gpumem_walk_error(w, v, "%s: %s is not a power of two from %s to %s", key,
+					  v->str, lo, hi);
+			return -1;
+		}
+		*(uint64_t *)dst = uv;
+		return 0;
 	case GPUMEM_KT_ENUM:
 		if (parse_enum(w, v, key, k->names, &iv) < 0)
 			return -1;
@@ -374,6 +406,12 @@ void gpumem_walk_map(struct gpumem_walk *w, const struct gpumem_key *keys,
 			continue;
 		}
 		if (handle(w, k, vn, full) == 0) {
+			if (k->pos_off) {
+				int *pos = (int *)(w->base + k->pos_off);
+
+				pos[0] = vn->line;
+				pos[1] = vn->col;
+			}
 			if (w->set && k->type != GPUMEM_KT_SECTION)
 				*w->set |= k->bit;
 			if (w->sections && k->type == GPUMEM_KT_SECTION)

@@ -22,6 +22,8 @@ enum gpumem_ktype {
 	GPUMEM_KT_ENUM_LIST,    /* unsigned: bit per index in 'names' */
 	GPUMEM_KT_STRING,       /* char *, malloc'd */
 	GPUMEM_KT_PATH,         /* char *, absolute path */
+	GPUMEM_KT_FRACTION_AUTO,/* double in [min, max], or "auto" (GPUMEM_FRACTION_AUTO) */
+	GPUMEM_KT_POW2SIZE,     /* uint64_t bytes, a power of two in [min, max] */
 	GPUMEM_KT_CUSTOM,       /* 'custom' handles the node */
 };
 
@@ -36,6 +38,7 @@ struct gpumem_key {
 	const struct gpumem_key *sub;   /* section keys, {NULL} ended */
 	int (*custom)(struct gpumem_walk *w, const struct gpumem_ynode *n);
 	int required;
+	size_t pos_off;                 /* if set: int[2] in the base for line, col */
 };
 
 struct gpumem_walk {

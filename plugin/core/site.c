@@ -16,6 +16,7 @@
 static const char *const daemon_names[] = { "none", "site", "job", NULL };
 static const char *const onfail_names[] = { "warn", "fail", "drain", NULL };
 static const char *const section_names[] = { "l2", "mps", "unified_memory", "check", NULL };
+static const char *const placement_names[] = { "none", "stripe", NULL };
 
 static const struct gpumem_key limits_keys[] = {
 	{ .name = "l2_max_percent", .type = GPUMEM_KT_PERCENT, .off = S(limits.l2_max_percent),
@@ -33,6 +34,12 @@ static const struct gpumem_key limits_keys[] = {
 	{ .name = "sections", .type = GPUMEM_KT_ENUM_LIST, .off = S(limits.sections_allowed),
 	  .names = section_names },
 	{ .name = "strict", .type = GPUMEM_KT_BOOL, .off = S(limits.strict) },
+	{ .name = "um_placements", .type = GPUMEM_KT_ENUM_LIST, .off = S(limits.placements_allowed),
+	  .names = placement_names },
+	{ .name = "um_max_gpu_fraction", .type = GPUMEM_KT_FRACTION,
+	  .off = S(limits.um_max_gpu_fraction), .min = 0, .max = 1 },
+	{ .name = "um_min_reserve", .type = GPUMEM_KT_SIZE, .off = S(limits.um_min_reserve),
+	  .max = 1e15 },
 	{ 0 }
 };
 
@@ -165,6 +172,8 @@ void gpumem_site_init(struct gpumem_site *s)
 		(1u << GPUMEM_DAEMON_JOB);
 	s->limits.onfail_allowed = (1u << GPUMEM_ONFAIL_WARN) | (1u << GPUMEM_ONFAIL_FAIL);
 	s->limits.sections_allowed = GPUMEM_S_ALL;
+	s->limits.placements_allowed = (1u << GPUMEM_PLACE_NONE) | (1u << GPUMEM_PLACE_STRIPE);
+	s->limits.um_max_gpu_fraction = 1;
 	s->check_timeout_s = 60;
 }
 
@@ -195,6 +204,12 @@ int gpumem_site_parse(const char *buf, size_t len, const char *name,
 		gpumem_diag_add(d, GPUMEM_SEV_ERROR, name, 0, 0,
 				"defaults.check.on_fail '%s' is not in limits.on_fail",
 				gpumem_onfail_name(s->defaults.check.on_fail));
+		rv = -1;
+	}
+	if (rv == 0 && !(s->limits.placements_allowed & (1u << s->defaults.um.placement))) {
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, name, 0, 0,
+				"defaults.unified_memory.placement '%s' is not in limits.um_placements",
+				gpumem_placement_name(s->defaults.um.placement));
 		rv = -1;
 	}
 	return rv;

@@ -62,6 +62,60 @@ int main(void)
 	   !q.l2.limit_is_percent && q.l2.limit_bytes == 3u << 20, "and parses back");
 	free(json);
 
+	/* Placement by size (issue 17): parsed, forwarded, merged, passed on. */
+	{
+		static const char site_txt[] = "version: 1\nlimits:\n  um_max_gpu_fraction: 0.5\n"
+			"  um_min_reserve: 4GiB\n";
+		struct gpumem_site site;
+		struct gpumem_policy eff;
+		char adv[512];
+
+		ok(parse("version: 1\nunified_memory:\n  placement: stripe\n  gpu_fraction: 0.75\n"
+			 "  reserve: 2GiB\n  granularity: 4MiB\n", &p, &d) == 0, "stripe policy parses");
+		ok(p.um.placement == GPUMEM_PLACE_STRIPE && p.um.gpu_fraction == 0.75 &&
+		   p.um.reserve == 2ull << 30 && p.um.granularity == 4u << 20, "  its values");
+		json = gpumem_policy_format(&p, GPUMEM_FMT_JSON, 1);
+		is_str(json, "{\"version\": 1, \"unified_memory\": {\"placement\": \"stripe\", "
+		       "\"gpu_fraction\": 0.75, \"reserve\": \"2GiB\", \"granularity\": \"4MiB\"}}\n",
+		       "  forwarded JSON");
+		ok(gpumem_policy_parse(json, strlen(json), "fwd", &q, &d) == 0 && q.set == p.set &&
+		   q.um.gpu_fraction == 0.75 && q.um.placement == GPUMEM_PLACE_STRIPE &&
+		   q.um.reserve == p.um.reserve && q.um.granularity == p.um.granularity,
+		   "  parses back the same");
+		free(json);
+		gpumem_site_init(&site);
+		ok(gpumem_site_parse(site_txt, strlen(site_txt), "site.yaml", &site, &d) == 0, "a site capping it");
+		gpumem_diags_free(&d);
+		ok(gpumem_policy_effective(&site, &p, "u.yaml", &eff, &d) == 0, "  merge: warnings only");
+		ok(eff.um.gpu_fraction == 0.5 && eff.um.reserve == 4ull << 30 && eff.um.site_max_fraction == 0.5,
+		   "  gpu_fraction capped at 0.5, reserve raised to 4GiB, cap carried");
+		msg = gpumem_diags_join(&d, 0);
+		like(msg, "unified_memory.gpu_fraction: 0.75 is above the site limit of 0.5: using 0.5", "  said");
+		like(msg, "unified_memory.reserve: 2GiB is below the site minimum of 4GiB: using 4GiB", "  said");
+		free(msg);
+		gpumem_diags_free(&d);
+		ok(gpumem_um_format(&eff, adv, sizeof(adv)) == 0, "  GPUMEM_UM_ADVICE");
+		is_str(adv, "v2;preferred=none;accessed_by=none;read_mostly=0;prefetch=none;min_bytes=1048576;"
+		       "placement=stripe;gpu_fraction=0.5;gpu_max=0.5;reserve=4294967296;granularity=4194304",
+		       "  is v2 with the placement");
+		ok(parse("version: 1\nunified_memory:\n  placement: stripe\n", &p, &d) == 0, "stripe, auto");
+		ok(gpumem_policy_effective(&site, &p, "u.yaml", &eff, &d) == 0 &&
+		   gpumem_um_format(&eff, adv, sizeof(adv)) == 0, "  merged");
+		like(adv, ";gpu_fraction=auto;gpu_max=0.5;reserve=4294967296;granularity=2097152", "  auto under the cap");
+		gpumem_diags_free(&d);
+		json = gpumem_policy_format(&p, GPUMEM_FMT_JSON, 1);
+		ok(gpumem_policy_parse(json, strlen(json), "fwd", &q, &d) == 0 && q.set == p.set,
+		   "  forwards (%s)", json);
+		free(json);
+		ok(parse("version: 1\nunified_memory:\n  preferred_location: cpu\n  min_bytes: 2MiB\n", &p, &d) == 0 &&
+		   gpumem_policy_effective(&site, &p, "u.yaml", &eff, &d) == 0 &&
+		   gpumem_um_format(&eff, adv, sizeof(adv)) == 0, "no placement");
+		is_str(adv, "v1;preferred=cpu;accessed_by=none;read_mostly=0;prefetch=none;min_bytes=2097152",
+		       "  the same v1 string as before issue 17");
+		gpumem_site_free(&site);
+		gpumem_diags_free(&d);
+	}
+
 	/* Overlay: top's set keys win, others stay. */
 	gpumem_policy_init(&base);
 	parse("version: 1\ncheck:\n  after: true\n  on_fail: fail\n", &q, &d);
