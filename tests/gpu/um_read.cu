@@ -19,8 +19,16 @@
 // time from just before the allocation to the end of that kernel, which is
 // what a prefetch to the GPU at allocation time (prefetch.yaml) shortens.
 //
+// For issue 17 (tests/gpu/um_stripe.sh): --reads N reads the buffer N times
+// and reports the first pass (gbps: read-once) apart from the others
+// (gbps_rest: read-many); placed_gpu/placed_cpu count the bytes whose
+// preferred location is the GPU / the CPU, 2 MiB at a time, so a stripe
+// placement applied from outside is visible; --alloc device|pinned reads a
+// cudaMalloc buffer (HBM) or a cudaMallocHost one through its mapping (the
+// link) with the same kernel, for the model's two bandwidths.
+//
 // usage: um_read [--bytes N] [--pattern grid|random|both] [--chunk N]
-//                [--fill cpu|gpu]
+//                [--fill cpu|gpu] [--reads N] [--alloc managed|device|pinned]
 // One "um_read: RESULT key=value..." line per pattern; exit 0 when every
 // checksum matched.
 
@@ -244,8 +252,22 @@ static std::string range_attrs(const void *p, size_t n)
 	return s;
 }
 
+static const char *alloc_kind = "managed";
+
 static void *alloc_managed(size_t bytes)
 {
+	if (strcmp(alloc_kind, "device") == 0) {
+		void *p = nullptr;
+
+		CK(cudaMalloc(&p, bytes));
+		return p;
+	}
+	if (strcmp(alloc_kind, "pinned") == 0) {
+		void *p = nullptr;
+
+		CK(cudaHostAlloc(&p, bytes, cudaHostAllocMapped));
+		return p;
+	}
 #ifdef UM_READ_DRIVER
 	CUdeviceptr d = 0;
 	CUresult r = cuMemAllocManaged(&d, bytes, CU_MEM_ATTACH_GLOBAL);
@@ -265,6 +287,14 @@ static void *alloc_managed(size_t bytes)
 
 static void free_managed(void *p)
 {
+	if (strcmp(alloc_kind, "pinned") == 0) {
+		CK(cudaFreeHost(p));
+		return;
+	}
+	if (strcmp(alloc_kind, "device") == 0) {
+		CK(cudaFree(p));
+		return;
+	}
 #ifdef UM_READ_DRIVER
 	cuMemFree((CUdeviceptr)p);
 #else
@@ -275,15 +305,55 @@ static void free_managed(void *p)
 // The sum fill() and fill_gpu() leave, computed without touching the buffer.
 static unsigned long long expected_sum(size_t nwords)
 {
+	unsigned nt = std::thread::hardware_concurrency();
+	std::vector<std::thread> th;
+	std::vector<unsigned long long> part;
 	unsigned long long s = 0;
 
-	for (size_t i = 0; i < nwords; i++)
-		s += word(i);
+	nt = nt == 0 ? 4 : nt > 16 ? 16 : nt;
+	part.assign(nt, 0);
+	for (unsigned t = 0; t < nt; t++)
+		th.emplace_back([=, &part] {
+			size_t lo = nwords / nt * t, hi = t + 1 == nt ? nwords : nwords / nt * (t + 1);
+			unsigned long long x = 0;
+
+			for (size_t i = lo; i < hi; i++)
+				x += word(i);
+			part[t] = x;
+		});
+	for (unsigned t = 0; t < nt; t++) {
+		th[t].join();
+		s += part[t];
+	}
 	return s;
 }
 
+// Bytes whose preferred location is the GPU / the CPU, 2 MiB at a time.
+static void placed(const void *p, size_t n, size_t *gpu, size_t *cpu)
+{
+	const size_t step = (size_t)2 << 20;
+
+	*gpu = *cpu = 0;
+	if (strcmp(alloc_kind, "managed") != 0)
+		return;
+	for (size_t off = 0; off < n; off += step) {
+		size_t len = n - off < step ? n - off : step;
+		int type = 0;
+
+		if (cudaMemRangeGetAttribute(&type, sizeof(type), cudaMemRangeAttributePreferredLocationType,
+					     (const char *)p + off, len) != cudaSuccess) {
+			(void)cudaGetLastError();
+			continue;
+		}
+		if (type == cudaMemLocationTypeDevice)
+			*gpu += len;
+		else if (type == cudaMemLocationTypeHost || type == cudaMemLocationTypeHostNuma)
+			*cpu += len;
+	}
+}
+
 static int run(const char *pattern, size_t bytes, size_t chunk, const cudaDeviceProp &prop,
-	       bool gpu_fill)
+	       bool gpu_fill, int reads)
 {
 	size_t nwords = bytes / 4, n16 = bytes / 16;
 	unsigned long long *dsum, got = 0, want;
@@ -308,36 +378,51 @@ static int run(const char *pattern, size_t bytes, size_t chunk, const cudaDevice
 		fill_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 	}
 	std::string attrs = range_attrs(p, bytes);
+	size_t pg = 0, pc = 0;
+	double rest_ms = 0, first_ms = 0;
+	bool all_ok = true;
 
+	placed(p, bytes, &pg, &pc);
 	CK(cudaMalloc(&dsum, sizeof(*dsum)));
-	CK(cudaMemset(dsum, 0, sizeof(*dsum)));
 	CK(cudaEventCreate(&e0));
 	CK(cudaEventCreate(&e1));
-	CK(cudaDeviceSynchronize());
-	CK(cudaEventRecord(e0));
-	if (strcmp(pattern, "grid") == 0) {
-		read_grid<<<prop.multiProcessorCount * 8, 256>>>((const uint4 *)p, n16, dsum);
-	} else {
-		size_t nchunks = bytes / chunk, mult = 2654435761u % nchunks;
+	for (int r = 0; r < reads; r++) {
+		CK(cudaMemset(dsum, 0, sizeof(*dsum)));
+		CK(cudaDeviceSynchronize());
+		CK(cudaEventRecord(e0));
+		if (strcmp(pattern, "grid") == 0) {
+			read_grid<<<prop.multiProcessorCount * 8, 256>>>((const uint4 *)p, n16, dsum);
+		} else {
+			size_t nchunks = bytes / chunk, mult = 2654435761u % nchunks;
 
-		if (mult == 0)
-			mult = 1;
-		while (gcd(mult, nchunks) != 1)
-			mult++;
-		// One warp per chunk, 4 warps a block.
-		read_random<<<(unsigned)((nchunks + 3) / 4), 128>>>((const uint4 *)p, nchunks,
-								       chunk / 16, mult, dsum);
+			if (mult == 0)
+				mult = 1;
+			while (gcd(mult, nchunks) != 1)
+				mult++;
+			// One warp per chunk, 4 warps a block.
+			read_random<<<(unsigned)((nchunks + 3) / 4), 128>>>((const uint4 *)p, nchunks,
+									       chunk / 16, mult, dsum);
+		}
+		CK(cudaGetLastError());
+		CK(cudaEventRecord(e1));
+		CK(cudaEventSynchronize(e1));
+		CK(cudaEventElapsedTime(&ms, e0, e1));
+		CK(cudaMemcpy(&got, dsum, sizeof(got), cudaMemcpyDeviceToHost));
+		all_ok = all_ok && got == want;
+		if (r == 0)
+			first_ms = ms;
+		else
+			rest_ms += ms;
 	}
-	CK(cudaGetLastError());
-	CK(cudaEventRecord(e1));
-	CK(cudaEventSynchronize(e1));
-	CK(cudaEventElapsedTime(&ms, e0, e1));
-	CK(cudaMemcpy(&got, dsum, sizeof(got), cudaMemcpyDeviceToHost));
-	printf("um_read: RESULT link=%s pattern=%s fill=%s bytes=%zu fill_s=%.4f kernel_ms=%.3f gbps=%.2f "
-	       "check=%s %s\n",
-	       UM_READ_LINK, pattern, gpu_fill ? "gpu" : "cpu", bytes, fill_s, ms, bytes / (ms / 1e3) / 1e9,
-	       got == want ? "ok" : "BAD", attrs.c_str());
+	ms = (float)first_ms;
+	printf("um_read: RESULT link=%s alloc=%s pattern=%s fill=%s bytes=%zu fill_s=%.4f kernel_ms=%.3f gbps=%.2f "
+	       "reads=%d gbps_rest=%.2f placed_gpu=%zu placed_cpu=%zu check=%s %s\n",
+	       UM_READ_LINK, alloc_kind, pattern, gpu_fill ? "gpu" : "cpu", bytes, fill_s, ms,
+	       bytes / (ms / 1e3) / 1e9, reads,
+	       reads > 1 ? (double)bytes * (reads - 1) / (rest_ms / 1e3) / 1e9 : 0.0, pg, pc,
+	       all_ok ? "ok" : "BAD", attrs.c_str());
 	fflush(stdout);
+	got = all_ok ? want : want + 1;
 	CK(cudaFree(dsum));
 	CK(cudaEventDestroy(e0));
 	CK(cudaEventDestroy(e1));
@@ -351,7 +436,7 @@ int main(int argc, char **argv)
 	const char *pattern = "both";
 	bool gpu_fill = false;
 	cudaDeviceProp prop;
-	int dev = 0, bad = 0, managed = 0;
+	int dev = 0, bad = 0, managed = 0, reads = 1;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--bytes") == 0 && i + 1 < argc)
@@ -360,11 +445,18 @@ int main(int argc, char **argv)
 			chunk = parse_size(argv[++i]);
 		else if (strcmp(argv[i], "--pattern") == 0 && i + 1 < argc)
 			pattern = argv[++i];
+		else if (strcmp(argv[i], "--reads") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0)
+			reads = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--alloc") == 0 && i + 1 < argc &&
+			 (!strcmp(argv[i + 1], "managed") || !strcmp(argv[i + 1], "device") ||
+			  !strcmp(argv[i + 1], "pinned")))
+			alloc_kind = argv[++i];
 		else if (strcmp(argv[i], "--fill") == 0 && i + 1 < argc &&
 			 (strcmp(argv[i + 1], "cpu") == 0 || strcmp(argv[i + 1], "gpu") == 0))
 			gpu_fill = strcmp(argv[++i], "gpu") == 0;
 		else {
-			fprintf(stderr, "usage: um_read [--bytes N] [--pattern grid|random|both] [--chunk N] [--fill cpu|gpu]\n");
+			fprintf(stderr, "usage: um_read [--bytes N] [--pattern grid|random|both] [--chunk N] [--fill cpu|gpu] "
+				"[--reads N] [--alloc managed|device|pinned]\n");
 			return 2;
 		}
 	}
@@ -390,8 +482,8 @@ int main(int argc, char **argv)
 	printf("um_read: link=%s device=%d name=\"%s\" free=%zu concurrent_managed=%d bytes=%zu chunk=%zu\n",
 	       UM_READ_LINK, dev, prop.name, free_b, managed, bytes, chunk);
 	if (strcmp(pattern, "grid") == 0 || strcmp(pattern, "both") == 0)
-		bad |= run("grid", bytes, chunk, prop, gpu_fill);
+		bad |= run("grid", bytes, chunk, prop, gpu_fill, reads);
 	if (strcmp(pattern, "random") == 0 || strcmp(pattern, "both") == 0)
-		bad |= run("random", bytes, chunk, prop, gpu_fill);
+		bad |= run("random", bytes, chunk, prop, gpu_fill, reads);
 	return bad;
 }
