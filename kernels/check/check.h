@@ -249,8 +249,6 @@ void gpumem_check_throttle_names(long long mask, char *buf, size_t len);
 void gpumem_check_device_init(struct gpumem_check_device *d, int ordinal);
 
 /* ------------------------------------------------------------ output */
-/* A JSON string literal, escaped; invalid UTF-8 becomes U+FFFD. */
-void gpumem_check_json_string(FILE *f, const char *s);
 /* The versioned document described in doc/CHECK-JSON.md. */
 int gpumem_check_json_write(FILE *f, const struct gpumem_check_report *r);
 /* The short human table. */

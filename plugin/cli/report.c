@@ -555,89 +555,70 @@ static void print_table(struct gpumem_report_row *const *rows, size_t n)
 	free(cells);
 }
 
-static void json_metric(FILE *out, const struct gpumem_report_metric *m)
+static struct json_object *json_metric(const struct gpumem_report_metric *m)
 {
-	if (!m->present) {
-		fputs("null", out);
-		return;
-	}
-	fputs("{\"verdict\": ", out);
-	gpumem_report_json_str(out, m->verdict);
-	fputs(", \"best_gbps\": ", out);
-	gpumem_report_json_num(out, m->best);
-	fputs(", \"median_gbps\": ", out);
-	gpumem_report_json_num(out, m->median);
-	fputs(", \"reference_gbps\": ", out);
-	gpumem_report_json_num(out, m->reference);
-	fputs(", \"threshold_gbps\": ", out);
-	gpumem_report_json_num(out, m->threshold);
-	fputs(", \"warn_floor_gbps\": ", out);
-	gpumem_report_json_num(out, m->warn_floor);
-	fputc('}', out);
+	struct json_object *o;
+
+	if (!m->present || (o = json_object_new_object()) == NULL)
+		return NULL;
+	gpumem_json_add(o, "verdict", gpumem_json_string(m->verdict));
+	gpumem_json_add(o, "best_gbps", gpumem_json_number(m->best));
+	gpumem_json_add(o, "median_gbps", gpumem_json_number(m->median));
+	gpumem_json_add(o, "reference_gbps", gpumem_json_number(m->reference));
+	gpumem_json_add(o, "threshold_gbps", gpumem_json_number(m->threshold));
+	gpumem_json_add(o, "warn_floor_gbps", gpumem_json_number(m->warn_floor));
+	return o;
 }
 
-/* Field names here are an interface: REPORT-JSON.md documents each. */
+/* One row as an object.  Field names here are an interface: REPORT-JSON.md documents each. */
+static struct json_object *json_row(const struct gpumem_report_row *r)
+{
+	const struct gpumem_report_file *f = r->rep;
+	struct json_object *o = json_object_new_object(), *metrics;
+
+	if (o == NULL)
+		return NULL;
+	gpumem_json_add(o, "file", gpumem_json_string(f->name));
+	gpumem_json_add(o, "time", gpumem_json_string(f->time_text));
+	gpumem_json_add(o, "epoch", gpumem_json_int((long long)f->time));
+	gpumem_json_add(o, "node", gpumem_json_string(f->node));
+	gpumem_json_add(o, "job", gpumem_json_int(f->job));
+	gpumem_json_add(o, "step", gpumem_json_string(f->step));
+	gpumem_json_add(o, "phase", gpumem_json_string(f->phase));
+	gpumem_json_add(o, "user", gpumem_json_string(f->user));
+	gpumem_json_add(o, "uid", f->has_uid ? gpumem_json_int(f->uid) : NULL);
+	gpumem_json_add(o, "policy", gpumem_json_string(f->policy));
+	gpumem_json_add(o, "gpus", gpumem_json_string(f->gpus));
+	gpumem_json_add(o, "status", gpumem_json_string(f->status));
+	gpumem_json_add(o, "exit_code", f->has_exit_code ? gpumem_json_int(f->exit_code) : NULL);
+	gpumem_json_add(o, "drained", gpumem_json_bool(f->drained));
+	gpumem_json_add(o, "report_verdict", gpumem_json_string(f->verdict));
+	gpumem_json_add(o, "gpu_index", r->has_gpu ? gpumem_json_int(gpu_index(r)) : NULL);
+	gpumem_json_add(o, "gpu_cuda_index", r->has_gpu ? gpumem_json_int(r->cuda_index) : NULL);
+	gpumem_json_add(o, "gpu_name", gpumem_json_string(r->gpu_name));
+	gpumem_json_add(o, "gpu_uuid", gpumem_json_string(r->gpu_uuid));
+	gpumem_json_add(o, "gpu_pci_bus_id", gpumem_json_string(r->gpu_pci));
+	gpumem_json_add(o, "verdict", gpumem_json_string(gpumem_report_vclass_name(r->vclass)));
+	gpumem_json_add(o, "verdict_text", gpumem_json_string(r->verdict));
+	gpumem_json_add(o, "reason", gpumem_json_string(r->reason));
+	metrics = json_object_new_object();
+	for (int m = 0; metrics && m < GPUMEM_REPORT_NMETRICS; m++)
+		gpumem_json_add(metrics, gpumem_report_metric_names[m],
+				r->has_gpu ? json_metric(&r->m[m]) : NULL);
+	gpumem_json_add(o, "metrics", metrics);
+	return o;
+}
+
+/* The rows as a JSON array, one row a line. */
 static void print_json(FILE *out, struct gpumem_report_row *const *rows, size_t n)
 {
 	fputc('[', out);
 	for (size_t i = 0; i < n; i++) {
-		const struct gpumem_report_row *r = rows[i];
-		const struct gpumem_report_file *f = r->rep;
+		struct json_object *o = json_row(rows[i]);
 
 		fputs(i ? ",\n " : "\n ", out);
-		fputs("{\"file\": ", out);
-		gpumem_report_json_str(out, f->name);
-		fputs(", \"time\": ", out);
-		gpumem_report_json_str(out, f->time_text);
-		fprintf(out, ", \"epoch\": %lld, \"node\": ", (long long)f->time);
-		gpumem_report_json_str(out, f->node);
-		fprintf(out, ", \"job\": %lld, \"step\": ", f->job);
-		gpumem_report_json_str(out, f->step);
-		fputs(", \"phase\": ", out);
-		gpumem_report_json_str(out, f->phase);
-		fputs(", \"user\": ", out);
-		gpumem_report_json_str(out, f->user);
-		if (f->has_uid)
-			fprintf(out, ", \"uid\": %lld", f->uid);
-		else
-			fputs(", \"uid\": null", out);
-		fputs(", \"policy\": ", out);
-		gpumem_report_json_str(out, f->policy);
-		fputs(", \"gpus\": ", out);
-		gpumem_report_json_str(out, f->gpus);
-		fputs(", \"status\": ", out);
-		gpumem_report_json_str(out, f->status);
-		if (f->has_exit_code)
-			fprintf(out, ", \"exit_code\": %lld", f->exit_code);
-		else
-			fputs(", \"exit_code\": null", out);
-		fprintf(out, ", \"drained\": %s, \"report_verdict\": ", f->drained ? "true" : "false");
-		gpumem_report_json_str(out, f->verdict);
-		if (r->has_gpu)
-			fprintf(out, ", \"gpu_index\": %d, \"gpu_cuda_index\": %d, \"gpu_name\": ",
-				gpu_index(r), r->cuda_index);
-		else
-			fputs(", \"gpu_index\": null, \"gpu_cuda_index\": null, \"gpu_name\": ", out);
-		gpumem_report_json_str(out, r->gpu_name);
-		fputs(", \"gpu_uuid\": ", out);
-		gpumem_report_json_str(out, r->gpu_uuid);
-		fputs(", \"gpu_pci_bus_id\": ", out);
-		gpumem_report_json_str(out, r->gpu_pci);
-		fputs(", \"verdict\": ", out);
-		gpumem_report_json_str(out, gpumem_report_vclass_name(r->vclass));
-		fputs(", \"verdict_text\": ", out);
-		gpumem_report_json_str(out, r->verdict);
-		fputs(", \"reason\": ", out);
-		gpumem_report_json_str(out, r->reason);
-		fputs(", \"metrics\": {", out);
-		for (int m = 0; m < GPUMEM_REPORT_NMETRICS; m++) {
-			fprintf(out, "%s\"%s\": ", m ? ", " : "", gpumem_report_metric_names[m]);
-			if (r->has_gpu)
-				json_metric(out, &r->m[m]);
-			else
-				fputs("null", out);
-		}
-		fputs("}}", out);
+		gpumem_json_write(out, o, GPUMEM_JSON_SPACED);
+		json_object_put(o);
 	}
 	fputs(n ? "\n]\n" : "]\n", out);
 }

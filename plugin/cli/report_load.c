@@ -372,42 +372,42 @@ static int add_row(struct gpumem_report_set *set, struct gpumem_report_row **out
 	return 0;
 }
 
-static double num_or_nan(const struct gpumem_report_jval *obj, const char *key)
+static double num_or_nan(struct json_object *obj, const char *key)
 {
 	double v;
 
-	return gpumem_report_jnum(obj, key, &v) == 0 ? v : NAN;
+	return gpumem_json_num(obj, key, &v) == 0 ? v : NAN;
 }
 
 /* "a; b; c" from an array of strings, or NULL when there is none. */
-static char *join_reasons(const struct gpumem_report_jval *arr)
+static char *join_reasons(struct json_object *arr)
 {
-	size_t len = 0, at = 0;
+	size_t len = 0, at = 0, n = gpumem_json_len(arr);
 	char *s;
 
-	if (arr == NULL || arr->type != GPUMEM_REPORT_JARR)
-		return NULL;
-	for (size_t i = 0; i < arr->n; i++)
-		if (arr->items[i].type == GPUMEM_REPORT_JSTR)
-			len += strlen(arr->items[i].str) + 2;
+	for (size_t i = 0; i < n; i++)
+		if (gpumem_json_is(gpumem_json_at(arr, i), json_type_string))
+			len += strlen(json_object_get_string(gpumem_json_at(arr, i))) + 2;
 	if (len == 0)
 		return NULL;
 	s = malloc(len + 1);
 	if (s == NULL)
 		return NULL;
 	/* By offset, not strcat: a hostile file may hold many reasons. */
-	for (size_t i = 0; i < arr->n; i++) {
-		size_t n;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *item = gpumem_json_at(arr, i);
+		const char *text = json_object_get_string(item);
+		size_t tl;
 
-		if (arr->items[i].type != GPUMEM_REPORT_JSTR || !arr->items[i].str[0])
+		if (!gpumem_json_is(item, json_type_string) || !text[0])
 			continue;
 		if (at) {
 			memcpy(s + at, "; ", 2);
 			at += 2;
 		}
-		n = strlen(arr->items[i].str);
-		memcpy(s + at, arr->items[i].str, n);
-		at += n;
+		tl = strlen(text);
+		memcpy(s + at, text, tl);
+		at += tl;
 	}
 	s[at] = '\0';
 	if (at == 0) {
@@ -418,11 +418,11 @@ static char *join_reasons(const struct gpumem_report_jval *arr)
 }
 
 static int device_row(struct gpumem_report_set *set, const struct gpumem_report_file *f,
-		      const struct gpumem_report_jval *dev, int pos)
+		      struct json_object *dev, int pos)
 {
-	const struct gpumem_report_jval *metrics = gpumem_report_jget(dev, "metrics");
+	struct json_object *metrics = gpumem_json_get(dev, "metrics");
 	struct gpumem_report_row *r;
-	const char *verdict = gpumem_report_jstr(dev, "verdict");
+	const char *verdict = gpumem_json_str(dev, "verdict");
 	double idx;
 
 	if (add_row(set, &r) < 0)
@@ -430,28 +430,28 @@ static int device_row(struct gpumem_report_set *set, const struct gpumem_report_
 	r->rep = f;
 	r->has_gpu = 1;
 	/* A device without an index keeps its position in the list. */
-	r->cuda_index = gpumem_report_jnum(dev, "index", &idx) == 0 && idx >= 0 && idx < 4096 ?
+	r->cuda_index = gpumem_json_num(dev, "index", &idx) == 0 && idx >= 0 && idx < 4096 ?
 		(int)idx : pos;
 	r->node_index = node_index(f->gpus, r->cuda_index);
-	r->gpu_name = dup_or_null(gpumem_report_jstr(dev, "name"));
-	r->gpu_uuid = dup_or_null(gpumem_report_jstr(dev, "uuid"));
-	r->gpu_pci = dup_or_null(gpumem_report_jstr(dev, "pci_bus_id"));
+	r->gpu_name = dup_or_null(gpumem_json_str(dev, "name"));
+	r->gpu_uuid = dup_or_null(gpumem_json_str(dev, "uuid"));
+	r->gpu_pci = dup_or_null(gpumem_json_str(dev, "pci_bus_id"));
 	r->verdict = strdup(verdict ? verdict : "error");
 	r->vclass = gpumem_report_vclass_of(verdict);
 	if (r->vclass != GPUMEM_REPORT_V_PASS) {
-		r->reason = join_reasons(gpumem_report_jget(dev, "reasons"));
+		r->reason = join_reasons(gpumem_json_get(dev, "reasons"));
 		if (r->reason == NULL && verdict == NULL)
 			r->reason = strdup("the check document gives this GPU no verdict");
 	}
 	for (int i = 0; i < GPUMEM_REPORT_NMETRICS; i++) {
-		const struct gpumem_report_jval *m = gpumem_report_jget(metrics,
+		struct json_object *m = gpumem_json_get(metrics,
 									 gpumem_report_metric_names[i]);
 		struct gpumem_report_metric *rm = &r->m[i];
 
-		if (m == NULL || m->type != GPUMEM_REPORT_JOBJ)
+		if (!gpumem_json_is(m, json_type_object))
 			continue;
 		rm->present = 1;
-		rm->verdict = dup_or_null(gpumem_report_jstr(m, "verdict"));
+		rm->verdict = dup_or_null(gpumem_json_str(m, "verdict"));
 		rm->vclass = gpumem_report_vclass_of(rm->verdict);
 		rm->best = num_or_nan(m, "best_gbps");
 		rm->median = num_or_nan(m, "median_gbps");
@@ -469,7 +469,7 @@ static int device_row(struct gpumem_report_set *set, const struct gpumem_report_
 
 /* The row of a report without a GPU: skipped, timed out, no devices. */
 static int report_row(struct gpumem_report_set *set, const struct gpumem_report_file *f,
-		      const struct gpumem_report_jval *check)
+		      struct json_object *check)
 {
 	const char *why = f->reason;
 	struct gpumem_report_row *r;
@@ -488,7 +488,7 @@ static int report_row(struct gpumem_report_set *set, const struct gpumem_report_
 	    (r->vclass == GPUMEM_REPORT_V_SKIPPED || r->vclass == GPUMEM_REPORT_V_ERROR))
 		r->vclass = GPUMEM_REPORT_V_NOT_RUN;
 	if (why == NULL)
-		why = gpumem_report_jstr(gpumem_report_jget(check, "overall"), "reason");
+		why = gpumem_json_str(gpumem_json_get(check, "overall"), "reason");
 	if (why == NULL && f->vclass != GPUMEM_REPORT_V_PASS && strcmp(f->status, "ran"))
 		why = f->status;
 	if (why == NULL && f->vclass != GPUMEM_REPORT_V_PASS)
@@ -500,10 +500,10 @@ static int report_row(struct gpumem_report_set *set, const struct gpumem_report_
 #define BAD(...) do { WARN(dir, name, __VA_ARGS__); goto fail; } while (0)
 
 /* A required string member, or a warning naming it. */
-static const char *need_str(const struct gpumem_report_jval *root, const char *key,
+static const char *need_str(struct json_object *root, const char *key,
 			    const char *dir, const char *name)
 {
-	const char *s = gpumem_report_jstr(root, key);
+	const char *s = gpumem_json_str(root, key);
 
 	if (s == NULL || s[0] == '\0')
 		WARN(dir, name, "\"%s\" is missing, empty or not a string", key);
@@ -511,18 +511,18 @@ static const char *need_str(const struct gpumem_report_jval *root, const char *k
 }
 
 static int extract(struct gpumem_report_set *set, const char *dir, const char *name,
-		   const struct gpumem_report_jval *root)
+		   struct json_object *root)
 {
-	const struct gpumem_report_jval *v, *check, *devices;
+	struct json_object *v, *check, *devices;
 	struct gpumem_report_file *f = NULL, **files;
 	const char *schema, *node, *phase, *time_s, *status, *verdict;
 	size_t first_row = set->nrows;
 	double job, x;
 	int rv = -1;
 
-	if (root->type != GPUMEM_REPORT_JOBJ)
+	if (!gpumem_json_is(root, json_type_object))
 		BAD("not a JSON object: not a gpumem report");
-	schema = gpumem_report_jstr(root, "schema");
+	schema = gpumem_json_str(root, "schema");
 	if (schema == NULL)
 		BAD("no \"schema\": not a gpumem report");
 	if (strcmp(schema, GPUMEM_REPORT_SCHEMA)) {
@@ -531,7 +531,7 @@ static int extract(struct gpumem_report_set *set, const char *dir, const char *n
 			    GPUMEM_REPORT_SCHEMA);
 		BAD("schema \"%.64s\" is not %s", schema, GPUMEM_REPORT_SCHEMA);
 	}
-	if (gpumem_report_jnum(root, "job", &job) < 0 || job < 0 || job > 9e15 ||
+	if (gpumem_json_num(root, "job", &job) < 0 || job < 0 || job > 9e15 ||
 	    job != (double)(long long)job)
 		BAD("\"job\" is missing or not a job ID");
 	if (!(node = need_str(root, "node", dir, name)) ||
@@ -547,14 +547,15 @@ static int extract(struct gpumem_report_set *set, const char *dir, const char *n
 		BAD("\"time\" \"%.64s\" is not an ISO 8601 time", time_s);
 	f->job = (long long)job;
 	/* Slurm step IDs are numbers or names ("batch"); accept either form. */
-	v = gpumem_report_jget(root, "step");
-	if (v && v->type == GPUMEM_REPORT_JNUM) {
+	v = gpumem_json_get(root, "step");
+	if (gpumem_json_is(v, json_type_int) || gpumem_json_is(v, json_type_double)) {
 		char tmp[32];
 
-		snprintf(tmp, sizeof(tmp), "%lld", (long long)v->num);
+		snprintf(tmp, sizeof(tmp), "%lld", (long long)json_object_get_double(v));
 		f->step = strdup(tmp);
 	} else {
-		f->step = strdup(v && v->type == GPUMEM_REPORT_JSTR && v->str[0] ? v->str : "?");
+		f->step = strdup(gpumem_json_is(v, json_type_string) && json_object_get_string(v)[0] ?
+				 json_object_get_string(v) : "?");
 	}
 	f->name = strdup(name);
 	f->node = strdup(node);
@@ -562,34 +563,34 @@ static int extract(struct gpumem_report_set *set, const char *dir, const char *n
 	f->time_text = strdup(time_s);
 	f->status = strdup(status);
 	f->verdict = strdup(verdict);
-	f->user = dup_or_null(gpumem_report_jstr(root, "user"));
-	f->policy = dup_or_null(gpumem_report_jstr(root, "policy"));
-	f->gpus = dup_or_null(gpumem_report_jstr(root, "gpus"));
-	f->reason = dup_or_null(gpumem_report_jstr(root, "reason"));
+	f->user = dup_or_null(gpumem_json_str(root, "user"));
+	f->policy = dup_or_null(gpumem_json_str(root, "policy"));
+	f->gpus = dup_or_null(gpumem_json_str(root, "gpus"));
+	f->reason = dup_or_null(gpumem_json_str(root, "reason"));
 	if (!f->step || !f->name || !f->node || !f->phase || !f->time_text || !f->status ||
 	    !f->verdict)
 		BAD("out of memory");
 	f->vclass = gpumem_report_vclass_of(verdict);
-	if (gpumem_report_jnum(root, "uid", &x) == 0) {
+	if (gpumem_json_num(root, "uid", &x) == 0) {
 		f->uid = (long long)x;
 		f->has_uid = 1;
 	}
-	if (gpumem_report_jnum(root, "exit_code", &x) == 0) {
+	if (gpumem_json_num(root, "exit_code", &x) == 0) {
 		f->exit_code = (long long)x;
 		f->has_exit_code = 1;
 	}
-	v = gpumem_report_jget(root, "drained");
-	f->drained = v && v->type == GPUMEM_REPORT_JBOOL && v->boolean;
+	v = gpumem_json_get(root, "drained");
+	f->drained = gpumem_json_is(v, json_type_boolean) && json_object_get_boolean(v);
 
-	check = gpumem_report_jget(root, "check");
-	if (check && check->type != GPUMEM_REPORT_JOBJ && check->type != GPUMEM_REPORT_JNULL)
+	check = gpumem_json_get(root, "check");
+	if (check && !gpumem_json_is(check, json_type_object))
 		BAD("\"check\" is neither an object nor null");
-	devices = gpumem_report_jget(check, "devices");
-	if (devices && devices->type == GPUMEM_REPORT_JARR && devices->n > 0) {
-		for (size_t i = 0; i < devices->n; i++) {
-			if (devices->items[i].type != GPUMEM_REPORT_JOBJ)
+	devices = gpumem_json_get(check, "devices");
+	if (gpumem_json_len(devices) > 0) {
+		for (size_t i = 0; i < gpumem_json_len(devices); i++) {
+			if (!gpumem_json_is(gpumem_json_at(devices, i), json_type_object))
 				BAD("check.devices[%zu] is not an object", i);
-			if (device_row(set, f, &devices->items[i], (int)i) < 0)
+			if (device_row(set, f, gpumem_json_at(devices, i), (int)i) < 0)
 				BAD("out of memory");
 		}
 	} else if (report_row(set, f, check) < 0) {
@@ -614,19 +615,19 @@ fail:
 
 static int load_one(struct gpumem_report_set *set, int dfd, const char *dir, const char *name)
 {
-	struct gpumem_report_jval root;
+	struct json_object *root;
 	char *buf = NULL, err[320];
 	size_t len;
 	int rv = -1;
 
 	if (read_capped(dfd, dir, name, &buf, &len) < 0)
 		return -1;
-	if (gpumem_report_json_parse(buf, len, &root, err, sizeof(err)) < 0) {
+	if (gpumem_json_parse_report(buf, len, &root, err, sizeof(err)) < 0) {
 		WARN(dir, name, "not valid JSON: %s", err);
 		goto fail;
 	}
-	rv = extract(set, dir, name, &root);
-	gpumem_report_json_free(&root);
+	rv = extract(set, dir, name, root);
+	json_object_put(root);
 fail:
 	free(buf);
 	return rv;

@@ -1,7 +1,7 @@
 /*
  * gpumem report: the administrators' view of the per-job-step reports the
  * plugin writes (schema gpumem-report/1, see REPORT-JSON.md).  report.c is
- * the command; report_json.c reads JSON, report_load.c turns a directory of
+ * the command; json.h reads JSON, report_load.c turns a directory of
  * report files into rows (one per report and GPU), report_svg.c draws them.
  */
 #ifndef GPUMEM_REPORT_H
@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <time.h>
+#include "json.h"
 
 #define GPUMEM_REPORT_SCHEMA    "gpumem-report/1"
 #define GPUMEM_REPORT_DEFAULT_DIR "/var/lib/gpumem/reports"
@@ -34,56 +35,6 @@
 #define GPUMEM_CHECK_JSON_MAX_VALUES (GPUMEM_REPORT_JSON_MAX_VALUES - 64)
 
 int gpumem_report_main(int argc, char **argv);
-
-/* ------------------------------------------------------------ JSON */
-enum gpumem_report_jtype {
-	GPUMEM_REPORT_JNULL, GPUMEM_REPORT_JBOOL, GPUMEM_REPORT_JNUM,
-	GPUMEM_REPORT_JSTR, GPUMEM_REPORT_JARR, GPUMEM_REPORT_JOBJ
-};
-
-struct gpumem_report_jval {
-	enum gpumem_report_jtype type;
-	int boolean;
-	double num;
-	char *str;                              /* JSTR: valid UTF-8, no NUL */
-	size_t n, cap;                          /* JARR, JOBJ: items, room for */
-	struct gpumem_report_jval *items;
-	char **keys;                            /* JOBJ: keys[i] names items[i] */
-	size_t at, len;                         /* its bytes in the parsed text */
-};
-
-/*
- * Parse one strict JSON document (RFC 8259) of at most
- * GPUMEM_REPORT_MAX_FILE_BYTES.  On error returns -1 with "line L, column C:
- * WHAT" in err; *out is then empty and needs no free.
- */
-int gpumem_report_json_parse(const char *buf, size_t len, struct gpumem_report_jval *out,
-			     char *err, size_t errlen);
-void gpumem_report_json_free(struct gpumem_report_jval *v);
-/*
- * The same for a gpumem-check/1 document (doc/CHECK-JSON.md) under the
- * GPUMEM_CHECK_* caps: an object whose "schema" is "gpumem-check/1".
- */
-int gpumem_check_json_parse(const char *buf, size_t len, struct gpumem_report_jval *out,
-			    char *err, size_t errlen);
-/*
- * The text of a scalar as written in BUF, the text it was parsed from: a
- * string's value, a number's own spelling ("4100.0"), "true", "false",
- * "null"; NULL for an array or object.  Uses TMP (64 bytes do) for all
- * but strings.
- */
-const char *gpumem_report_jtext(const char *buf, const struct gpumem_report_jval *v,
-				char *tmp, size_t tmplen);
-/* Member of an object (the first of duplicates), or NULL. */
-const struct gpumem_report_jval *gpumem_report_jget(const struct gpumem_report_jval *obj,
-						    const char *key);
-/* A string member, or NULL when absent or not a string. */
-const char *gpumem_report_jstr(const struct gpumem_report_jval *obj, const char *key);
-/* A number member: 0 and *out, or -1 when absent or not a number. */
-int gpumem_report_jnum(const struct gpumem_report_jval *obj, const char *key, double *out);
-/* Write a JSON string (NULL: null) and a number (NaN: null). */
-void gpumem_report_json_str(FILE *f, const char *s);
-void gpumem_report_json_num(FILE *f, double v);
 
 /* ------------------------------------------------------------ rows */
 /* Verdict classes, in the order "worst first" sorts them. */

@@ -4,7 +4,7 @@
  * is parsed (never trusted blindly: the user could tamper with a process
  * running as them) and wrapped into a gpumem-report/1 document that root
  * writes atomically at the end of the step.  It is read with the reports'
- * JSON reader under its caps for check documents (report.h): a document
+ * JSON module under its caps for check documents (report.h): a document
  * grows with the node's GPUs, a few KiB each, well past what the policy
  * parser takes.
  */
@@ -43,49 +43,43 @@ static void iso_now(char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* The text of member KEY of OBJ, as the check wrote it (see gpumem_report_jtext). */
-static const char *member_text(const char *text, const struct gpumem_report_jval *obj,
-			       const char *key, char *tmp, size_t len)
+/* The text of member KEY of OBJ, as the check wrote it (see gpumem_json_text). */
+static const char *member_text(struct json_object *obj, const char *key)
 {
-	return gpumem_report_jtext(text, gpumem_report_jget(obj, key), tmp, len);
+	return gpumem_json_text(gpumem_json_get(obj, key));
 }
 
 /* The text of metrics.NAME.best_gbps of device DEV, or NULL. */
-static const char *best_gbps(const char *text, const struct gpumem_report_jval *dev,
-			     const char *name, char *tmp, size_t len)
+static const char *best_gbps(struct json_object *dev, const char *name)
 {
-	return member_text(text, gpumem_report_jget(gpumem_report_jget(dev, "metrics"), name),
-			   "best_gbps", tmp, len);
+	return member_text(gpumem_json_get(gpumem_json_get(dev, "metrics"), name), "best_gbps");
 }
 
 /*
  * Per device: "gpu0 pass read 3010 copy 2750 ..." for the log line, as far
  * as it holds; and the reason, from whichever device has one.
  */
-static void figures(const char *text, const struct gpumem_report_jval *doc,
-		    struct gpumem_checkrun *r)
+static void figures(struct json_object *doc, struct gpumem_checkrun *r)
 {
 	static const char *const names[] = { "read", "copy", "triad", "h2d", "d2h" };
-	const struct gpumem_report_jval *devs = gpumem_report_jget(doc, "devices");
+	struct json_object *devs = gpumem_json_get(doc, "devices");
 	size_t off = 0;
 
 	r->figures[0] = '\0';
-	for (size_t i = 0; devs && devs->type == GPUMEM_REPORT_JARR && i < devs->n; i++) {
-		const struct gpumem_report_jval *d = &devs->items[i];
-		const struct gpumem_report_jval *why = gpumem_report_jget(d, "reasons");
-		char ibuf[64], vbuf[64], wbuf[64];
-		const char *idx = member_text(text, d, "index", ibuf, sizeof(ibuf));
-		const char *v = member_text(text, d, "verdict", vbuf, sizeof(vbuf));
+	for (size_t i = 0; i < gpumem_json_len(devs); i++) {
+		struct json_object *d = gpumem_json_at(devs, i);
+		struct json_object *why = gpumem_json_get(d, "reasons");
+		const char *idx = member_text(d, "index");
+		const char *v = member_text(d, "verdict");
 
 		if (off < sizeof(r->figures)) {
 			off += (size_t)snprintf(r->figures + off, sizeof(r->figures) - off,
 						"%sgpu%s %s", i ? "; " : "", idx ? idx : "?",
 						v ? v : "?");
 			for (size_t m = 0; m < 5 && off < sizeof(r->figures); m++) {
-				char bbuf[64];
-				const char *b = best_gbps(text, d, names[m], bbuf, sizeof(bbuf));
+				const char *b = best_gbps(d, names[m]);
 
-				if (b && strcmp(b, "null"))
+				if (b)
 					off += (size_t)snprintf(r->figures + off,
 								sizeof(r->figures) - off,
 								" %s %.0f", names[m], atof(b));
@@ -98,9 +92,8 @@ static void figures(const char *text, const struct gpumem_report_jval *doc,
 		 * The first reason of a device that did not pass explains the
 		 * verdict, even on a node with more GPUs than the figures hold.
 		 */
-		if (why && why->type == GPUMEM_REPORT_JARR && why->n && r->reason[0] == '\0') {
-			const char *first = gpumem_report_jtext(text, &why->items[0], wbuf,
-								sizeof(wbuf));
+		if (gpumem_json_len(why) && r->reason[0] == '\0') {
+			const char *first = gpumem_json_text(gpumem_json_at(why, 0));
 
 			if (first)
 				snprintf(r->reason, sizeof(r->reason), "gpu%s: %s", idx ? idx : "?",
@@ -117,7 +110,7 @@ void gpumem_jobcheck_run(const struct gpumem_state *st, const struct gpumem_jobi
 	char frac[32], tmo[32], gpus[1100], pct[64], pipe[4200], logd[4200], node[96];
 	char *argv[16], *envp[10];
 	struct gpumem_proc p = { 0 };
-	struct gpumem_report_jval doc = { 0 };
+	struct json_object *doc = NULL;
 	char err[300];
 	int a = 0, e = 0;
 	int timeout = st->have_site ? st->site.check_timeout_s : st->args.timeout;
@@ -206,22 +199,20 @@ void gpumem_jobcheck_run(const struct gpumem_state *st, const struct gpumem_jobi
 	}
 	snprintf(r->status, sizeof(r->status), p.status == 3 ? "skipped" : "ran");
 	snprintf(r->verdict, sizeof(r->verdict), "%s", verdict_of_exit[p.status]);
-	if (gpumem_check_json_parse(p.out, strlen(p.out), &doc, err, sizeof(err)) == 0) {
-		char tmp[64];
+	if (gpumem_json_parse_check(p.out, strlen(p.out), &doc, err, sizeof(err)) == 0) {
 		const char *why;
 
 		r->json = p.out;
 		p.out = NULL;
-		figures(r->json, &doc, r);
-		why = member_text(r->json, gpumem_report_jget(&doc, "overall"), "reason", tmp,
-				  sizeof(tmp));
-		if (r->reason[0] == '\0' && why && strcmp(why, "null"))
+		figures(doc, r);
+		why = member_text(gpumem_json_get(doc, "overall"), "reason");
+		if (r->reason[0] == '\0' && why)
 			snprintf(r->reason, sizeof(r->reason), "%s", why);
 	} else {
 		snprintf(r->reason, sizeof(r->reason), "gpumem-check printed no valid report");
 	}
 out:
-	gpumem_report_json_free(&doc);
+	json_object_put(doc);
 	gpumem_proc_free(&p);
 }
 
@@ -288,45 +279,33 @@ static int prom_number(const char *s)
 	return s && *s && strspn(s, "0123456789.eE+-") == strlen(s);
 }
 
+/* The gpumem-report/1 document (doc/REPORT-JSON.md), the check's text inside as it came. */
 static char *report_json(const struct gpumem_jobinfo *ji, const struct gpumem_checkrun *r)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	struct json_object *o = json_object_new_object();
+	char *text;
 
-	if (f == NULL)
+	if (o == NULL)
 		return NULL;
-	fprintf(f, "{\"schema\": \"gpumem-report/1\", \"job\": %u, \"step\": ", ji->job);
-	gpumem_report_json_str(f, ji->step);
-	fprintf(f, ", \"node\": ");
-	gpumem_report_json_str(f, ji->node);
-	fprintf(f, ", \"user\": ");
-	gpumem_report_json_str(f, ji->user);
-	fprintf(f, ", \"uid\": %u, \"policy\": ", (unsigned)ji->uid);
-	gpumem_report_json_str(f, ji->policy);
-	fprintf(f, ", \"phase\": ");
-	gpumem_report_json_str(f, r->phase);
-	fprintf(f, ", \"time\": ");
-	gpumem_report_json_str(f, r->time);
-	fprintf(f, ", \"gpus\": ");
-	gpumem_report_json_str(f, ji->gpus);
-	fprintf(f, ", \"status\": ");
-	gpumem_report_json_str(f, r->status);
-	fprintf(f, ", \"reason\": ");
-	gpumem_report_json_str(f, r->reason[0] ? r->reason : NULL);
-	if (r->exit_code >= 0)
-		fprintf(f, ", \"exit_code\": %d", r->exit_code);
-	else
-		fprintf(f, ", \"exit_code\": null");
-	fprintf(f, ", \"verdict\": ");
-	gpumem_report_json_str(f, r->verdict);
-	fprintf(f, ", \"drained\": %s, \"check\": %s}\n", r->drained ? "true" : "false",
-		r->json ? r->json : "null");
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	gpumem_json_add(o, "schema", gpumem_json_string("gpumem-report/1"));
+	gpumem_json_add(o, "job", gpumem_json_int(ji->job));
+	gpumem_json_add(o, "step", gpumem_json_string(ji->step));
+	gpumem_json_add(o, "node", gpumem_json_string(ji->node));
+	gpumem_json_add(o, "user", gpumem_json_string(ji->user));
+	gpumem_json_add(o, "uid", gpumem_json_int(ji->uid));
+	gpumem_json_add(o, "policy", gpumem_json_string(ji->policy));
+	gpumem_json_add(o, "phase", gpumem_json_string(r->phase));
+	gpumem_json_add(o, "time", gpumem_json_string(r->time));
+	gpumem_json_add(o, "gpus", gpumem_json_string(ji->gpus));
+	gpumem_json_add(o, "status", gpumem_json_string(r->status));
+	gpumem_json_add(o, "reason", gpumem_json_string(r->reason[0] ? r->reason : NULL));
+	gpumem_json_add(o, "exit_code", r->exit_code >= 0 ? gpumem_json_int(r->exit_code) : NULL);
+	gpumem_json_add(o, "verdict", gpumem_json_string(r->verdict));
+	gpumem_json_add(o, "drained", gpumem_json_bool(r->drained));
+	gpumem_json_add(o, "check", gpumem_json_raw(r->json));
+	text = gpumem_json_dump(o, GPUMEM_JSON_SPACED);
+	json_object_put(o);
+	return text;
 }
 
 /* One node_exporter textfile per GPU, so steps on other GPUs never clash. */
@@ -335,20 +314,18 @@ static void textfiles(const char *dir, const struct gpumem_jobinfo *ji,
 {
 	static const char *const metrics[] = { "read", "write", "copy", "triad", "d2d", "h2d",
 					       "d2h" };
-	struct gpumem_report_jval doc = { 0 };
-	const struct gpumem_report_jval *devs;
+	struct json_object *doc = NULL, *devs;
 	char perr[300];
 
 	if (r->json == NULL ||
-	    gpumem_check_json_parse(r->json, strlen(r->json), &doc, perr, sizeof(perr)) < 0)
+	    gpumem_json_parse_check(r->json, strlen(r->json), &doc, perr, sizeof(perr)) < 0)
 		goto out;
-	devs = gpumem_report_jget(&doc, "devices");
-	for (size_t i = 0; devs && devs->type == GPUMEM_REPORT_JARR && i < devs->n; i++) {
-		const struct gpumem_report_jval *dev = &devs->items[i];
-		char ubuf[64], ibuf[64], vbuf[64];
-		const char *uuid = member_text(r->json, dev, "uuid", ubuf, sizeof(ubuf));
-		const char *idx = member_text(r->json, dev, "index", ibuf, sizeof(ibuf));
-		const char *v = member_text(r->json, dev, "verdict", vbuf, sizeof(vbuf));
+	devs = gpumem_json_get(doc, "devices");
+	for (size_t i = 0; i < gpumem_json_len(devs); i++) {
+		struct json_object *dev = gpumem_json_at(devs, i);
+		const char *uuid = member_text(dev, "uuid");
+		const char *idx = member_text(dev, "index");
+		const char *v = member_text(dev, "verdict");
 		char name[160], labels[512], err[4400];
 		char *buf = NULL;
 		size_t len = 0;
@@ -365,8 +342,7 @@ static void textfiles(const char *dir, const struct gpumem_jobinfo *ji,
 		fprintf(f, "# HELP gpumem_bandwidth_gbps Best bandwidth of the last gpumem check, GB/s.\n"
 			"# TYPE gpumem_bandwidth_gbps gauge\n");
 		for (size_t m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
-			char bbuf[64];
-			const char *b = best_gbps(r->json, dev, metrics[m], bbuf, sizeof(bbuf));
+			const char *b = best_gbps(dev, metrics[m]);
 
 			if (prom_number(b))
 				fprintf(f, "gpumem_bandwidth_gbps{%s,metric=\"%s\"} %s\n", labels,
@@ -391,7 +367,7 @@ static void textfiles(const char *dir, const struct gpumem_jobinfo *ji,
 		free(buf);
 	}
 out:
-	gpumem_report_json_free(&doc);
+	json_object_put(doc);
 }
 
 void gpumem_jobcheck_report(const struct gpumem_state *st, const struct gpumem_jobinfo *ji,

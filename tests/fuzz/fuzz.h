@@ -38,12 +38,6 @@
  *   FUZZ_TOLERATE_L2_BYTES_SITE a byte L2 limit escapes l2_max_percent
  *   FUZZ_TOLERATE_GPU_UUID_PREFIX a UUID prefix in the GPU list matches
  *                               several GPUs (gpus.c)
- *   FUZZ_TOLERATE_REPORT_NUM_RANGE gpumem_report_json_num's %.10g turns
- *                               a finite double near DBL_MAX into one the
- *                               reader refuses as out of range
- *   FUZZ_TOLERATE_REPORT_ERROR_VALUE a failed gpumem_report_json_parse
- *                               leaves *out typed (string, number), not
- *                               empty as report.h says
  */
 
 #define FUZZ_ALL_KEYS    ((GPUMEM_K_CHECK_L2AB << 1) - 1)

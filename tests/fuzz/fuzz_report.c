@@ -1,14 +1,13 @@
 /*
- * libFuzzer target: the JSON reader of `gpumem report` (report_json.c).
+ * libFuzzer target: the JSON module's reader (plugin/core/json.c, on
+ * json-c), as `gpumem report` and the plugin use it.
  *
  * Report files sit in a directory that every node writes and jobs can
- * influence, and the reader is gpumem's own JSON parser, so it gets what
- * the policy parser gets: bytes -> gpumem_report_json_parse; an error
- * leaves an empty value and a "line L, column C: ..." message; a document
- * respects the depth and value caps, holds only valid UTF-8 strings
- * without NUL and finite numbers; gpumem_report_jget finds the first of
- * duplicate keys; and what gpumem_report_json_str / _num write of it
- * parses back to the same document (numbers to the 10 digits _num keeps).
+ * influence, so the reader gets what the policy parser gets: bytes ->
+ * gpumem_json_parse_report; an error leaves *out NULL and a message; a
+ * document respects the depth and value caps, holds only valid UTF-8
+ * strings without NUL and finite numbers; and what gpumem_json_write
+ * writes of it, in either style, parses back to an equal document.
  */
 #include <math.h>
 #include <stdint.h>
@@ -47,154 +46,93 @@ static int utf8_ok(const unsigned char *s)
 }
 
 /* Check one value and below; returns how many values it holds. */
-static size_t check_value(const struct gpumem_report_jval *v, int depth)
+static size_t check_value(struct json_object *v, int depth)
 {
 	size_t count = 1;
 
-	switch (v->type) {
-	case GPUMEM_REPORT_JNULL:
+	switch (json_object_get_type(v)) {
+	case json_type_null:
+		FUZZ_CHECK(gpumem_json_text(v) == NULL, "text of null");
 		break;
-	case GPUMEM_REPORT_JBOOL:
-		FUZZ_CHECK(v->boolean == 0 || v->boolean == 1, "boolean %d", v->boolean);
+	case json_type_boolean:
+	case json_type_int:
+		FUZZ_CHECK(gpumem_json_text(v) != NULL, "no text for a scalar");
 		break;
-	case GPUMEM_REPORT_JNUM:
-		FUZZ_CHECK(isfinite(v->num), "number %g", v->num);
+	case json_type_double:
+		FUZZ_CHECK(isfinite(json_object_get_double(v)), "number %g",
+			   json_object_get_double(v));
+		FUZZ_CHECK(gpumem_json_text(v) != NULL, "no text for a number");
 		break;
-	case GPUMEM_REPORT_JSTR:
-		FUZZ_CHECK(v->str && utf8_ok((const unsigned char *)v->str), "string not UTF-8");
+	case json_type_string:
+		FUZZ_CHECK(strlen(json_object_get_string(v)) == (size_t)json_object_get_string_len(v),
+			   "NUL in a string");
+		FUZZ_CHECK(utf8_ok((const unsigned char *)json_object_get_string(v)),
+			   "string not UTF-8");
+		FUZZ_CHECK(gpumem_json_text(v) == json_object_get_string(v), "text of a string");
 		break;
-	case GPUMEM_REPORT_JARR:
-	case GPUMEM_REPORT_JOBJ:
+	case json_type_array:
 		FUZZ_CHECK(depth < GPUMEM_REPORT_JSON_MAX_DEPTH, "depth %d", depth + 1);
-		FUZZ_CHECK(v->n == 0 || v->items, "%zu items, no array", v->n);
-		FUZZ_CHECK((v->type == GPUMEM_REPORT_JOBJ) == (v->keys != NULL) || v->n == 0,
-			   "keys of a %s", v->type == GPUMEM_REPORT_JOBJ ? "object" : "array");
-		for (size_t i = 0; i < v->n; i++) {
-			if (v->type == GPUMEM_REPORT_JOBJ) {
-				const struct gpumem_report_jval *first;
-				size_t j;
-
-				FUZZ_CHECK(v->keys[i] && utf8_ok((const unsigned char *)v->keys[i]),
-					   "key %zu", i);
-				/* jget: the first member of that name. */
-				for (j = 0; strcmp(v->keys[j], v->keys[i]) != 0; j++)
-					;
-				first = gpumem_report_jget(v, v->keys[i]);
-				FUZZ_CHECK(first == &v->items[j], "jget of key %zu", i);
-			}
-			count += check_value(&v->items[i], depth + 1);
+		for (size_t i = 0; i < gpumem_json_len(v); i++)
+			count += check_value(gpumem_json_at(v, i), depth + 1);
+		break;
+	case json_type_object: {
+		FUZZ_CHECK(depth < GPUMEM_REPORT_JSON_MAX_DEPTH, "depth %d", depth + 1);
+		json_object_object_foreach(v, key, item) {
+			FUZZ_CHECK(utf8_ok((const unsigned char *)key), "key not UTF-8");
+			FUZZ_CHECK(gpumem_json_get(v, key) == item, "get of key '%s'", key);
+			count += check_value(item, depth + 1);
 		}
 		break;
+	}
 	default:
-		FUZZ_CHECK(0, "type %d", (int)v->type);
+		FUZZ_CHECK(0, "type %d", (int)json_object_get_type(v));
 	}
 	return count;
 }
 
-/* Write v with the reader's own writers for strings and numbers. */
-static void emit(FILE *f, const struct gpumem_report_jval *v)
+/* What gpumem_json_write writes in STYLE parses back equal. */
+static void round_trip(struct json_object *v, enum gpumem_json_style style)
 {
-	switch (v->type) {
-	case GPUMEM_REPORT_JNULL: fputs("null", f); break;
-	case GPUMEM_REPORT_JBOOL: fputs(v->boolean ? "true" : "false", f); break;
-	case GPUMEM_REPORT_JNUM: gpumem_report_json_num(f, v->num); break;
-	case GPUMEM_REPORT_JSTR: gpumem_report_json_str(f, v->str); break;
-	case GPUMEM_REPORT_JARR:
-	case GPUMEM_REPORT_JOBJ:
-		fputc(v->type == GPUMEM_REPORT_JOBJ ? '{' : '[', f);
-		for (size_t i = 0; i < v->n; i++) {
-			if (i)
-				fputc(',', f);
-			if (v->type == GPUMEM_REPORT_JOBJ) {
-				gpumem_report_json_str(f, v->keys[i]);
-				fputc(':', f);
-			}
-			emit(f, &v->items[i]);
-		}
-		fputc(v->type == GPUMEM_REPORT_JOBJ ? '}' : ']', f);
-		break;
-	}
-}
+	struct json_object *again;
+	char err[256], *text = NULL;
+	size_t tlen = 0;
+	FILE *f;
+	int rv;
 
-static void check_same(const struct gpumem_report_jval *a, const struct gpumem_report_jval *b)
-{
-	FUZZ_CHECK(a->type == b->type, "type %d became %d", (int)a->type, (int)b->type);
-	switch (a->type) {
-	case GPUMEM_REPORT_JBOOL:
-		FUZZ_CHECK(a->boolean == b->boolean, "boolean");
-		break;
-	case GPUMEM_REPORT_JNUM:
-		/* _num writes integers exactly and the rest with %.10g. */
-		FUZZ_CHECK(a->num == b->num || fabs(a->num - b->num) <= 1e-9 * fabs(a->num),
-			   "number %.17g became %.17g", a->num, b->num);
-		break;
-	case GPUMEM_REPORT_JSTR:
-		FUZZ_CHECK(strcmp(a->str, b->str) == 0, "string '%s' became '%s'", a->str, b->str);
-		break;
-	case GPUMEM_REPORT_JARR:
-	case GPUMEM_REPORT_JOBJ:
-		FUZZ_CHECK(a->n == b->n, "%zu items became %zu", a->n, b->n);
-		for (size_t i = 0; i < a->n; i++) {
-			if (a->type == GPUMEM_REPORT_JOBJ)
-				FUZZ_CHECK(strcmp(a->keys[i], b->keys[i]) == 0, "key '%s' became '%s'",
-					   a->keys[i], b->keys[i]);
-			check_same(&a->items[i], &b->items[i]);
-		}
-		break;
-	default:
-		break;
-	}
+	f = open_memstream(&text, &tlen);
+	FUZZ_CHECK(f != NULL, "open_memstream");
+	FUZZ_CHECK(gpumem_json_write(f, v, style) == 0, "write");
+	FUZZ_CHECK(fclose(f) == 0, "fclose");
+	rv = gpumem_json_parse_report(text, tlen, &again, err, sizeof(err));
+	if (rv != 0)
+		fprintf(stderr, "gpumem fuzz: re-parse: %s\n%.2000s\n", err, text);
+	FUZZ_CHECK(rv == 0, "what gpumem_json_write wrote does not parse");
+	FUZZ_CHECK(json_object_equal(v, again), "the document changed on the way:\n%.2000s", text);
+	json_object_put(again);
+	free(text);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct gpumem_report_jval empty;
-	struct gpumem_report_jval v, again;
-	char err[256], *text = NULL;
-	size_t tlen = 0, n;
-	FILE *f;
+	struct json_object *v = (struct json_object *)&v;       /* not NULL before */
+	char err[256];
+	size_t n;
 	int rv;
 
 	memset(err, 'x', sizeof(err));
-	rv = gpumem_report_json_parse((const char *)data, size, &v, err, sizeof(err));
+	rv = gpumem_json_parse_report((const char *)data, size, &v, err, sizeof(err));
 	FUZZ_CHECK(memchr(err, 0, sizeof(err)) != NULL, "unterminated error message");
 	if (rv != 0) {
 		FUZZ_CHECK(rv == -1, "rv %d", rv);
 		FUZZ_CHECK(err[0] != '\0', "error without a message");
-#ifdef FUZZ_TOLERATE_REPORT_ERROR_VALUE
-		/* The type may stay set; nothing may stay allocated. */
-		FUZZ_CHECK(!v.str && !v.items && !v.keys && !v.n, "failed parse left a value");
-#else
-		FUZZ_CHECK(memcmp(&v, &empty, sizeof(v)) == 0, "failed parse left a value (type %d)",
-			   (int)v.type);
-#endif
-		/* "needs no free", but freeing the empty value is harmless. */
-		gpumem_report_json_free(&v);
+		FUZZ_CHECK(v == NULL, "failed parse left a value");
 		return 0;
 	}
 	FUZZ_CHECK(err[0] == '\0', "success with message '%s'", err);
-	n = check_value(&v, 0);
+	n = check_value(v, 0);
 	FUZZ_CHECK(n <= GPUMEM_REPORT_JSON_MAX_VALUES, "%zu values", n);
-
-	f = open_memstream(&text, &tlen);
-	FUZZ_CHECK(f != NULL, "open_memstream");
-	emit(f, &v);
-	FUZZ_CHECK(fclose(f) == 0, "fclose");
-	rv = gpumem_report_json_parse(text, tlen, &again, err, sizeof(err));
-#ifdef FUZZ_TOLERATE_REPORT_NUM_RANGE
-	if (rv != 0 && strstr(err, "number out of range")) {
-		free(text);
-		gpumem_report_json_free(&v);
-		return 0;
-	}
-#endif
-	if (rv != 0)
-		fprintf(stderr, "gpumem fuzz: re-parse: %s\n%.2000s\n", err, text);
-	FUZZ_CHECK(rv == 0, "what json_str/json_num wrote does not parse");
-	check_same(&v, &again);
-	gpumem_report_json_free(&again);
-	free(text);
-	gpumem_report_json_free(&v);
-	FUZZ_CHECK(memcmp(&v, &empty, sizeof(v)) == 0, "free did not reset the value");
+	round_trip(v, GPUMEM_JSON_COMPACT);
+	round_trip(v, GPUMEM_JSON_SPACED);
+	json_object_put(v);
 	return 0;
 }

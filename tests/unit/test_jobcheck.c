@@ -108,13 +108,18 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
-static size_t count_values(const struct gpumem_report_jval *v)
+static size_t count_values(struct json_object *v)
 {
 	size_t n = 1;
 
-	for (size_t i = 0; (v->type == GPUMEM_REPORT_JARR || v->type == GPUMEM_REPORT_JOBJ) &&
-	     i < v->n; i++)
-		n += count_values(&v->items[i]);
+	if (gpumem_json_is(v, json_type_object)) {
+		json_object_object_foreach(v, key, item) {
+			(void)key;
+			n += count_values(item);
+		}
+	}
+	for (size_t i = 0; i < gpumem_json_len(v); i++)
+		n += count_values(gpumem_json_at(v, i));
 	return n;
 }
 
@@ -159,7 +164,7 @@ static struct gpumem_jobinfo ji;
 static char reports[300], textfiles[300];
 
 /* Run the check and write the report; *doc is the report read back. */
-static int check(struct gpumem_checkrun *r, struct gpumem_report_jval *doc, char *err, size_t elen)
+static int check(struct gpumem_checkrun *r, struct json_object **doc, char *err, size_t elen)
 {
 	char path[600], *buf;
 	size_t len;
@@ -173,11 +178,11 @@ static int check(struct gpumem_checkrun *r, struct gpumem_report_jval *doc, char
 	buf = slurp(path, &len);
 	if (buf == NULL) {
 		snprintf(err, elen, "%.200s: %s", path, strerror(errno));
-		memset(doc, 0, sizeof(*doc));
+		*doc = NULL;
 		return -1;
 	}
 	/* Read as `gpumem report` reads a report. */
-	rv = gpumem_report_json_parse(buf, len, doc, err, elen);
+	rv = gpumem_json_parse_report(buf, len, doc, err, elen);
 	free(buf);
 	return rv;
 }
@@ -192,12 +197,11 @@ static int check(struct gpumem_checkrun *r, struct gpumem_report_jval *doc, char
 } while (0)
 
 /* Devices of the report's check document, or NULL. */
-static const struct gpumem_report_jval *devices(const struct gpumem_report_jval *doc)
+static struct json_object *devices(struct json_object *doc)
 {
-	const struct gpumem_report_jval *d =
-		gpumem_report_jget(gpumem_report_jget(doc, "check"), "devices");
+	struct json_object *d = gpumem_json_get(gpumem_json_get(doc, "check"), "devices");
 
-	return d && d->type == GPUMEM_REPORT_JARR ? d : NULL;
+	return gpumem_json_is(d, json_type_array) ? d : NULL;
 }
 
 static char *prom(const char *uuid)
@@ -213,8 +217,7 @@ int main(void)
 	const char *src = getenv("top_srcdir");
 	char standin[300], cmd[1200], *text;
 	struct gpumem_checkrun r;
-	struct gpumem_report_jval doc;
-	const struct gpumem_report_jval *devs;
+	struct json_object *doc, *devs, *c;
 	double num;
 
 	snprintf(dir, sizeof(dir), "%s/gpumem-jobcheck.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -256,8 +259,8 @@ int main(void)
 	is_int(r.exit_code, 0, "one GPU: exit code 0");
 	is_str(r.reason, "", "one GPU: no reason");
 	is_str(r.figures, "gpu0 pass triad 4100 GB/s", "one GPU: figures for the log");
-	devs = devices(&doc);
-	is_int(devs ? devs->n : 0, 1, "one GPU: one device in the report");
+	devs = devices(doc);
+	is_int(gpumem_json_len(devs), 1, "one GPU: one device in the report");
 	text = prom("GPU-00000000-0000-0000-0000-00000000000node1");
 	like(text, "gpumem_bandwidth_gbps{node=\"node1\",gpu=\"0\",uuid=\"GPU-00000000-0000-0000-"
 	     "0000-00000000000node1\",metric=\"triad\"} 4100.0\n",
@@ -265,7 +268,7 @@ int main(void)
 	like(text, "gpumem_check_verdict{node=\"node1\",gpu=\"0\",uuid=\"GPU-00000000-0000-0000-"
 	     "0000-00000000000node1\"} 0\n", "one GPU: textfile verdict 0");
 	free(text);
-	gpumem_report_json_free(&doc);
+	json_object_put(doc);
 	gpumem_jobcheck_free(&r);
 
 	/* --- 64 GPUs: every one reaches the report and a textfile ------------- */
@@ -278,23 +281,23 @@ int main(void)
 	is_str(r.reason, "", "64 GPUs: no reason");
 	like(r.figures, "gpu0 pass read 4200 copy 3950 triad 4100 h2d 54 d2h 54 GB/s; gpu1 pass "
 	     "read 4201 ", "64 GPUs: figures for the log, as far as they hold");
-	is_str(gpumem_report_jstr(&doc, "verdict"), "pass", "64 GPUs: report verdict pass");
-	devs = devices(&doc);
-	is_int(devs ? devs->n : 0, 64, "64 GPUs: all 64 devices in the written report");
-	ok(count_values(gpumem_report_jget(&doc, "check")) > 4096,
+	is_str(gpumem_json_str(doc, "verdict"), "pass", "64 GPUs: report verdict pass");
+	devs = devices(doc);
+	is_int(gpumem_json_len(devs), 64, "64 GPUs: all 64 devices in the written report");
+	ok(count_values(gpumem_json_get(doc, "check")) > 4096,
 	   "64 GPUs: past the policy parser's 4096 nodes (%zu values)",
-	   count_values(gpumem_report_jget(&doc, "check")));
-	if (devs && devs->n == 64) {
+	   count_values(gpumem_json_get(doc, "check")));
+	if (gpumem_json_len(devs) == 64) {
 		int in_order = 1;
 
 		for (size_t i = 0; i < 64; i++) {
 			char uuid[64];
 
 			snprintf(uuid, sizeof(uuid), "GPU-%08zu-0000-0000-0000-%012zu", i, i);
-			if (gpumem_report_jnum(&devs->items[i], "index", &num) < 0 ||
+			if (gpumem_json_num(gpumem_json_at(devs, i), "index", &num) < 0 ||
 			    num != (double)i ||
-			    !gpumem_report_jstr(&devs->items[i], "uuid") ||
-			    strcmp(gpumem_report_jstr(&devs->items[i], "uuid"), uuid) != 0)
+			    !gpumem_json_str(gpumem_json_at(devs, i), "uuid") ||
+			    strcmp(gpumem_json_str(gpumem_json_at(devs, i), "uuid"), uuid) != 0)
 				in_order = 0;
 		}
 		ok(in_order, "64 GPUs: indexes 0..63 with their UUIDs, in order");
@@ -304,7 +307,7 @@ int main(void)
 	like(text, "gpu=\"63\",uuid=\"GPU-00000063-0000-0000-0000-000000000063\",metric=\"read\"} "
 	     "4263.00\n", "64 GPUs: gpu63's textfile has its figures");
 	free(text);
-	gpumem_report_json_free(&doc);
+	json_object_put(doc);
 	gpumem_jobcheck_free(&r);
 
 	/* --- 64 GPUs, the last one fails: its reason, past the figures -------- */
@@ -314,16 +317,16 @@ int main(void)
 	is_str(r.verdict, "fail", "gpu63 fails: verdict fail");
 	is_str(r.reason, "gpu63: triad 1200.0 GB/s below threshold 3508.0 (stand-in)",
 	       "gpu63 fails: the reason names gpu63, beyond what the figures hold");
-	devs = devices(&doc);
-	is_int(devs ? devs->n : 0, 64, "gpu63 fails: all 64 devices in the report");
-	is_str(devs && devs->n == 64 ? gpumem_report_jstr(&devs->items[63], "verdict") : NULL,
+	devs = devices(doc);
+	is_int(gpumem_json_len(devs), 64, "gpu63 fails: all 64 devices in the report");
+	is_str(gpumem_json_len(devs) == 64 ? gpumem_json_str(gpumem_json_at(devs, 63), "verdict") : NULL,
 	       "fail", "gpu63 fails: its device verdict in the report");
 	text = prom("GPU-00000063-0000-0000-0000-000000000063");
 	like(text, "gpumem_check_verdict{node=\"node1\",gpu=\"63\",uuid=\"GPU-00000063-0000-0000-"
 	     "0000-000000000063\"} 2\n", "gpu63 fails: textfile verdict 2");
 	free(text);
 	like(last_log, "node node1: gpu0 pass read 4200", "gpu63 fails: figures logged");
-	gpumem_report_json_free(&doc);
+	json_object_put(doc);
 	gpumem_jobcheck_free(&r);
 	drop("fail/node1");
 
@@ -345,12 +348,11 @@ int main(void)
 			CHECK_OK(&r, &doc, "%s: report written", bad[i].what);
 			is_str(r.reason, "gpumem-check printed no valid report", "%s: the reason says so",
 			       bad[i].what);
-			ok(r.json == NULL && gpumem_report_jget(&doc, "check") &&
-			   gpumem_report_jget(&doc, "check")->type == GPUMEM_REPORT_JNULL,
+			ok(r.json == NULL && json_object_object_get_ex(doc, "check", &c) && c == NULL,
 			   "%s: no check document in the report", bad[i].what);
 			is_str(r.verdict, "pass", "%s: the verdict still follows the exit code",
 			       bad[i].what);
-			gpumem_report_json_free(&doc);
+			json_object_put(doc);
 			gpumem_jobcheck_free(&r);
 		}
 		drop("output");
@@ -373,7 +375,7 @@ int main(void)
 			is_str(r.reason, "gpumem-check printed no valid report",
 			       "64 GPUs truncated: the reason says so");
 			ok(r.json == NULL, "64 GPUs truncated: no check document");
-			gpumem_report_json_free(&doc);
+			json_object_put(doc);
 			gpumem_jobcheck_free(&r);
 			drop("output");
 		}
@@ -385,7 +387,7 @@ int main(void)
 	is_str(r.reason, "gpumem-check printed no valid report", "500 GPUs: too large, says so");
 	ok(r.json == NULL, "500 GPUs: no check document");
 	is_int(r.exit_code, 0, "500 GPUs: exit code kept");
-	gpumem_report_json_free(&doc);
+	json_object_put(doc);
 	gpumem_jobcheck_free(&r);
 	drop("gpus");
 
@@ -396,7 +398,7 @@ int main(void)
 	CHECK_OK(&r, &doc, "empty devices: report written");
 	is_str(r.verdict, "fail", "exit 2: verdict fail");
 	is_str(r.reason, "no GPU visible", "overall.reason when no device gives one");
-	gpumem_report_json_free(&doc);
+	json_object_put(doc);
 	gpumem_jobcheck_free(&r);
 
 	/*
@@ -417,7 +419,7 @@ int main(void)
 	   "lying check: a best_gbps that is not a number is left out");
 	ok(text && strstr(text, "metric=\"copy\"} 3.5\n"), "lying check: a plain number is kept");
 	free(text);
-	gpumem_report_json_free(&doc);
+	json_object_put(doc);
 	gpumem_jobcheck_free(&r);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

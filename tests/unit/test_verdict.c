@@ -10,6 +10,7 @@
 
 #include "tap.h"
 #include "check.h"
+#include "json.h"
 
 /* ------------------------------------------------------------ a strict JSON parser */
 struct jp {
@@ -189,7 +190,7 @@ static char *esc(const char *s)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	gpumem_check_json_string(f, s);
+	gpumem_json_write_string(f, s);
 	fclose(f);
 	return buf;
 }
