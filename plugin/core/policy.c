@@ -154,6 +154,15 @@ int gpumem_policy_parse(const char *buf, size_t len, const char *name,
 	return stripe_conflicts(p, name, d);
 }
 
+int gpumem_policy_parse_json(const char *buf, size_t len, const char *name,
+			     struct gpumem_policy *p, struct gpumem_diags *d)
+{
+	struct gpumem_walk w = { name, d, (char *)p, &p->set, &p->sections };
+
+	gpumem_policy_init(p);
+	return gpumem_walk_json_buffer(buf, len, name, policy_top, &w, "policy");
+}
+
 int gpumem_policy_load(const char *path, struct gpumem_policy *p, struct gpumem_diags *d)
 {
 	char *buf;

@@ -139,6 +139,13 @@ void gpumem_policy_init(struct gpumem_policy *p);
  */
 int gpumem_policy_parse(const char *buf, size_t len, const char *name,
 			struct gpumem_policy *p, struct gpumem_diags *d);
+/*
+ * The same for the JSON that gpumem_policy_format writes, as forwarded to
+ * the nodes: read with json-c (json.h) under the policy's caps, then
+ * walked by the same table, so every key gets the same checks.
+ */
+int gpumem_policy_parse_json(const char *buf, size_t len, const char *name,
+			     struct gpumem_policy *p, struct gpumem_diags *d);
 
 /*
  * Read a file safely (regular file only, size-capped, no blocking on FIFOs)

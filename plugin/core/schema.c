@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include "json.h"
 #include "schema.h"
 
 void gpumem_walk_error(struct gpumem_walk *w, const struct gpumem_ynode *n,
@@ -435,14 +436,12 @@ next:
 	}
 }
 
-int gpumem_walk_buffer(const char *buf, size_t len, const char *name,
-		       const struct gpumem_key *top, struct gpumem_walk *w, const char *what)
+/* Walk a parsed tree (NULL: an empty stream), then free it. */
+static int walk_tree(struct gpumem_ynode *root, const char *name, const struct gpumem_key *top,
+		     struct gpumem_walk *w, const char *what)
 {
-	struct gpumem_ynode *root = NULL;
 	int before = w->d->nerrors;
 
-	if (gpumem_yaml_parse(buf, len, name, &root, w->d) < 0)
-		return -1;
 	if (root == NULL || (root->kind == GPUMEM_Y_SCALAR && root->str[0] == '\0' &&
 			     root->plain)) {
 		gpumem_diag_add(w->d, GPUMEM_SEV_ERROR, name, 1, 1,
@@ -459,6 +458,91 @@ int gpumem_walk_buffer(const char *buf, size_t len, const char *name,
 	gpumem_walk_map(w, top, root, NULL);
 	gpumem_ynode_free(root);
 	return w->d->nerrors > before ? -1 : 0;
+}
+
+int gpumem_walk_buffer(const char *buf, size_t len, const char *name,
+		       const struct gpumem_key *top, struct gpumem_walk *w, const char *what)
+{
+	struct gpumem_ynode *root = NULL;
+
+	if (gpumem_yaml_parse(buf, len, name, &root, w->d) < 0)
+		return -1;
+	return walk_tree(root, name, top, w, what);
+}
+
+/*
+ * A JSON value as the tree the walker reads: objects are mappings, arrays
+ * lists, strings quoted scalars, the rest plain scalars in their JSON text.
+ * No positions: json-c keeps none.  NULL with an error in w on failure.
+ */
+static struct gpumem_ynode *from_json(struct gpumem_walk *w, struct json_object *v)
+{
+	struct gpumem_ynode *n = calloc(1, sizeof(*n));
+	enum json_type t = json_object_get_type(v);
+	size_t cap = 0, i = 0;
+
+	if (n == NULL)
+		goto oom;
+	if (t == json_type_object || t == json_type_array) {
+		n->kind = t == json_type_object ? GPUMEM_Y_MAP : GPUMEM_Y_SEQ;
+		cap = t == json_type_object ? 2 * (size_t)json_object_object_length(v) :
+			json_object_array_length(v);
+		n->items = calloc(cap ? cap : 1, sizeof(*n->items));
+		if (n->items == NULL)
+			goto oom;
+		if (t == json_type_object) {
+			json_object_object_foreach(v, k, item) {
+				struct gpumem_ynode *kn = calloc(1, sizeof(*kn));
+
+				if (kn == NULL || (kn->str = strdup(k)) == NULL) {
+					free(kn);
+					goto oom;
+				}
+				n->items[n->n++] = kn;
+				if ((n->items[n->n++] = from_json(w, item)) == NULL)
+					goto fail;
+			}
+		}
+		for (i = 0; t == json_type_array && i < cap; i++)
+			if ((n->items[n->n++] = from_json(w, json_object_array_get_idx(v, i))) == NULL)
+				goto fail;
+		return n;
+	}
+	n->plain = t != json_type_string;
+	n->str = strdup(t == json_type_null ? "null" : json_object_get_string(v));
+	if (n->str == NULL)
+		goto oom;
+	if (strlen(n->str) > GPUMEM_MAX_SCALAR) {
+		gpumem_walk_error(w, NULL, "a value longer than %d bytes", GPUMEM_MAX_SCALAR);
+		goto fail;
+	}
+	return n;
+oom:
+	gpumem_walk_error(w, NULL, "out of memory");
+fail:
+	gpumem_ynode_free(n);
+	return NULL;
+}
+
+int gpumem_walk_json_buffer(const char *buf, size_t len, const char *name,
+			    const struct gpumem_key *top, struct gpumem_walk *w, const char *what)
+{
+	static const struct gpumem_json_caps caps = {
+		GPUMEM_MAX_FILE_BYTES, GPUMEM_MAX_DEPTH, GPUMEM_MAX_NODES, "a policy"
+	};
+	struct json_object *v;
+	struct gpumem_ynode *root;
+	char err[300];
+
+	if (gpumem_json_parse(buf, len, &caps, &v, err, sizeof(err)) < 0) {
+		gpumem_walk_error(w, NULL, "not valid JSON: %s", err);
+		return -1;
+	}
+	root = v ? from_json(w, v) : NULL;
+	json_object_put(v);
+	if (v && root == NULL)
+		return -1;
+	return walk_tree(root, name, top, w, what);
 }
 
 int gpumem_walk_version(struct gpumem_walk *w, const struct gpumem_ynode *n)

@@ -65,4 +65,8 @@ int gpumem_walk_version(struct gpumem_walk *w, const struct gpumem_ynode *n);
 int gpumem_walk_buffer(const char *buf, size_t len, const char *name,
 		       const struct gpumem_key *top, struct gpumem_walk *w,
 		       const char *what);
+/* The same for JSON (a forwarded policy), read with the JSON module (json.h). */
+int gpumem_walk_json_buffer(const char *buf, size_t len, const char *name,
+			    const struct gpumem_key *top, struct gpumem_walk *w,
+			    const char *what);
 #endif

@@ -65,7 +65,7 @@ static int user_policy(spank_t sp, struct gpumem_policy *p, char **name,
 		spank_getenv(sp, "SPANK_" GPUMEM_FWD_NAME, fwd_name, sizeof(fwd_name));
 		if (asprintf(name, "%s (as forwarded)", fwd_name[0] ? fwd_name : "policy") < 0)
 			*name = NULL;
-		rv = gpumem_policy_parse(data, strlen(data), *name ? *name : "policy", p, d);
+		rv = gpumem_policy_parse_json(data, strlen(data), *name ? *name : "policy", p, d);
 		free(data);
 		return rv < 0 ? -1 : 1;
 	}

@@ -14,6 +14,7 @@ int main(void)
 	struct gpumem_diags d = { 0 };
 	struct gpumem_policy p, q, base;
 	char *json, *msg;
+	const char *lit;
 
 	ok(parse("version: 1\n"
 		 "l2:\n  persisting_limit: 62.5%\n  reset_at_exit: false\n"
@@ -62,6 +63,25 @@ int main(void)
 	   !q.l2.limit_is_percent && q.l2.limit_bytes == 3u << 20, "and parses back");
 	free(json);
 
+	/* The node reads the forwarded JSON with json-c, through the same table. */
+	gpumem_diags_free(&d);
+	json = gpumem_policy_format(&p, GPUMEM_FMT_JSON, 1);
+	ok(gpumem_policy_parse_json(json, strlen(json), "fwd", &q, &d) == 0 && d.head == NULL &&
+	   q.sections == p.sections && q.set == p.set && q.l2.limit_bytes == 3u << 20,
+	   "forwarded JSON: read back through json-c");
+	free(json);
+	ok(gpumem_policy_parse_json("version: 1\n", 11, "fwd", &q, &d) < 0 && d.head &&
+	   strstr(d.head->msg, "not valid JSON: line 1, column 1"), "forwarded JSON: YAML is refused");
+	gpumem_diags_free(&d);
+	lit = "{\"version\": 1, \"mps\": {\"active_thread_percentage\": 500}, \"LD_PRELOAD\": \"x\"}";
+	ok(gpumem_policy_parse_json(lit, strlen(lit), "fwd", &q, &d) < 0 && d.nerrors == 2 &&
+	   strstr(d.head->msg, "active_thread_percentage") && strstr(d.head->next->msg, "LD_PRELOAD"),
+	   "forwarded JSON: a bad value and an unknown key, both named");
+	gpumem_diags_free(&d);
+	lit = "{\"version\": 1, \"l2\": [1, 2]}";
+	ok(gpumem_policy_parse_json(lit, strlen(lit), "fwd", &q, &d) < 0 && d.nerrors == 1,
+	   "forwarded JSON: a list for a section is refused");
+	gpumem_diags_free(&d);
 	/* Placement by size (issue 17): parsed, forwarded, merged, passed on. */
 	{
 		static const char site_txt[] = "version: 1\nlimits:\n  um_max_gpu_fraction: 0.5\n"
