@@ -2,7 +2,8 @@
  * gpumem report: the administrators' view of the per-job-step reports the
  * plugin writes (schema gpumem-report/1, see REPORT-JSON.md).  report.c is
  * the command; json.h reads JSON, report_load.c turns a directory of
- * report files into rows (one per report and GPU), report_svg.c draws them.
+ * report files into rows (one per report and GPU), report_model.c holds the
+ * names and times they share, report_svg.c draws them.
  */
 #ifndef GPUMEM_REPORT_H
 #define GPUMEM_REPORT_H
