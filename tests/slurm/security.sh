@@ -55,11 +55,13 @@ d=$(dirname "$0")
 if [ "$1" = -d ]; then
 	sleep 60 >/dev/null 2>&1 &
 	echo $! >"$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid"
+	echo $! >"$CUDA_MPS_LOG_DIRECTORY/standin.pid"
 	echo $! >"$d/mpspids/$!"
 	exit 0
 fi
+# (the real one reaches its daemon through the pipe, never the pid file)
 read -r cmd
-[ "$cmd" = quit ] && kill "$(cat "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid" 2>/dev/null)" 2>/dev/null
+[ "$cmd" = quit ] && kill "$(cat "$CUDA_MPS_LOG_DIRECTORY/standin.pid" 2>/dev/null)" 2>/dev/null
 exit 0
 SH
 chmod 755 "$t/mpsctl"
