@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "policy.h"
+#include "trust.h"
 
 void gpumem_diag_add(struct gpumem_diags *d, enum gpumem_sev sev, const char *file,
 		     int line, int col, const char *fmt, ...)
@@ -43,13 +44,21 @@ oom:
 		d->nwarnings++;
 }
 
+/*
+ * One line per diagnostic, escaped (trust.h): file names and messages
+ * quote what a user wrote, and a line must stay one line wherever it goes
+ * (a terminal, slurmd's log).
+ */
 static int diag_line(const struct gpumem_diag *g, char *buf, size_t len)
 {
 	const char *sev = g->sev == GPUMEM_SEV_ERROR ? "error" : "warning";
+	char raw[2048];
 
 	if (g->line > 0)
-		return snprintf(buf, len, "%s:%d:%d: %s: %s", g->file, g->line, g->col, sev, g->msg);
-	return snprintf(buf, len, "%s: %s: %s", g->file, sev, g->msg);
+		snprintf(raw, sizeof(raw), "%s:%d:%d: %s: %s", g->file, g->line, g->col, sev, g->msg);
+	else
+		snprintf(raw, sizeof(raw), "%s: %s: %s", g->file, sev, g->msg);
+	return (int)strlen(gpumem_escape(buf, len, raw));
 }
 
 void gpumem_diags_print(const struct gpumem_diags *d, FILE *out)

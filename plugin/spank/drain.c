@@ -3,7 +3,8 @@
  * node whose reason it wrote: an admin's drain or down is left alone, and
  * only a reason starting "gpumem:" is ever resumed.  scontrol is found on
  * the daemon's own PATH and runs with the daemon's environment (SLURM_CONF,
- * library paths): none of it comes from the job.
+ * library paths): none of it comes from the job.  squeue is found and run
+ * the same way to ask slurmctld whether a job has a batch step.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@
 
 extern char **environ;
 
-static int find_scontrol(char *buf, size_t len)
+static int find_tool(const char *name, char *buf, size_t len)
 {
 	const char *path = getenv("PATH");
 	char dirs[4096];
@@ -24,14 +25,14 @@ static int find_scontrol(char *buf, size_t len)
 	for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
 		if (d[0] != '/')
 			continue;       /* relative PATH entries are never trusted */
-		snprintf(buf, len, "%s/scontrol", d);
+		snprintf(buf, len, "%s/%s", d, name);
 		if (access(buf, X_OK) == 0)
 			return 0;
 	}
 	return -1;
 }
 
-static int scontrol(char *const args[], char **out)
+static int slurm_tool(const char *name, char *const args[], char **out)
 {
 	char path[4096];
 	char *argv[8];
@@ -39,7 +40,7 @@ static int scontrol(char *const args[], char **out)
 	int n = 0, rv = -1;
 
 	*out = NULL;
-	if (find_scontrol(path, sizeof(path)) < 0)
+	if (find_tool(name, path, sizeof(path)) < 0)
 		return -1;
 	argv[n++] = path;
 	for (int i = 0; args[i] && n < 7; i++)
@@ -53,6 +54,30 @@ static int scontrol(char *const args[], char **out)
 		rv = p.status == 0 ? 0 : -1;
 		*out = p.out;
 	}
+	return rv;
+}
+
+static int scontrol(char *const args[], char **out)
+{
+	return slurm_tool("scontrol", args, out);
+}
+
+int gpumem_job_batch_flag(uint32_t job)
+{
+	char id[16], fmt[] = "BatchFlag", noheader[] = "-h", jopt[] = "-j", oopt[] = "-O";
+	char *args[] = { noheader, jopt, id, oopt, fmt, NULL };
+	char *out = NULL;
+	int rv = -1;
+
+	snprintf(id, sizeof(id), "%u", job);
+	/* A number and blanks only: no text a user chose is in this column. */
+	if (slurm_tool("squeue", args, &out) == 0 && out) {
+		size_t n = strspn(out, " \t\n");
+
+		if ((out[n] == '0' || out[n] == '1') && out[n + 1 + strspn(out + n + 1, " \t\n")] == '\0')
+			rv = out[n] == '1';
+	}
+	free(out);
 	return rv;
 }
 

@@ -7,6 +7,11 @@
  * JSON module under its caps for check documents (report.h): a document
  * grows with the node's GPUs, a few KiB each, well past what the policy
  * parser takes.
+ *
+ * Whether a step is checked is decided from what Slurm itself says (the
+ * step id, slurmctld's batch flag), never from the job's environment; the
+ * directories root writes into are opened without following links
+ * (gpumem_dir_open_safe); every line logged is escaped (log.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,20 +23,43 @@
 #include <unistd.h>
 #include "drain.h"
 #include "jobcheck.h"
+#include "log.h"
 #include "proc.h"
 #include "report.h"
+#include "trust.h"
 
 static const char *const verdict_of_exit[] = { "pass", "warn", "fail", "skipped", "unusable" };
 
+/* Slurm's special step ids (slurm/slurm.h), where these headers lack them. */
+#ifndef SLURM_BATCH_SCRIPT
+#define SLURM_BATCH_SCRIPT 0xfffffffbu
+#endif
+#ifndef SLURM_EXTERN_CONT
+#define SLURM_EXTERN_CONT 0xfffffffcu
+#endif
+
 int gpumem_jobcheck_applies(spank_t sp, const struct gpumem_jobinfo *ji)
 {
-	char env[32];
+	uint32_t step = 0;
+	int batch;
 
-	if (strcmp(ji->step, "batch") == 0)
+	/*
+	 * The step id comes from slurmstepd's own record of the step; the
+	 * job's environment (ENVIRONMENT, SLURM_*) is the user's to set and
+	 * never decides whether a check the site requires runs.
+	 */
+	if (spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS)
 		return 1;
+	if (step == SLURM_BATCH_SCRIPT)
+		return 1;
+	if (step == SLURM_EXTERN_CONT)
+		return 0;       /* Slurm's own step: no user work to guard */
 	/* Steps inside a batch job are checked once, by the batch step. */
-	return !(spank_getenv(sp, "ENVIRONMENT", env, sizeof(env)) == ESPANK_SUCCESS &&
-		 strcmp(env, "BATCH") == 0);
+	batch = gpumem_job_batch_flag(ji->job);
+	if (batch < 0)
+		gpumem_info("gpumem: job %u.%s: cannot ask slurmctld whether the job is a "
+			    "batch job (squeue): the step is checked", ji->job, ji->step);
+	return batch != 1;
 }
 
 static void iso_now(char *buf, size_t len)
@@ -216,32 +244,36 @@ out:
 	gpumem_proc_free(&p);
 }
 
-/* Write BUF to DIR/NAME through a temporary file and rename: never half a file. */
-static int write_atomic(const char *dir, const char *name, const char *buf, char *err, size_t elen)
+/*
+ * Write BUF to NAME in the directory open at DFD (see gpumem_dir_open_safe)
+ * through a temporary file and rename: never half a file, never through a
+ * link.  SHOWN names the directory in messages.
+ */
+static int write_atomic(int dfd, const char *shown, const char *name, const char *buf,
+			char *err, size_t elen)
 {
-	char tmp[4200], dst[4200];
+	char tmp[300];
 	size_t len = strlen(buf);
 	int fd, rv = -1;
 
-	snprintf(dst, sizeof(dst), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.%d.tmp", dir, name, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", name, (int)getpid());
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		snprintf(err, elen, "%s: %s", tmp, strerror(errno));
+		snprintf(err, elen, "%s/%s: %s", shown, tmp, strerror(errno));
 		return -1;
 	}
 	if (write(fd, buf, len) != (ssize_t)len || fsync(fd) < 0) {
-		snprintf(err, elen, "%s: %s", tmp, strerror(errno));
+		snprintf(err, elen, "%s/%s: %s", shown, tmp, strerror(errno));
 		goto fail;
 	}
 	if (close(fd) < 0) {
 		fd = -1;
-		snprintf(err, elen, "%s: %s", tmp, strerror(errno));
+		snprintf(err, elen, "%s/%s: %s", shown, tmp, strerror(errno));
 		goto fail;
 	}
 	fd = -1;
-	if (rename(tmp, dst) < 0) {
-		snprintf(err, elen, "%s: %s", dst, strerror(errno));
+	if (renameat(dfd, tmp, dfd, name) < 0) {
+		snprintf(err, elen, "%s/%s: %s", shown, name, strerror(errno));
 		goto fail;
 	}
 	rv = 0;
@@ -249,7 +281,7 @@ fail:
 	if (fd >= 0)
 		close(fd);
 	if (rv < 0)
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
 	return rv;
 }
 
@@ -315,11 +347,18 @@ static void textfiles(const char *dir, const struct gpumem_jobinfo *ji,
 	static const char *const metrics[] = { "read", "write", "copy", "triad", "d2d", "h2d",
 					       "d2h" };
 	struct json_object *doc = NULL, *devs;
-	char perr[300];
+	char perr[300], why[600];
+	int dfd = -1;
 
 	if (r->json == NULL ||
 	    gpumem_json_parse_check(r->json, strlen(r->json), &doc, perr, sizeof(perr)) < 0)
 		goto out;
+	dfd = gpumem_dir_open_safe(dir, why, sizeof(why));
+	if (dfd < 0) {
+		gpumem_error("gpumem: node_exporter textfile directory %s: refused, nothing "
+			     "written: %s", dir, why);
+		goto out;
+	}
 	devs = gpumem_json_get(doc, "devices");
 	for (size_t i = 0; i < gpumem_json_len(devs); i++) {
 		struct json_object *dev = gpumem_json_at(devs, i);
@@ -362,11 +401,13 @@ static void textfiles(const char *dir, const struct gpumem_jobinfo *ji,
 		}
 		snprintf(name, sizeof(name), "gpumem_%s.prom", uuid);
 		safe_name(name);
-		if (write_atomic(dir, name, buf, err, sizeof(err)) < 0)
-			slurm_error("gpumem: node_exporter textfile: %s", err);
+		if (write_atomic(dfd, dir, name, buf, err, sizeof(err)) < 0)
+			gpumem_error("gpumem: node_exporter textfile: %s", err);
 		free(buf);
 	}
 out:
+	if (dfd >= 0)
+		close(dfd);
 	json_object_put(doc);
 }
 
@@ -374,42 +415,51 @@ void gpumem_jobcheck_report(const struct gpumem_state *st, const struct gpumem_j
 			    struct gpumem_checkrun *r)
 {
 	const char *dir = st->have_site ? st->site.report.dir : NULL;
-	char name[256], err[4400], msg[1200];
+	char name[256], err[4400], msg[1200], why[600];
 	char *json;
+	int dfd;
 
 	if (!r->done)
 		return;
 	/* Drain first, so the report can say so. */
 	if (!strcmp(r->verdict, "fail") && st->eff.check.on_fail == GPUMEM_ONFAIL_DRAIN &&
 	    st->have_site && st->site.drain.enabled && ji->node[0]) {
-		char reason[400];
+		char reason[400], cause[204];
 
-		snprintf(reason, sizeof(reason), "%s (job %u.%s %s: %.200s)",
+		/* The cause comes from the check, which the user could tamper with. */
+		gpumem_escape(cause, sizeof(cause), r->reason[0] ? r->reason : r->verdict);
+		snprintf(reason, sizeof(reason), "%s (job %u.%s %s: %s)",
 			 st->site.drain.reason ? st->site.drain.reason : "gpumem: GPU check failed",
-			 ji->job, ji->step, r->phase, r->reason[0] ? r->reason : r->verdict);
+			 ji->job, ji->step, r->phase, cause);
 		r->drained = gpumem_drain(ji->node, reason, msg, sizeof(msg)) == 1;
-		slurm_info("gpumem: %s", msg);
+		gpumem_info("gpumem: %s", msg);
 	} else if (!strncmp(r->verdict, "pass", 4) && st->have_site && st->site.drain.enabled &&
 		   ji->node[0] && gpumem_resume(ji->node, msg, sizeof(msg)) != 0) {
-		slurm_info("gpumem: %s", msg);
+		gpumem_info("gpumem: %s", msg);
 	}
-	slurm_info("gpumem: check %s job %u.%s node %s GPUs %s: %s%s%s%s%s", r->phase, ji->job,
+	gpumem_info("gpumem: check %s job %u.%s node %s GPUs %s: %s%s%s%s%s", r->phase, ji->job,
 		   ji->step, ji->node, ji->gpus[0] ? ji->gpus : "(not set)", r->verdict,
 		   r->reason[0] ? " (" : "", r->reason, r->reason[0] ? ")" : "",
 		   r->figures[0] ? "" : "");
 	if (r->figures[0])
-		slurm_info("gpumem: check %s job %u.%s node %s: %s", r->phase, ji->job, ji->step,
+		gpumem_info("gpumem: check %s job %u.%s node %s: %s", r->phase, ji->job, ji->step,
 			   ji->node, r->figures);
 	if (dir) {
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-			slurm_error("gpumem: report directory %s: %s", dir, strerror(errno));
-		snprintf(name, sizeof(name), "job%u.%s.%s.%s.json", ji->job, ji->step, ji->node,
-			 r->phase);
-		safe_name(name);
-		json = report_json(ji, r);
-		if (json == NULL || write_atomic(dir, name, json, err, sizeof(err)) < 0)
-			slurm_error("gpumem: report not written: %s", json ? err : "out of memory");
-		free(json);
+		dfd = gpumem_dir_open_safe(dir, why, sizeof(why));
+		if (dfd < 0) {
+			gpumem_error("gpumem: report directory %s: refused, no report written: %s",
+				     dir, why);
+		} else {
+			snprintf(name, sizeof(name), "job%u.%s.%s.%s.json", ji->job, ji->step,
+				 ji->node, r->phase);
+			safe_name(name);
+			json = report_json(ji, r);
+			if (json == NULL || write_atomic(dfd, dir, name, json, err, sizeof(err)) < 0)
+				gpumem_error("gpumem: report not written: %s",
+					     json ? err : "out of memory");
+			free(json);
+			close(dfd);
+		}
 	}
 	if (st->have_site && st->site.report.textfile_dir)
 		textfiles(st->site.report.textfile_dir, ji, r);

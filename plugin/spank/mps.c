@@ -5,6 +5,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,18 +113,27 @@ fail:
 /* The control daemon's pid, from its pid file in the pipe directory. */
 static pid_t control_pid(const char *dir)
 {
-	char path[4200];
-	FILE *f;
-	long pid = 0;
+	char path[4200], buf[32];
+	struct stat st;
+	ssize_t n = -1;
+	int fd;
 
+	/*
+	 * The directory is the user's, and root reads this at teardown: a
+	 * FIFO there would block the open for good (slurmstepd hung, the job
+	 * never completing), a link would lead anywhere.  Regular files only.
+	 */
 	snprintf(path, sizeof(path), "%s/pipe/nvidia-cuda-mps-control.pid", dir);
-	f = fopen(path, "re");
-	if (f == NULL)
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
 		return 0;
-	if (fscanf(f, "%ld", &pid) != 1)
-		pid = 0;
-	fclose(f);
-	return (pid_t)pid;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return (pid_t)strtol(buf, NULL, 10);
 }
 
 static int pid_owned_by(pid_t pid, uid_t uid)

@@ -2,7 +2,10 @@
  * Helpers run from slurmstepd (gpumem-probe, gpumem-check, the MPS control
  * program) go through here.  slurmstepd is multi-threaded, so the child
  * does only async-signal-safe work between fork and exec: everything it
- * needs (argv, environment, groups) is prepared by the parent.
+ * needs (argv, environment, groups) is prepared by the parent.  The child
+ * starts from a clean signal state: slurmstepd blocks and ignores signals
+ * that a helper needs (its alarm() timeout, the MPS daemon's SIGTERM), and
+ * both the mask and ignored dispositions survive exec.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +15,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,9 +31,28 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+/*
+ * Every signal back to its default action, and none blocked.  The raw
+ * system call, because glibc's sigaction refuses the two real-time signals
+ * it keeps for itself, and an ignored one of those would survive exec too.
+ * An all-zero kernel sigaction is SIG_DFL on every architecture.
+ */
+static void reset_signals(void)
+{
+	static const unsigned long dfl[8];
+	sigset_t none;
+
+	for (int sig = 1; sig < 65; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			syscall(SYS_rt_sigaction, sig, dfl, NULL, (size_t)8);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 static void child(const struct gpumem_proc *p, int in_fd, int out_fd, const gid_t *groups,
 		  int ngroups)
 {
+	reset_signals();
 	setpgid(0, 0);
 	if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0)
 		_exit(126);
@@ -56,7 +79,6 @@ static void child(const struct gpumem_proc *p, int in_fd, int out_fd, const gid_
 		if (setuid(0) == 0 && p->uid != 0)
 			_exit(126);     /* the drop did not hold */
 	}
-	signal(SIGPIPE, SIG_DFL);
 	execve(p->path, p->argv, p->envp);
 	_exit(127);
 }

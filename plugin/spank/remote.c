@@ -12,6 +12,7 @@
 #include <pwd.h>
 #include "gpus.h"
 #include "jobcheck.h"
+#include "log.h"
 #include "mps.h"
 #include "proc.h"
 #include "spank.h"
@@ -24,7 +25,7 @@ static const char *step_name(uint32_t job, uint32_t step)
 	switch (step) {
 	case 0xfffffffbu: snprintf(buf, sizeof(buf), "%u.batch", job); break;
 	case 0xfffffffcu: snprintf(buf, sizeof(buf), "%u.extern", job); break;
-	case 0xfffffffdu: snprintf(buf, sizeof(buf), "%u.interactive", job); break;
+	case 0xfffffffau: snprintf(buf, sizeof(buf), "%u.interactive", job); break;
 	default: snprintf(buf, sizeof(buf), "%u.%u", job, step); break;
 	}
 	return buf;
@@ -35,7 +36,13 @@ static int job_getenv(void *ctx, const char *name, char *buf, int len)
 	return spank_getenv((spank_t)ctx, name, buf, len) == ESPANK_SUCCESS ? 0 : -1;
 }
 
-static void defer(const char *fmt, const char *arg)
+/*
+ * Keep the first error for task_init.  ARG may hold what a user chose (a
+ * check's reason, a helper's output): it is escaped here, so the message
+ * is one line.  defer_lines keeps lines that are escaped already (joined
+ * diagnostics, trust.h), one per diagnostic.
+ */
+static void defer_lines(const char *fmt, const char *arg)
 {
 	char *msg;
 
@@ -45,6 +52,16 @@ static void defer(const char *fmt, const char *arg)
 		gpumem_state.deferred_error = msg;
 	else
 		free(msg);
+}
+
+static void defer(const char *fmt, const char *arg)
+{
+	char *esc = malloc(4 * strlen(arg) + 1);
+
+	if (esc == NULL)
+		return;
+	defer_lines(fmt, gpumem_escape(esc, 4 * strlen(arg) + 1, arg));
+	free(esc);
 }
 
 /* 1: a user policy was found and parsed, 0: none, -1: errors in d. */
@@ -60,9 +77,18 @@ static int user_policy(spank_t sp, struct gpumem_policy *p, char **name,
 	data = malloc(GPUMEM_MAX_FILE_BYTES + 1);
 	if (data == NULL)
 		return -1;
-	if (spank_getenv(sp, "SPANK_" GPUMEM_FWD_DATA, data, GPUMEM_MAX_FILE_BYTES + 1) ==
-	    ESPANK_SUCCESS) {
-		spank_getenv(sp, "SPANK_" GPUMEM_FWD_NAME, fwd_name, sizeof(fwd_name));
+	rv = spank_getenv(sp, "SPANK_" GPUMEM_FWD_DATA, data, GPUMEM_MAX_FILE_BYTES + 1);
+	if (rv == ESPANK_NOSPACE) {
+		/* Refused like any other invalid forwarded policy, never dropped. */
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, "forwarded policy (SPANK_" GPUMEM_FWD_DATA ")",
+				0, 0, "larger than the %d-byte limit: refused", GPUMEM_MAX_FILE_BYTES);
+		free(data);
+		return -1;
+	}
+	if (rv == ESPANK_SUCCESS) {
+		if (spank_getenv(sp, "SPANK_" GPUMEM_FWD_NAME, fwd_name, sizeof(fwd_name)) !=
+		    ESPANK_SUCCESS)
+			fwd_name[0] = '\0';
 		if (asprintf(name, "%s (as forwarded)", fwd_name[0] ? fwd_name : "policy") < 0)
 			*name = NULL;
 		rv = gpumem_policy_parse_json(data, strlen(data), *name ? *name : "policy", p, d);
@@ -89,10 +115,10 @@ static void log_diags(const struct gpumem_diags *d, unsigned job, unsigned step)
 
 	/* A hostile forwarded policy can hold thousands of errors: bound the log. */
 	for (const struct gpumem_diag *g = d->head; g && n < 20; g = g->next, n++)
-		slurm_info("gpumem: job %s: %s: %s: %s", step_name(job, step), g->file,
+		gpumem_info("gpumem: job %s: %s: %s: %s", step_name(job, step), g->file,
 			   g->sev == GPUMEM_SEV_ERROR ? "error" : "warning", g->msg);
 	if (total > n)
-		slurm_info("gpumem: job %s: ... and %d more", step_name(job, step), total - n);
+		gpumem_info("gpumem: job %s: ... and %d more", step_name(job, step), total - n);
 }
 
 /* Ask gpumem-probe (as the user) what the GPUs are; fills node->gpus. */
@@ -107,13 +133,13 @@ static void probe(const struct gpumem_args *a, uid_t uid, gid_t gid, char list[]
 	snprintf(path, sizeof(path), "%s/gpumem-probe", a->libexecdir);
 	gpumem_proc_as_user(&p, path, argv, envp, uid, gid, a->timeout);
 	if (gpumem_proc_run(&p) < 0) {
-		slurm_info("gpumem: cannot run %s: GPU limits unknown", path);
+		gpumem_info("gpumem: cannot run %s: GPU limits unknown", path);
 		return;
 	}
 	if (p.status == 0)
 		gpumem_gpus_match(p.out, list, n, node);
 	else
-		slurm_info("gpumem: %s: %s", path, p.timed_out ? "timed out" : p.out);
+		gpumem_info("gpumem: %s: %s", path, p.timed_out ? "timed out" : p.out);
 	gpumem_proc_free(&p);
 }
 
@@ -136,7 +162,7 @@ static int set_env(spank_t sp, const struct gpumem_env *env)
 		free(old);
 		free(joined);
 		if (rc != ESPANK_SUCCESS) {
-			slurm_error("gpumem: cannot set %s in the job environment", name);
+			gpumem_error("gpumem: cannot set %s in the job environment", name);
 			return -1;
 		}
 	}
@@ -153,10 +179,14 @@ static void jobinfo(spank_t sp, struct gpumem_jobinfo *ji, const char *policy, u
 	memset(ji, 0, sizeof(*ji));
 	ji->job = job;
 	snprintf(ji->step, sizeof(ji->step), "%s", strchr(sn, '.') + 1);
-	/* slurmd puts its node name in slurmstepd's own environment. */
+	/*
+	 * slurmd puts its node name in slurmstepd's own environment.  Never
+	 * the job's: the name decides which node a failed check drains.
+	 */
+	(void)sp;
 	if (getenv("SLURMD_NODENAME"))
 		snprintf(ji->node, sizeof(ji->node), "%s", getenv("SLURMD_NODENAME"));
-	else if (spank_getenv(sp, "SLURMD_NODENAME", ji->node, sizeof(ji->node)) != ESPANK_SUCCESS)
+	else
 		gethostname(ji->node, sizeof(ji->node) - 1);
 	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res)
 		snprintf(ji->user, sizeof(ji->user), "%s", pw.pw_name);
@@ -164,7 +194,8 @@ static void jobinfo(spank_t sp, struct gpumem_jobinfo *ji, const char *policy, u
 		snprintf(ji->user, sizeof(ji->user), "%u", (unsigned)uid);
 	ji->uid = uid;
 	ji->gid = gid;
-	snprintf(ji->policy, sizeof(ji->policy), "%s", policy);
+	/* A forwarded name is the user's: the report holds it escaped. */
+	gpumem_escape(ji->policy, sizeof(ji->policy), policy);
 	snprintf(ji->gpus, sizeof(ji->gpus), "%s", gpumem_state.step_gpus ? gpumem_state.step_gpus : "");
 }
 
@@ -226,7 +257,7 @@ int gpumem_remote_user_init(spank_t sp)
 		char *msg = gpumem_diags_join(&d, 1);
 
 		log_diags(&d, job, step);
-		defer("policy rejected on this node: %s", msg ? msg : "out of memory");
+		defer_lines("policy rejected on this node: %s", msg ? msg : "out of memory");
 		free(msg);
 		goto out;
 	}
@@ -267,7 +298,7 @@ int gpumem_remote_user_init(spank_t sp)
 		gpumem_diags_free(&quiet);
 		control = gpumem_mps_find(st->args.mps_control);
 		if (!has_dev || control == NULL) {
-			slurm_info("gpumem: job %s: mps.daemon=job skipped: %s", step_name(job, step),
+			gpumem_info("gpumem: job %s: mps.daemon=job skipped: %s", step_name(job, step),
 				   !has_dev ? "no GPU on this node" :
 				   "nvidia-cuda-mps-control not found");
 		} else if (gpumem_mps_start(control, uid, gid, st->step_gpus, l2 ? atoi(l2) : -1,
@@ -304,7 +335,7 @@ int gpumem_remote_user_init(spank_t sp)
 				env.var[i].name, env.var[i].value);
 	if (off == 0)
 		snprintf(summary, sizeof(summary), " (nothing to set)");
-	slurm_info("gpumem: job %s: policy %s; GPUs %s%s; set%s", step_name(job, step),
+	gpumem_info("gpumem: job %s: policy %s; GPUs %s%s; set%s", step_name(job, step),
 		   have_user ? name : "site defaults", src ? src : "none",
 		   has_dev ? "" : " (no GPU device on this node: probe, MPS daemon, check "
 		   "and L2 reset skipped)", summary);
@@ -320,7 +351,11 @@ int gpumem_remote_task_init(spank_t sp)
 	uint32_t task = 0;
 
 	if (gpumem_state.deferred_error) {
-		slurm_error("gpumem: %s", gpumem_state.deferred_error);
+		/* Escaped when deferred: one log line per line, nothing raw. */
+		for (char *l = gpumem_state.deferred_error, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+			nl = strchr(l, '\n');
+			slurm_error("gpumem: %.*s", nl ? (int)(nl - l) : (int)strlen(l), l);
+		}
 		return -1;
 	}
 	/* Once per node: the first local task says what the node adjusted. */
@@ -351,12 +386,12 @@ static void l2_reset(const struct gpumem_state *st, uid_t uid, gid_t gid)
 	if (!st->step_gpus)
 		envp[1] = NULL;
 	if (access(path, X_OK) != 0) {
-		slurm_info("gpumem: L2 reset skipped: %s not installed", path);
+		gpumem_info("gpumem: L2 reset skipped: %s not installed", path);
 		return;
 	}
 	gpumem_proc_as_user(&p, path, argv, envp, uid, gid, st->args.timeout + 5);
 	if (gpumem_proc_run(&p) == 0)
-		slurm_info("gpumem: L2 reset (exit %d): %s", p.status, p.out);
+		gpumem_info("gpumem: L2 reset (exit %d): %s", p.status, p.out);
 	gpumem_proc_free(&p);
 }
 
