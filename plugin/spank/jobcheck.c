@@ -59,11 +59,42 @@ static const char *best_gbps(const char *text, const struct gpumem_report_jval *
 }
 
 /*
+ * The check numbers the GPUs it was given from 0 (CUDA ordinals, inside
+ * the step's devices cgroup); the node calls device I by entry I of the
+ * step's list ('gpus', as in SLURM_STEP_GPUS), so that the job on GPU 1
+ * is never reported as GPU 0.  Without a list, the check's own number.
+ */
+static const char *node_index(const char *gpus, const char *idx, char *out, size_t len)
+{
+	char *end;
+	long i;
+
+	if (!gpus || !gpus[0] || !idx)
+		return idx;
+	i = strtol(idx, &end, 10);
+	if (*idx == '\0' || *end || i < 0)
+		return idx;
+	for (const char *p = gpus; *p; p++) {
+		const char *c = strchr(p, ',');
+		size_t l = c ? (size_t)(c - p) : strlen(p);
+
+		if (i-- == 0) {
+			snprintf(out, len, "%.*s", (int)(l < len ? l : len - 1), p);
+			return out;
+		}
+		if (!c)
+			break;
+		p = c;
+	}
+	return idx;
+}
+
+/*
  * Per device: "gpu0 pass read 3010 copy 2750 ..." for the log line, as far
  * as it holds; and the reason, from whichever device has one.
  */
 static void figures(const char *text, const struct gpumem_report_jval *doc,
-		    struct gpumem_checkrun *r)
+		    struct gpumem_checkrun *r, const char *gpus)
 {
 	static const char *const names[] = { "read", "copy", "triad", "h2d", "d2h" };
 	const struct gpumem_report_jval *devs = gpumem_report_jget(doc, "devices");
@@ -73,8 +104,9 @@ static void figures(const char *text, const struct gpumem_report_jval *doc,
 	for (size_t i = 0; devs && devs->type == GPUMEM_REPORT_JARR && i < devs->n; i++) {
 		const struct gpumem_report_jval *d = &devs->items[i];
 		const struct gpumem_report_jval *why = gpumem_report_jget(d, "reasons");
-		char ibuf[64], vbuf[64], wbuf[64];
-		const char *idx = member_text(text, d, "index", ibuf, sizeof(ibuf));
+		char ibuf[64], vbuf[64], wbuf[64], nbuf[64];
+		const char *idx = node_index(gpus, member_text(text, d, "index", ibuf, sizeof(ibuf)),
+					     nbuf, sizeof(nbuf));
 		const char *v = member_text(text, d, "verdict", vbuf, sizeof(vbuf));
 
 		if (off < sizeof(r->figures)) {
@@ -160,7 +192,11 @@ void gpumem_jobcheck_run(const struct gpumem_state *st, const struct gpumem_jobi
 	/* Which node this is, for the check's own messages. */
 	snprintf(node, sizeof(node), "SLURMD_NODENAME=%s", ji->node);
 	envp[e++] = node;
-	if (ji->gpus[0]) {
+	/* The tasks' numbering: the check runs in the step's devices cgroup. */
+	if (st->task_gpus && st->task_gpus[0]) {
+		snprintf(gpus, sizeof(gpus), "CUDA_VISIBLE_DEVICES=%s", st->task_gpus);
+		envp[e++] = gpus;
+	} else if (ji->gpus[0]) {
 		snprintf(gpus, sizeof(gpus), "CUDA_VISIBLE_DEVICES=%s", ji->gpus);
 		envp[e++] = gpus;
 	}
@@ -212,7 +248,7 @@ void gpumem_jobcheck_run(const struct gpumem_state *st, const struct gpumem_jobi
 
 		r->json = p.out;
 		p.out = NULL;
-		figures(r->json, &doc, r);
+		figures(r->json, &doc, r, ji->gpus);
 		why = member_text(r->json, gpumem_report_jget(&doc, "overall"), "reason", tmp,
 				  sizeof(tmp));
 		if (r->reason[0] == '\0' && why && strcmp(why, "null"))
@@ -345,9 +381,10 @@ static void textfiles(const char *dir, const struct gpumem_jobinfo *ji,
 	devs = gpumem_report_jget(&doc, "devices");
 	for (size_t i = 0; devs && devs->type == GPUMEM_REPORT_JARR && i < devs->n; i++) {
 		const struct gpumem_report_jval *dev = &devs->items[i];
-		char ubuf[64], ibuf[64], vbuf[64];
+		char ubuf[64], ibuf[64], vbuf[64], nbuf[64];
 		const char *uuid = member_text(r->json, dev, "uuid", ubuf, sizeof(ubuf));
 		const char *idx = member_text(r->json, dev, "index", ibuf, sizeof(ibuf));
+		const char *nidx = node_index(ji->gpus, idx, nbuf, sizeof(nbuf));
 		const char *v = member_text(r->json, dev, "verdict", vbuf, sizeof(vbuf));
 		char name[160], labels[512], err[4400];
 		char *buf = NULL;
@@ -355,6 +392,8 @@ static void textfiles(const char *dir, const struct gpumem_jobinfo *ji,
 		FILE *f;
 		int code;
 
+		if (prom_token(nidx))
+			idx = nidx;
 		if (!prom_token(uuid) || (idx && !prom_token(idx)))
 			continue;
 		snprintf(labels, sizeof(labels), "node=\"%s\",gpu=\"%s\",uuid=\"%s\"", ji->node,
