@@ -1,6 +1,7 @@
 /* Which GPUs a step has, and what the node says about them. */
 #ifndef GPUMEM_GPUS_H
 #define GPUMEM_GPUS_H
+#include <stddef.h>
 #include "policy.h"
 
 #define GPUMEM_GPU_LIST_MAX 1024
@@ -14,6 +15,32 @@
  */
 int gpumem_gpus_from_env(int (*get)(void *ctx, const char *name, char *buf, int len),
 			 void *ctx, char list[][64], int max, const char **source);
+
+/* What one entry of a GPU list is. */
+enum {
+	GPUMEM_GPU_BAD = -1,    /* none of the below: names no GPU */
+	GPUMEM_GPU_INDEX,       /* "1" */
+	GPUMEM_GPU_UUID,        /* "GPU-8a2f..." (a prefix is enough for CUDA) */
+	GPUMEM_GPU_MIG,         /* "MIG-<uuid>", "MIG-GPU-<uuid>/GI/CI" */
+	GPUMEM_GPU_PCI,         /* "0000:3b:00.0", "3b:00.0" */
+};
+
+/*
+ * The kind of 'id'; for "MIG-GPU-<uuid>/GI/CI" 'parent' (if not NULL)
+ * gets "GPU-<uuid>", the GPU the instance is on, else "".
+ */
+int gpumem_gpu_kind(const char *id, char *parent, size_t plen);
+
+/*
+ * The list helpers get as CUDA_VISIBLE_DEVICES ('task'): they run in the
+ * step's devices cgroup, where the node's numbering ('node', n entries,
+ * read from 'source') no longer holds.  The step's CUDA_VISIBLE_DEVICES
+ * when Slurm set one of as many valid entries (returns 1), else a copy of
+ * 'node' (returns 0); -1 out of memory.
+ */
+int gpumem_gpus_for_tasks(int (*get)(void *ctx, const char *name, char *buf, int len),
+			  void *ctx, const char *source, char node[][64], int n,
+			  char task[][64], int max);
 
 /*
  * Fill node->gpus from gpumem-probe output, keeping the GPUs named in

@@ -84,10 +84,41 @@ static const char *best_gbps(struct json_object *dev, const char *name)
 }
 
 /*
+ * The check numbers the GPUs it was given from 0 (CUDA ordinals, inside
+ * the step's devices cgroup); the node calls device I by entry I of the
+ * step's list ('gpus', as in SLURM_STEP_GPUS), so that the job on GPU 1
+ * is never reported as GPU 0.  Without a list, the check's own number.
+ */
+static const char *node_index(const char *gpus, const char *idx, char *out, size_t len)
+{
+	char *end;
+	long i;
+
+	if (!gpus || !gpus[0] || !idx)
+		return idx;
+	i = strtol(idx, &end, 10);
+	if (*idx == '\0' || *end || i < 0)
+		return idx;
+	for (const char *p = gpus; *p; p++) {
+		const char *c = strchr(p, ',');
+		size_t l = c ? (size_t)(c - p) : strlen(p);
+
+		if (i-- == 0) {
+			snprintf(out, len, "%.*s", (int)(l < len ? l : len - 1), p);
+			return out;
+		}
+		if (!c)
+			break;
+		p = c;
+	}
+	return idx;
+}
+
+/*
  * Per device: "gpu0 pass read 3010 copy 2750 ..." for the log line, as far
  * as it holds; and the reason, from whichever device has one.
  */
-static void figures(struct json_object *doc, struct gpumem_checkrun *r)
+static void figures(struct json_object *doc, struct gpumem_checkrun *r, const char *gpus)
 {
 	static const char *const names[] = { "read", "copy", "triad", "h2d", "d2h" };
 	struct json_object *devs = gpumem_json_get(doc, "devices");
@@ -97,7 +128,8 @@ static void figures(struct json_object *doc, struct gpumem_checkrun *r)
 	for (size_t i = 0; i < gpumem_json_len(devs); i++) {
 		struct json_object *d = gpumem_json_at(devs, i);
 		struct json_object *why = gpumem_json_get(d, "reasons");
-		const char *idx = member_text(d, "index");
+		char nbuf[64];
+		const char *idx = node_index(gpus, member_text(d, "index"), nbuf, sizeof(nbuf));
 		const char *v = member_text(d, "verdict");
 
 		if (off < sizeof(r->figures)) {
@@ -181,7 +213,11 @@ void gpumem_jobcheck_run(const struct gpumem_state *st, const struct gpumem_jobi
 	/* Which node this is, for the check's own messages. */
 	snprintf(node, sizeof(node), "SLURMD_NODENAME=%s", ji->node);
 	envp[e++] = node;
-	if (ji->gpus[0]) {
+	/* The tasks' numbering: the check runs in the step's devices cgroup. */
+	if (st->task_gpus && st->task_gpus[0]) {
+		snprintf(gpus, sizeof(gpus), "CUDA_VISIBLE_DEVICES=%s", st->task_gpus);
+		envp[e++] = gpus;
+	} else if (ji->gpus[0]) {
 		snprintf(gpus, sizeof(gpus), "CUDA_VISIBLE_DEVICES=%s", ji->gpus);
 		envp[e++] = gpus;
 	}
@@ -232,7 +268,7 @@ void gpumem_jobcheck_run(const struct gpumem_state *st, const struct gpumem_jobi
 
 		r->json = p.out;
 		p.out = NULL;
-		figures(doc, r);
+		figures(doc, r, ji->gpus);
 		why = member_text(gpumem_json_get(doc, "overall"), "reason");
 		if (r->reason[0] == '\0' && why)
 			snprintf(r->reason, sizeof(r->reason), "%s", why);
@@ -362,8 +398,10 @@ static void textfiles(const char *dir, const struct gpumem_jobinfo *ji,
 	devs = gpumem_json_get(doc, "devices");
 	for (size_t i = 0; i < gpumem_json_len(devs); i++) {
 		struct json_object *dev = gpumem_json_at(devs, i);
+		char nbuf[64];
 		const char *uuid = member_text(dev, "uuid");
 		const char *idx = member_text(dev, "index");
+		const char *nidx = node_index(ji->gpus, idx, nbuf, sizeof(nbuf));
 		const char *v = member_text(dev, "verdict");
 		char name[160], labels[512], err[4400];
 		char *buf = NULL;
@@ -371,6 +409,8 @@ static void textfiles(const char *dir, const struct gpumem_jobinfo *ji,
 		FILE *f;
 		int code;
 
+		if (prom_token(nidx))
+			idx = nidx;
 		if (!prom_token(uuid) || (idx && !prom_token(idx)))
 			continue;
 		snprintf(labels, sizeof(labels), "node=\"%s\",gpu=\"%s\",uuid=\"%s\"", ji->node,

@@ -228,6 +228,84 @@ static void before_check(spank_t sp, const char *policy, uid_t uid, gid_t gid, u
 	}
 }
 
+/* The entries of list (n) joined with commas, leaving out those of kind 'skip'. */
+static char *join_list(char list[][64], int n, int skip)
+{
+	char *out = calloc(1, GPUMEM_GPU_LIST_MAX);
+	size_t o = 0;
+
+	for (int i = 0; out && i < n; i++) {
+		if (gpumem_gpu_kind(list[i], NULL, 0) == skip)
+			continue;
+		o += (size_t)snprintf(out + o, GPUMEM_GPU_LIST_MAX - o, "%s%s", o ? "," : "", list[i]);
+		if (o >= GPUMEM_GPU_LIST_MAX)
+			break;
+	}
+	return out;
+}
+
+/* Under MIG no L2 lines can persist: the limit is not set (0 would be moot). */
+static int drop_l2(struct gpumem_env *env)
+{
+	for (int i = 0; i < env->n; i++)
+		if (!strcmp(env->var[i].name, GPUMEM_ENV_L2_PCT)) {
+			env->var[i] = env->var[--env->n];
+			break;
+		}
+	return 0;
+}
+
+/*
+ * Per GPU of the step, what the plugin does on a MIG instance and what it
+ * skips: the log gets one line each, the user the same from task_init.
+ * Nothing here fails the step.
+ */
+static void mig_notes(struct gpumem_state *st, char node[][64], char task[][64], int n,
+		      uint32_t job, uint32_t step)
+{
+	char *notes = NULL;
+	size_t len = 0;
+	FILE *f;
+	int nmig = 0;
+
+	for (int i = 0; i < n; i++)
+		nmig += gpumem_gpu_kind(task[i], NULL, 0) == GPUMEM_GPU_MIG;
+	if (nmig == 0 || (f = open_memstream(&notes, &len)) == NULL)
+		return;
+	st->mig = 1;
+	for (int i = 0; i < n; i++) {
+		char parent[64];
+		int mig = gpumem_gpu_kind(task[i], parent, sizeof(parent)) == GPUMEM_GPU_MIG;
+
+		fprintf(f, "%sGPU %s (%s%s%s): ", i ? "\n" : "", node[i], task[i],
+			parent[0] ? " on " : "", parent);
+		if (!mig) {
+			fprintf(f, "whole GPU: L2 limit not set for the step (one of its GPUs is a MIG "
+				"instance)%s", (st->eff.set & GPUMEM_K_L2_LIMIT) && st->eff.l2.reset_at_exit ?
+				"; L2 reset at exit" : "");
+			continue;
+		}
+		fprintf(f, "MIG instance: persisting L2 limit not set and no L2 reset (persisting "
+			"L2 is disabled under MIG)");
+		if (st->eff.mps.daemon == GPUMEM_DAEMON_JOB)
+			fprintf(f, "; per-job MPS daemon started on the step's MIG instances (each "
+				"CUDA client uses only the first it is given)");
+		if (st->eff.check.before || st->eff.check.after)
+			fprintf(f, "; check: a MIG instance is reported 'unusable' (no verdict on a "
+				"slice)%s", i == 0 ? "" : " and only the first instance is enumerated");
+	}
+	if (fclose(f) != 0) {
+		free(notes);
+		return;
+	}
+	for (char *l = notes, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+		nl = strchr(l, '\n');
+		slurm_info("gpumem: job %s: %.*s", step_name(job, step),
+			   nl ? (int)(nl - l) : (int)strlen(l), l);
+	}
+	st->mig_notes = notes;
+}
+
 int gpumem_remote_user_init(spank_t sp)
 {
 	struct gpumem_state *st = &gpumem_state;
@@ -235,7 +313,7 @@ int gpumem_remote_user_init(spank_t sp)
 	struct gpumem_policy user;
 	struct gpumem_node node;
 	struct gpumem_env env;
-	char list[GPUMEM_MAX_GPUS][64], summary[2048];
+	char list[GPUMEM_MAX_GPUS][64], tlist[GPUMEM_MAX_GPUS][64], summary[2048];
 	const char *src = NULL, *control;
 	char *name = NULL;
 	uint32_t job = 0, step = 0;
@@ -268,19 +346,20 @@ int gpumem_remote_user_init(spank_t sp)
 
 	memset(&node, 0, sizeof(node));
 	ngpu_env = gpumem_gpus_from_env(job_getenv, sp, list, GPUMEM_MAX_GPUS, &src);
+	/* Helpers run in the step's devices cgroup: they get the tasks' numbering. */
+	if (ngpu_env > 0)
+		gpumem_gpus_for_tasks(job_getenv, sp, src, list, ngpu_env, tlist, GPUMEM_MAX_GPUS);
 	has_dev = access(st->args.nvidia_dev, F_OK) == 0;
 	st->has_dev = has_dev;
 	node.ngpus = 0;
 	if (has_dev && ngpu_env != 0 && (st->eff.set & GPUMEM_K_L2_LIMIT))
-		probe(&st->args, uid, gid, list, ngpu_env, &node);
+		probe(&st->args, uid, gid, tlist, ngpu_env, &node);
 	st->ngpus = node.ngpus;
 	if (ngpu_env > 0) {
-		size_t o = 0;
-
-		st->step_gpus = calloc(1, GPUMEM_GPU_LIST_MAX);
-		for (int i = 0; st->step_gpus && i < ngpu_env; i++)
-			o += (size_t)snprintf(st->step_gpus + o, GPUMEM_GPU_LIST_MAX - o, "%s%s",
-					      i ? "," : "", list[i]);
+		st->step_gpus = join_list(list, ngpu_env, GPUMEM_GPU_MIG + 100);
+		st->task_gpus = join_list(tlist, ngpu_env, GPUMEM_GPU_MIG + 100);
+		st->l2_gpus = join_list(tlist, ngpu_env, GPUMEM_GPU_MIG);
+		mig_notes(st, list, tlist, ngpu_env, job, step);
 	}
 	if (access(st->args.um_library, R_OK) == 0)
 		node.um_library = st->args.um_library;
@@ -301,8 +380,9 @@ int gpumem_remote_user_init(spank_t sp)
 			gpumem_info("gpumem: job %s: mps.daemon=job skipped: %s", step_name(job, step),
 				   !has_dev ? "no GPU on this node" :
 				   "nvidia-cuda-mps-control not found");
-		} else if (gpumem_mps_start(control, uid, gid, st->step_gpus, l2 ? atoi(l2) : -1,
-					    job, step, st->args.timeout, &st->mps_dir, &err) < 0) {
+		} else if (gpumem_mps_start(control, uid, gid, st->task_gpus,
+					    l2 && !st->mig ? atoi(l2) : -1, job, step,
+					    st->args.timeout, &st->mps_dir, &err) < 0) {
 			defer("cannot start the per-job MPS daemon: %s", err ? err : "error");
 			free(err);
 			goto out;
@@ -315,7 +395,8 @@ int gpumem_remote_user_init(spank_t sp)
 			node.mps_log_dir = log_dir;
 		}
 	}
-	if (gpumem_policy_env(&st->eff, &node, &env, &envd) < 0 || set_env(sp, &env) < 0) {
+	if (gpumem_policy_env(&st->eff, &node, &env, &envd) < 0 ||
+	    (st->mig && drop_l2(&env)) || set_env(sp, &env) < 0) {
 		defer("%s", "cannot build the task environment");
 		goto out;
 	}
@@ -325,6 +406,15 @@ int gpumem_remote_user_init(spank_t sp)
 	 * is the task's.
 	 */
 	st->user_notes = gpumem_diags_join(&envd, 0);
+	if (st->mig_notes) {
+		char *all = NULL;
+
+		if (asprintf(&all, "%s%s%s", st->user_notes ? st->user_notes : "",
+			     st->user_notes && *st->user_notes ? "\n" : "", st->mig_notes) >= 0) {
+			free(st->user_notes);
+			st->user_notes = all;
+		}
+	}
 	spank_setenv(sp, "GPUMEM_POLICY", have_user ? name : "site defaults", 1);
 	if (st->eff.check.before || st->eff.check.after)
 		before_check(sp, have_user ? name : "site defaults", uid, gid, job, step);
@@ -381,10 +471,13 @@ static void l2_reset(const struct gpumem_state *st, uid_t uid, gid_t gid)
 
 	snprintf(path, sizeof(path), "%s/gpumem-l2reset", st->args.libexecdir);
 	snprintf(timeout, sizeof(timeout), "%d", st->args.timeout);
-	snprintf(gpus, sizeof(gpus), "CUDA_VISIBLE_DEVICES=%s",
-		 st->step_gpus ? st->step_gpus : "");
-	if (!st->step_gpus)
+	snprintf(gpus, sizeof(gpus), "CUDA_VISIBLE_DEVICES=%s", st->l2_gpus ? st->l2_gpus : "");
+	if (!st->l2_gpus)
 		envp[1] = NULL;
+	if (st->l2_gpus && !st->l2_gpus[0]) {
+		slurm_info("gpumem: L2 reset skipped: the step's GPUs are all MIG instances");
+		return;
+	}
 	if (access(path, X_OK) != 0) {
 		gpumem_info("gpumem: L2 reset skipped: %s not installed", path);
 		return;

@@ -25,7 +25,11 @@ struct gpumem_state {
 	char *user_notes;       /* node-side warnings, shown by the first task */
 	int ngpus;              /* GPUs seen by the probe, -1 unknown */
 	char *mps_dir;          /* per-job MPS daemon directory, or NULL */
-	char *step_gpus;        /* CUDA_VISIBLE_DEVICES for helpers */
+	char *step_gpus;        /* the step's GPUs as the node names them (reports) */
+	char *task_gpus;        /* ... as the tasks and helpers see them (their CUDA_VISIBLE_DEVICES) */
+	char *l2_gpus;          /* task_gpus less the MIG instances */
+	int mig;                /* one of the step's GPUs is a MIG instance */
+	char *mig_notes;        /* per GPU: what was done and skipped under MIG */
 	int has_dev;            /* this node has an NVIDIA device */
 	int checks;             /* this step runs the policy's checks */
 	uint32_t tasks_exited;  /* local tasks whose exit was collected */

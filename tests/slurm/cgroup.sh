@@ -1,0 +1,161 @@
+#!/bin/bash
+# gpumem on a cgroup-confined node (tests/slurm/cluster start --cgroup):
+# task/cgroup + proctrack/cgroup, ConstrainDevices=yes, two GPUs.  What
+# the plugin runs for the user (probe, per-job MPS daemon, check, L2
+# reset) runs in the step's devices cgroup, sees only the step's GPUs,
+# and a step on GPU 1 is never measured, reset or reported as GPU 0; MIG
+# instance lists get their per-GPU notes and never fail the step; stop
+# leaves no cgroup behind.
+#
+# The GPUs are stand-in device files 195:0 and 195:1 (as /dev/nvidia0 and
+# 1) with no driver: the devices cgroup allows or denies them as it would
+# real ones (an allowed open gives ENXIO, a denied one EPERM).  The
+# programs the plugin runs are tests/slurm/standin-gpu, which records its
+# cgroup, its CUDA_VISIBLE_DEVICES and which devices it can open, and
+# answers, as CUDA would, for the GPUs it can open.
+. "$top_srcdir/tests/lib.sh"
+slurm_test cgroup
+export GPUMEM_CLUSTER_STANDIN_GPUS=1
+D=$GPUMEM_CLUSTER_DIR
+mkdir -p "$t/gpu" "$t/reports"
+for n in gpumem-probe gpumem-l2reset nvidia-cuda-mps-control gpumem-check; do
+	cp "$top_srcdir/tests/slurm/standin-gpu" "$t/gpu/$n"
+done
+echo "$D/dev" >"$t/gpu/devdir"
+mkdir -m 1777 "$t/gpu/seen"
+cat >"$t/site.yaml" <<YAML
+version: 1
+limits:
+  mps_daemons: [none, site, job]
+report:
+  dir: $t/reports
+YAML
+cat >"$t/all.yaml" <<YAML
+version: 1
+l2:
+  persisting_limit: 20%
+  reset_at_exit: true
+mps:
+  active_thread_percentage: 50
+  daemon: job
+check:
+  before: true
+  after: true
+YAML
+echo "required $so site=$t/site.yaml libexecdir=$t/gpu check=$t/gpu/gpumem-check mps_control=$t/gpu/nvidia-cuda-mps-control nvidia_dev=$D/dev/nvidiactl" >"$t/plugstack.conf"
+chmod -R a+rX "$t"
+
+if ! "$CL" start --cgroup --gpus 2 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1; then
+	why=$(grep -m1 'cluster: error:' "$t/start.log")
+	cat "$t/start.log" >&2
+	skip_all "the cgroup-confined Slurm did not start here: ${why:-see the log above}"
+fi
+eval "$("$CL" env)"
+cd "$GPUMEM_CLUSTER_TMP" || exit 1
+json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
+uid=$(id -u "$GPUMEM_TEST_USER")
+# seen NAME: the records of the stand-in NAME since the last reset_seen.
+seen() { cat "$t/gpu/seen/$1".* 2>/dev/null; }
+reset_seen() { rm -f "$t/gpu/seen"/*; }
+# hold_gpu0: a job on GPU 0 (the first free), so that the next one gets GPU 1.
+hold_gpu0() {
+	timeout 60 srun --gres=gpu:1 sh -c 'echo "$SLURM_STEP_GPUS" >"$0"; sleep 30' "$t/held" >/dev/null 2>&1 &
+	held=$!
+	for _ in $(seq 1 80); do [ -s "$t/held" ] && break; sleep 0.25; done
+	is "$(cat "$t/held" 2>/dev/null)" 0 "a job holds GPU 0"
+}
+release_gpu0() { scancel "$(squeue -h -o %i -t R | head -1)" 2>/dev/null; wait "$held" 2>/dev/null; rm -f "$t/held"; }
+
+# --- the node is really confined ----------------------------------------------
+like "$(scontrol show config | grep -E '^(TaskPlugin|ProctrackType) ')" "task/cgroup,task/affinity" "TaskPlugin=task/cgroup,task/affinity"
+like "$(scontrol show config | grep -E '^ProctrackType ')" "proctrack/cgroup" "ProctrackType=proctrack/cgroup"
+hold_gpu0
+run srun --gres=gpu:1 sh -c 'echo "step=$SLURM_STEP_GPUS cvd=$CUDA_VISIBLE_DEVICES"; grep -E "^[0-9]+:devices:" /proc/self/cgroup; for k in 0 1; do (: <"$0/nvidia$k") 2>&1 | sed "s/.*: /nvidia$k: /"; done' "$D/dev"
+like "$out" "^step=1 cvd=0$" "a step on GPU 1: SLURM_STEP_GPUS=1, and Slurm renumbers it CUDA_VISIBLE_DEVICES=0"
+like "$out" "devices:/slurm[^ ]*/job_[0-9]+/step_0" "the task is in its step's devices cgroup"
+like "$out" "nvidia0: Operation not permitted" "the task cannot open GPU 0 (EPERM: the devices cgroup)"
+like "$out" "nvidia1: No such device or address" "the task can open GPU 1 (ENXIO: allowed, no driver behind the stand-in)"
+
+# --- everything the plugin runs for the step is confined with it ----------------
+reset_seen
+run "$CL" runas srun --gres=gpu:1 --gpumem-policy="$t/all.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; env | grep -E "^CUDA_(DEVICE_DEFAULT_PERSISTING|MPS_PIPE)"'
+is "$rc" 0 "a step on GPU 1 with L2 limit, per-job MPS, checks before and after: exit 0"
+jid=$(printf '%s\n' "$out" | sed -n 's/^job=//p')
+like "$out" "^CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=20$" "the probe found the step's GPU in the cgroup: L2 limit set"
+like "$out" "^CUDA_MPS_PIPE_DIRECTORY=/tmp/gpumem-mps\.$jid\.0\." "the per-job MPS daemon serves the step"
+release_gpu0
+for prog in gpumem-probe nvidia-cuda-mps-control gpumem-check gpumem-l2reset; do
+	s=$(seen "$prog")
+	[ -n "$s" ] || { fail "$prog ran for the step"; continue; }
+	like "$s" "^cgroup /slurm[^ ]*/job_$jid/step_0" "$prog ran in the step's devices cgroup"
+	unlike "$s" "^cgroup (/|/slurm[^ ]*/job_$jid/step_0/)?\$|^cgroup .*/(job_[0-9]+/)?step_(extern|batch)" "... never outside it"
+	is "$(printf '%s\n' "$s" | grep -c '^uid ')" "$(printf '%s\n' "$s" | grep -c "^uid $uid\$")" "... as the job's user"
+	unlike "$s" "^nvidia0 allowed" "... could never open GPU 0"
+	like "$s" "^nvidia1 allowed" "... could open GPU 1"
+	unlike "$s" "^gpus .*\b0\b" "... never acted on GPU 0"
+done
+like "$(seen gpumem-probe)" "^cvd unset" "the probe lists what the cgroup shows it"
+is "$(seen gpumem-check | grep -c '^gpus 1$')" 2 "the check measured GPU 1, before and after"
+is "$(seen gpumem-l2reset | grep '^gpus ')" "gpus 1" "the L2 reset acted on GPU 1"
+like "$(seen nvidia-cuda-mps-control | grep '^gpus ' | sort -u)" "^gpus 1$" "the MPS daemon was given GPU 1"
+is "$(seen gpumem-check gpumem-l2reset | grep '^cvd ' | sort -u)" "cvd 0" "helpers get the tasks' numbering (CUDA_VISIBLE_DEVICES=0), not the node's"
+for phase in before after; do
+	f="$t/reports/job$jid.0.gpumem1.$phase.json"
+	for _ in $(seq 1 20); do [ -f "$f" ] && break; sleep 0.25; done
+	is "$(json "$f" 'd["gpus"] + " " + d["status"] + " " + d["verdict"]')" "1 ran pass" "$phase report: GPU 1, the check ran and passed"
+	is "$(json "$f" 'd["check"]["devices"][0]["uuid"]')" "GPU-00000001-0000-0000-0000-000000000001" "... the device measured is GPU 1's"
+done
+like "$(grep -h "check after job $jid.0 node gpumem1:" "$D"/log/slurmd.gpumem1.log)" ": gpu1 pass triad 4100 GB/s" "the log names the GPU as the node does: gpu1, not the check's ordinal 0"
+like "$(grep -h "L2 reset (exit 0)" "$D"/log/slurmd.gpumem1.log | tail -1)" "GPU-00000001-" "the L2 reset names GPU 1's UUID"
+
+# --- two GPUs: both allowed, both measured ---------------------------------------
+reset_seen
+run srun --gres=gpu:2 --gpumem-policy="$t/all.yaml" sh -c 'echo "step=$SLURM_STEP_GPUS cvd=$CUDA_VISIBLE_DEVICES"'
+like "$out" "^step=0,1 cvd=0,1$" "--gres=gpu:2: both GPUs"
+is "$(seen gpumem-check | grep '^gpus ' | sort -u)" "gpus 0 1" "the check measured both"
+
+# --- stop leaves no cgroup --------------------------------------------------------
+stop_clean() {
+	local port left
+	port=$(sed -n 's/^PORT_BASE=//p' "$D/cluster.state")
+	ls -d /sys/fs/cgroup/devices/gpumem_p"${port}"_* >/dev/null 2>&1 && pass "the node had its own cgroup tree" || fail "the node had its own cgroup tree"
+	"$CL" stop >/dev/null 2>&1
+	left=$(ls -d /sys/fs/cgroup/*/gpumem_p"${port}"_* 2>/dev/null)
+	is "$left" "" "stop removed the nodes' cgroups"
+	pgrep -f "$t/gpu/" >/dev/null && fail "no stand-in (MPS daemon) left running" || pass "no stand-in (MPS daemon) left running"
+}
+stop_clean
+
+# --- MIG instance lists: notes per GPU, the step never fails ---------------------
+# Slurm cannot hand out MIG instances here (its NVML autodetection finds
+# them on a MIG GPU only), and on a node with GPU GRES it replaces the
+# user's CUDA_VISIBLE_DEVICES: so a confined node whose GPUs Slurm does not
+# manage, where the step's CUDA_VISIBLE_DEVICES is the list.
+mknod -m 0666 "$t/nvidiactl" c 195 255
+sed "s|nvidia_dev=[^ ]*|nvidia_dev=$t/nvidiactl|" "$t/plugstack.conf" >"$t/plugstack-mig.conf"
+chmod 644 "$t/plugstack-mig.conf"
+"$CL" start --cgroup --plugstack "$t/plugstack-mig.conf" >"$t/start.log" 2>&1 || { cat "$t/start.log" >&2; fail "the cgroup cluster restarted without GRES"; }
+cd "$GPUMEM_CLUSTER_TMP" || exit 1
+M1=MIG-8c3a9e21-5f4d-5b7a-9e0c-1d2f3a4b5c6d
+M2=MIG-GPU-5d1f8a3e-7c2b-4e91-b0a6-3f9e2d1c8b47/1/0
+reset_seen
+run env CUDA_VISIBLE_DEVICES="$M1,$M2" srun --gpumem-policy="$t/all.yaml" sh -c 'echo "cvd=$CUDA_VISIBLE_DEVICES"; env | grep -c "^CUDA_DEVICE_DEFAULT_PERSISTING"; true'
+is "$rc" 0 "a step on two MIG instances: exit 0"
+like "$out" "^0$" "... no persisting L2 limit set (disabled under MIG)"
+like "$out" "gpumem: [^ ]+: GPU $M1 \($M1\): MIG instance: persisting L2 limit not set and no L2 reset" "the user is told, per GPU, what was skipped"
+like "$out" "GPU $M2 \($M2 on GPU-5d1f8a3e-7c2b-4e91-b0a6-3f9e2d1c8b47\): MIG instance" "... the old MIG-GPU-<uuid>/GI/CI form names its GPU"
+like "$out" "per-job MPS daemon started on the step's MIG instances" "... what MPS does there"
+like "$out" "check: a MIG instance is reported 'unusable'" "... and the check"
+log=$(grep -h "gpumem: job" "$D"/log/slurmd.gpumem1.log | tail -20)
+like "$log" "GPU $M1 \($M1\): MIG instance" "the slurmd log has the same per-GPU line"
+like "$(grep -h 'L2 reset skipped' "$D"/log/slurmd.gpumem1.log | tail -1)" "all MIG instances" "L2 reset skipped, saying why"
+seen gpumem-l2reset | grep -q . && fail "gpumem-l2reset not run on MIG instances" || pass "gpumem-l2reset not run on MIG instances"
+is "$(seen nvidia-cuda-mps-control | grep '^cvd ' | grep -v '^cvd unset$' | sort -u)" "cvd $M1,$M2" "the MPS daemon was given the MIG instances (its quit needs none)"
+reset_seen
+run env CUDA_VISIBLE_DEVICES="1,$M1" srun --gpumem-policy="$t/all.yaml" true
+is "$rc" 0 "a whole GPU and a MIG instance in one step: exit 0"
+like "$out" "GPU 1 \(1\): whole GPU: L2 limit not set for the step .*; L2 reset at exit" "the whole GPU: L2 limit left out, still reset"
+is "$(seen gpumem-l2reset | grep '^cvd ')" "cvd 1" "the L2 reset got the whole GPU only"
+
+stop_clean
+done_testing
