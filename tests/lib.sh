@@ -33,15 +33,11 @@ run() { out=$("$@" 2>&1); rc=$?; }
 done_testing() { echo "1..$_tap_n"; [ "$_tap_failed" -eq 0 ]; exit $?; }
 
 # slurm_series: the major.minor of the Slurm whose slurmd the cluster runs
-# (22.05, 24.11; `srun --version` wants a configuration first); the tests
-# compare it with slurm_at_least where the series behave differently.
+# (22.05, 24.11; `srun --version` wants a configuration first), exported
+# by slurm_test as SLURM_SERIES for the tests where the series differ.
 slurm_series() {
 	{ if [ -n "${SLURM_PREFIX:-}" ]; then "$SLURM_PREFIX/usr/sbin/slurmd-wlm" -V || "$SLURM_PREFIX/usr/sbin/slurmd" -V
 	else PATH="$PATH:/usr/sbin:/sbin" slurmd -V; fi; } 2>/dev/null | sed -n 's/^[^0-9]*\([0-9]*\.[0-9]*\).*/\1/p' | head -1
-}
-# slurm_at_least SERIES: SLURM_SERIES is SERIES or later.
-slurm_at_least() {
-	[ "$(printf '%s\n%s\n' "$1" "${SLURM_SERIES:-0.0}" | sort -V | head -1)" = "$1" ]
 }
 
 # slurm_test NAME: the preamble of a real-Slurm test: skip (saying why) where
