@@ -32,6 +32,14 @@ run() { out=$("$@" 2>&1); rc=$?; }
 
 done_testing() { echo "1..$_tap_n"; [ "$_tap_failed" -eq 0 ]; exit $?; }
 
+# slurm_series: the major.minor of the Slurm whose slurmd the cluster runs
+# (22.05, 24.11; `srun --version` wants a configuration first), exported
+# by slurm_test as SLURM_SERIES for the tests where the series differ.
+slurm_series() {
+	{ if [ -n "${SLURM_PREFIX:-}" ]; then "$SLURM_PREFIX/usr/sbin/slurmd-wlm" -V || "$SLURM_PREFIX/usr/sbin/slurmd" -V
+	else PATH="$PATH:/usr/sbin:/sbin" slurmd -V; fi; } 2>/dev/null | sed -n 's/^[^0-9]*\([0-9]*\.[0-9]*\).*/\1/p' | head -1
+}
+
 # slurm_test NAME: the preamble of a real-Slurm test: skip (saying why) where
 # it cannot run, else set CL (the cluster script), so (the built plugin), a
 # private state dir GPUMEM_CLUSTER_DIR and a scratch dir t, both removed on exit.
@@ -42,6 +50,8 @@ slurm_test() {
 	[ -f "$so" ] || skip_all "gpumem.so was not built"
 	command -v python3 >/dev/null || skip_all "python3 is needed to read the JSON reports"
 	CL="$top_srcdir/tests/slurm/cluster"
+	SLURM_SERIES=$(slurm_series)
+	export SLURM_SERIES
 	export GPUMEM_CLUSTER_DIR=${GPUMEM_CLUSTER_DIR:-/tmp/gpumem-$1-test}
 	t=$(mktemp -d "/tmp/gpumem-$1.XXXXXX")
 	chmod 755 "$t"

@@ -240,13 +240,27 @@ static int cmd_env(const struct opts *o, int n, char **files)
 	return rv == 0 ? EXIT_OK : EXIT_INVALID;
 }
 
+/* The version, and the Slurm series gpumem.so of this build is tied to. */
+static void print_version(void)
+{
+	const char *v = GPUMEM_SLURM_VERSION;
+	const char *dot = strchr(v, '.');
+
+	printf("gpumem %s\n", PACKAGE_VERSION);
+	if (!*v || !dot)
+		printf("SPANK plugin: not built (no slurm/spank.h at configure)\n");
+	else
+		printf("SPANK plugin: built for Slurm %s: loads into Slurm %.*s.x only\n",
+		       v, (int)(dot - v + 3), v);
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
 	const char *cmd;
 
 	if (argc >= 2 && !strcmp(argv[1], "--version")) {
-		printf("gpumem %s\n", PACKAGE_VERSION);
+		print_version();
 		return EXIT_OK;
 	}
 	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {

@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <slurm/spank.h>
+#include "compat.h"
 #include "args.h"
 
 #define DEFAULT_LIBEXEC GPUMEM_LIBEXECDIR

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <slurm/spank.h>
+#include "compat.h"
 #include "mps.h"
 #include "proc.h"
 

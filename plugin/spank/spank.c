@@ -38,7 +38,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 {
 	struct gpumem_diags d = { 0 };
 	spank_context_t ctx = spank_context();
-	int rv = -1;
+	int rv = GPUMEM_SPANK_FAIL;
 
 	memset(&gpumem_state, 0, sizeof(gpumem_state));
 	gpumem_state.ngpus = -1;

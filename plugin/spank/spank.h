@@ -1,7 +1,7 @@
 /* State shared by the plugin's contexts (one copy per process). */
 #ifndef GPUMEM_SPANK_H
 #define GPUMEM_SPANK_H
-#include <slurm/spank.h>
+#include "compat.h"
 #include "args.h"
 #include "policy.h"
 
