@@ -348,13 +348,18 @@ static int prom_number(const char *s)
 }
 
 /* The gpumem-report/1 document (doc/REPORT-JSON.md), the check's text inside as it came. */
-static char *report_json(const struct gpumem_jobinfo *ji, const struct gpumem_checkrun *r)
+static char *report_json(const struct gpumem_state *st, const struct gpumem_jobinfo *ji,
+			 const struct gpumem_checkrun *r)
 {
 	struct json_object *o = json_object_new_object();
-	char *text;
+	char *text, *eff;
 
 	if (o == NULL)
 		return NULL;
+	/* The policy the step ran under, after the site's clamps (for the accounting record). */
+	eff = st->have_eff ? gpumem_policy_format(&st->eff, GPUMEM_FMT_JSON, 0) : NULL;
+	if (eff)
+		eff[strcspn(eff, "\n")] = '\0';
 	gpumem_json_add(o, "schema", gpumem_json_string("gpumem-report/1"));
 	gpumem_json_add(o, "job", gpumem_json_int(ji->job));
 	gpumem_json_add(o, "step", gpumem_json_string(ji->step));
@@ -370,6 +375,9 @@ static char *report_json(const struct gpumem_jobinfo *ji, const struct gpumem_ch
 	gpumem_json_add(o, "exit_code", r->exit_code >= 0 ? gpumem_json_int(r->exit_code) : NULL);
 	gpumem_json_add(o, "verdict", gpumem_json_string(r->verdict));
 	gpumem_json_add(o, "drained", gpumem_json_bool(r->drained));
+	/* Written by the JSON module (format.c), so taken as it is. */
+	gpumem_json_add(o, "effective", gpumem_json_raw(eff && eff[0] ? eff : NULL));
+	free(eff);
 	gpumem_json_add(o, "check", gpumem_json_raw(r->json));
 	text = gpumem_json_dump(o, GPUMEM_JSON_SPACED);
 	json_object_put(o);
@@ -493,7 +501,7 @@ void gpumem_jobcheck_report(const struct gpumem_state *st, const struct gpumem_j
 			snprintf(name, sizeof(name), "job%u.%s.%s.%s.json", ji->job, ji->step,
 				 ji->node, r->phase);
 			safe_name(name);
-			json = report_json(ji, r);
+			json = report_json(st, ji, r);
 			if (json == NULL || write_atomic(dfd, dir, name, json, err, sizeof(err)) < 0)
 				gpumem_error("gpumem: report not written: %s",
 					     json ? err : "out of memory");

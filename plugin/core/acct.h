@@ -1,0 +1,80 @@
+/*
+ * Per-job records in Slurm's accounting (doc/ADMIN.md, "Accounting").
+ *
+ * One record per node and job: the effective policy, the check verdicts
+ * with their main figures, a drain if any.  It is built from the node's
+ * report files by gpumem-acct (plugin/acct) and read back from sacct's
+ * AdminComment by `gpumem job` (plugin/cli/job.c).  In AdminComment a
+ * record is one segment "{~" DATA "~}": DATA is the record's compact JSON,
+ * deflated (zlib, raw), written as base 16 with the digits "!#$%&()*,-.:;<>?".
+ * Why that alphabet: it survives what sacctmgr and MySQL do to the value
+ * (22.05's sacctmgr lower-cases it and turns quotes into backquotes; MySQL
+ * reads backslashes as escapes), and it holds no base64 character, so
+ * jobstats' reader (base64 of everything after "JS1:", non-alphabet
+ * characters discarded) decodes its own content as if ours were not there.
+ */
+#ifndef GPUMEM_ACCT_H
+#define GPUMEM_ACCT_H
+
+#include <stddef.h>
+#include "report.h"
+
+#define GPUMEM_ACCT_VERSION 1
+#define GPUMEM_ACCT_OPEN "{~"
+#define GPUMEM_ACCT_CLOSE "~}"
+/* One segment's cap: an 8-GPU node's record takes about 700 bytes. */
+#define GPUMEM_ACCT_MAX_SEGMENT 4096
+/* The record's JSON, inflated: a bound against a hostile segment. */
+#define GPUMEM_ACCT_MAX_JSON 16384
+
+/*
+ * Build NODE's record of JOB from the report files in DIR: the newest
+ * "before" and "after" report of any step.  Returns the record's JSON
+ * (malloc'd) or NULL with a message in err; *nreports says how many
+ * report files were used (0: no report of that job on that node).
+ */
+char *gpumem_acct_build(const char *dir, long long job, const char *node, int *nreports,
+			char *err, size_t errlen);
+
+/* JSON -> segment "{~...~}" (malloc'd), or NULL with a message. */
+char *gpumem_acct_encode(const char *json, char *err, size_t errlen);
+/*
+ * Segment text (without the delimiters, LEN bytes) -> the record's JSON
+ * (malloc'd, validated: gpumem_acct_check), or NULL with a message naming
+ * what is wrong.
+ */
+char *gpumem_acct_decode(const char *data, size_t len, char *err, size_t errlen);
+/* Is V (parsed from JSON) a record this version reads?  0, or -1 and why. */
+int gpumem_acct_check(const struct gpumem_report_jval *v, char *err, size_t errlen);
+
+/*
+ * Walk the segments of an AdminComment: for each "{~...~}" calls FN with
+ * its data (between the delimiters); returns the number of segments.  The
+ * text outside the segments is another tool's and is never touched.
+ */
+typedef void (*gpumem_acct_seg_fn)(const char *data, size_t len, size_t at, void *arg);
+size_t gpumem_acct_segments(const char *comment, gpumem_acct_seg_fn fn, void *arg);
+
+/*
+ * The new AdminComment: COMMENT with NODE's segment (if any) replaced by
+ * SEGMENT, every other byte kept.  Malloc'd, or NULL when out of memory.
+ */
+char *gpumem_acct_merge(const char *comment, const char *node, const char *segment);
+/*
+ * Would sacctmgr store TEXT unchanged?  Not if it has a quote or a
+ * backslash, nor (LOWERS: sacctmgr before 23.02) an upper-case letter.
+ * 0, or -1 with the reason.
+ */
+int gpumem_acct_storable(const char *text, int lowers, char *err, size_t errlen);
+
+/*
+ * Run ARGV (searched in PATH, no shell) with stdin from /dev/null; its
+ * stdout (at most CAP - 1 bytes, NUL-terminated) in OUT and its stderr's
+ * first line in ERRLINE.  Killed after TIMEOUT_S seconds.  Returns the exit
+ * status, or -1 (with ERRLINE saying why) when it could not run, was killed
+ * or timed out.
+ */
+int gpumem_run_capture(char *const argv[], char *out, size_t cap, char *errline,
+		       size_t errlen, int timeout_s);
+
+#endif

@@ -1,0 +1,166 @@
+#!/bin/bash
+# What each job got, in Slurm's accounting: a real slurmdbd on a private
+# MariaDB (tests/slurm/cluster --accounting), gpumem-acct in the nodes'
+# Epilog, jobs through real srun.  Each node's record lands in the job's
+# AdminComment (sacct), `gpumem job` shows it to the job's user and to
+# nobody else (PrivateData=jobs), another tool's content (jobstats' JS1:)
+# survives, an 8-GPU node's record stays under 1 KiB, garbled records are
+# refused with a clear message.  The GPU check is the stand-in (CI has no
+# GPU); everything else is real.
+. "$top_srcdir/tests/lib.sh"
+slurm_test accounting
+for p in mariadbd mariadb-install-db slurmdbd; do
+	command -v "$p" >/dev/null || skip_all "$p is not installed (contrib/setup-debian installs mariadb-server and slurmdbd)"
+done
+ACCT="$top_builddir/plugin/acct/gpumem-acct"
+GM="$top_builddir/plugin/cli/gpumem"
+[ -x "$ACCT" ] || skip_all "gpumem-acct was not built"
+mkdir -p "$t/reports" "$t/fail" "$t/syn"
+chmod 777 "$t/fail"
+cp "$top_srcdir/tests/slurm/standin-check" "$t/standin-check"
+mknod -m 0666 "$t/nvidiactl" c 1 3
+cat >"$t/site.yaml" <<YAML
+version: 1
+report:
+  dir: $t/reports
+check:
+  timeout: 5
+YAML
+printf 'version: 1\nunified_memory:\n  preferred_location: gpu\n  prefetch: gpu\ncheck:\n  after: true\n' >"$t/pol.yaml"
+chmod 644 "$t"/*.yaml
+echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/standin-check nvidia_dev=$t/nvidiactl" >"$t/plug.conf"
+printf '#!/bin/sh\nexec %s epilog --site %s 2>>%s\n' "$ACCT" "$t/site.yaml" "$t/acct.log" >"$t/epilog"
+chmod 755 "$t/epilog"
+chmod 644 "$t/plug.conf"
+json() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1], {}, {"d": d}))' "$1"; }
+
+# --- an 8-GPU node's record: at most 1 KiB, with every GPU failing ---------------
+{
+	for ph in before after; do
+		echo "R|4711|batch|gpu01|$ph|2026-11-22T03:4${#ph}:00Z|ran|0,1,2,3,4,5,6,7||alice|true|"
+		for i in 0 1 2 3 4 5 6 7; do
+			echo "D|$i|GPU-0000000$i-aaaa-bbbb-cccc-dddddddddddd|NVIDIA H200|43$i$i.5|4100|3960|41$i$i.2|4200|5$i.3|5$i.9|memtest:$((100 + i * 37))"
+		done
+	done
+} | sh "$top_srcdir/tests/cli/report-gen.sh" write "$t/syn"
+python3 - "$t/syn" <<'EOF'
+import glob, json, sys
+for f in glob.glob(sys.argv[1] + "/job*.json"):
+    d = json.load(open(f))
+    d["policy"] = "a-rather-long-policy-name-for-a-test.yaml"
+    d["drained"] = d["phase"] == "after"
+    d["effective"] = {"l2": {"persisting_limit": "25%"}, "mps": {"active_thread_percentage": 50, "daemon": "job"},
+                      "unified_memory": {"preferred_location": "gpu", "accessed_by": ["cpu", "gpu"],
+                                         "read_mostly": True, "prefetch": "gpu"}}
+    json.dump(d, open(f, "w"))
+EOF
+run "$ACCT" record --dir "$t/syn" --job 4711 --node gpu01
+seg=$(printf '%s\n' "$out" | sed -n 2p)
+size=${#seg}
+diag "8-GPU node, both phases, every GPU failing with a reason: record $size bytes in AdminComment"
+[ "$rc" = 0 ] && [ "$size" -gt 100 ] && [ "$size" -le 1024 ] && pass "8-GPU record is $size bytes (<= 1024)" ||
+	fail "8-GPU record: rc $rc, $size bytes: $out"
+is "$(printf '%s\n' "$out" | sed -n 1p | json 'len(d["checks"][1]["gpus"]), d["drained"], d["eff"]["um"]')" \
+	"(8, True, 'pl=gpu ab=cpu,gpu rm pf=gpu')" "the record holds 8 GPUs, the drain and the UM advice"
+unlike "$seg" '[A-Za-z0-9+/='"'"'"\\]' "the segment has no base64 character, quote or backslash"
+
+# --- the cluster, with accounting ------------------------------------------------------
+t0=$(date +%s%N)
+if ! "$CL" start --nodes 2 --gpus 1 --accounting --epilog "$t/epilog" --plugstack "$t/plug.conf" >"$t/start.log" 2>&1; then
+	why=$(grep -m1 'MariaDB cannot start here' "$t/start.log")
+	[ -n "$why" ] && skip_all "${why#cluster: error: --accounting: }"
+	cat "$t/start.log" >&2
+	fail "the local Slurm with accounting did not start"
+	done_testing
+fi
+diag "$(grep '^cluster: ' "$t/start.log")" "start --accounting took $((($(date +%s%N) - t0) / 1000000)) ms"
+eval "$("$CL" env)"
+cd "$GPUMEM_CLUSTER_TMP" || exit 1
+U=$GPUMEM_TEST_USER
+comment() { sacct -X -n -P -j "$1" -o AdminComment 2>/dev/null; }
+# wait_segments JOB N: until the job's AdminComment holds N records (bounded).
+wait_segments() {
+	for _ in $(seq 1 120); do
+		[ "$(comment "$1" | grep -o '{~' | wc -l)" -ge "$2" ] && return 0
+		sleep 0.5
+	done
+	return 1
+}
+jobid_of() { printf '%s\n' "$1" | sed -n 's/^job=\([0-9]*\)$/\1/p' | head -1; }
+
+# --- a user's job on two nodes: one record per node, in sacct and in gpumem job -------
+touch "$t/fail/gpumem2"
+run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" srun -N2 --gpumem-policy="$t/pol.yaml" \
+	sh -c '[ "$SLURM_NODEID" = 0 ] && echo "job=$SLURM_JOB_ID"; true'
+jid=$(jobid_of "$out")
+[ -n "$jid" ] || diag "srun: $out"
+wait_segments "$jid" 2 && pass "job $jid: two node records in sacct's AdminComment" ||
+	fail "job $jid: AdminComment is '$(comment "$jid")'; gpumem-acct said: $(tail -3 "$t/acct.log")"
+run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" "$GM" job "$jid"
+is "$rc" 0 "gpumem job as the job's user: exit 0"
+like "$out" "node gpumem1  policy [^ ]*/pol.yaml" "gpumem job names node 1 and the policy"
+like "$out" "um pl=gpu pf=gpu" "gpumem job shows the effective UM advice"
+like "$out" "check after  fail" "gpumem job shows node 2's failing check"
+like "$out" "triad 1200" "gpumem job shows the figures"
+run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" "$GM" job "$jid" --json
+is "$(printf '%s' "$out" | json 'sorted((n["node"], n["checks"][0]["verdict"], n["checks"][0]["gpus"][0][3]) for n in d[0]["nodes"])')" \
+	"[('gpumem1', 'pass', 4100), ('gpumem2', 'fail', 1200)]" "gpumem job --json: node, verdict, triad"
+rm -f "$t/fail/gpumem2"
+
+# --- PrivateData=jobs: another user's job is not shown ---------------------------------
+run srun -N1 --gpumem-policy="$t/pol.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+rjid=$(jobid_of "$out")
+wait_segments "$rjid" 1 || fail "root's job $rjid got no record"
+run "$GM" job "$rjid"
+is "$rc" 0 "gpumem job as root on root's job: exit 0"
+run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" "$GM" job "$rjid"
+is "$rc" 1 "gpumem job as $U on root's job: exit 1"
+like "$out" "not in accounting, or not yours to see" "and says why, without the record"
+
+# --- jobstats' content (set as jobstats does, with sacctmgr) survives ---------------------
+b64=$(python3 -c 'import base64,gzip,json; print(base64.b64encode(gzip.compress(json.dumps({"nodes": {"gpumem1": {"cpus": 4}}}).encode())).decode())')
+sacctmgr -i modify job where jobid="$rjid" set AdminComment="JS1:$b64" >/dev/null
+planted=$(comment "$rjid")
+like "$planted" '^(JS1|js1):' "jobstats' AdminComment planted with sacctmgr (lower-cased before 23.02)"
+env SLURM_CONF="$SLURM_CONF" "$ACCT" epilog --site "$t/site.yaml" --job "$rjid" --node gpumem1 2>>"$t/acct.log"
+now=$(comment "$rjid")
+is "${now%% *}" "$planted" "jobstats' content is kept byte for byte beside the record"
+like "$now" ' \{~[^ ]*~\}$' "gpumem's record follows it"
+if [ "$planted" = "JS1:$b64" ]; then
+	is "$(python3 -c 'import base64,gzip,json,sys; d=sys.argv[1]; print(json.loads(gzip.decompress(base64.b64decode(d[4:])))["nodes"]["gpumem1"]["cpus"])' "$now")" 4 \
+		"jobstats' own decoder still reads its data"
+else
+	diag "this sacctmgr lower-cased the planted value (before 23.02): jobstats' data is not decodable here anyway"
+fi
+run "$GM" job "$rjid"
+is "$rc" 0 "gpumem job reads the record beside jobstats' content"
+
+# --- content sacctmgr would change is never rewritten -----------------------------------
+run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" srun -N1 --gpumem-policy="$t/pol.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+ujid=$(jobid_of "$out")
+wait_segments "$ujid" 1 || fail "job $ujid got no record"
+# A backslash: MySQL reads "\\" as one, and would read that one as an escape.
+sacctmgr -i modify job where jobid="$ujid" set AdminComment='other-tool:a\\b' >/dev/null
+before=$(comment "$ujid")
+like "$before" 'other-tool:a\\' "another tool's text with a backslash planted"
+env SLURM_CONF="$SLURM_CONF" "$ACCT" epilog --site "$t/site.yaml" --job "$ujid" --node gpumem1 2>"$t/refuse.log"
+is "$?" 0 "gpumem-acct epilog exits 0 even when it does not write"
+is "$(comment "$ujid")" "$before" "another tool's text that sacctmgr would alter is left as it was"
+like "$(cat "$t/refuse.log")" "not written: .*would not survive sacctmgr unchanged" "and the log says why"
+
+# --- garbled records are refused, with a clear message -------------------------------------
+sacctmgr -i modify job where jobid="$ujid" set AdminComment='{~!!!!!~} {~,,zz~} {~!#$%~}' >/dev/null
+run "$GM" job "$ujid"
+is "$rc" 2 "gpumem job on garbled records: exit 2"
+like "$out" "record 1 refused: odd length 5" "odd number of digits: refused"
+like "$out" "record 2 refused: character 'z' .* is no digit of the record's alphabet" "foreign character: refused"
+like "$out" "record 3 refused: not a compressed record" "not deflate data: refused"
+
+# --- stop: no daemon of the cluster is left ------------------------------------------------
+"$CL" stop
+left=$(pgrep -af 'mariadbd|slurmdbd' | grep -F "$GPUMEM_CLUSTER_DIR" )
+is "$left" "" "stop ends MariaDB and slurmdbd"
+for p in $(pgrep slurmdbd); do
+	grep -qzxF "GPUMEM_CLUSTER_DAEMON=$GPUMEM_CLUSTER_DIR" /proc/"$p"/environ 2>/dev/null && fail "slurmdbd $p is left"
+done
+done_testing
