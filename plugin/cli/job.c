@@ -52,9 +52,18 @@ static void fig(char *buf, size_t len, const struct gpumem_report_jval *v)
 		snprintf(buf, len, "-");
 }
 
+/*
+ * Strings in a record may come from a check's output: control characters
+ * are shown as '?' (as `gpumem report` does), in place.
+ */
 static const char *or_dash(const char *s)
 {
-	return s && *s ? s : "-";
+	if (s == NULL || *s == '\0')
+		return "-";
+	for (char *p = (char *)s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return s;
 }
 
 static void print_check(const struct gpumem_report_jval *c)
@@ -62,9 +71,9 @@ static void print_check(const struct gpumem_report_jval *c)
 	const struct gpumem_report_jval *gpus = gpumem_report_jget(c, "gpus");
 	const char *reason = gpumem_report_jstr(c, "reason");
 
-	printf("  check %-6s %-8s %s%s%s\n", gpumem_report_jstr(c, "phase"),
-	       gpumem_report_jstr(c, "verdict"), or_dash(gpumem_report_jstr(c, "status")),
-	       reason ? ": " : "", reason ? reason : "");
+	printf("  check %-6s %-8s %s%s%s\n", or_dash(gpumem_report_jstr(c, "phase")),
+	       or_dash(gpumem_report_jstr(c, "verdict")), or_dash(gpumem_report_jstr(c, "status")),
+	       reason ? ": " : "", reason ? or_dash(reason) : "");
 	for (size_t k = 0; k < gpus->n; k++) {
 		const struct gpumem_report_jval *g = gpus->items[k].items;
 		char f[4][32];
@@ -72,8 +81,8 @@ static void print_check(const struct gpumem_report_jval *c)
 		for (int m = 0; m < 4; m++)
 			fig(f[m], sizeof(f[m]), &g[2 + m]);
 		printf("    gpu %-3.0f %-8s read %s triad %s h2d %s d2h %s GB/s%s%s\n", g[0].num,
-		       g[1].str, f[0], f[1], f[2], f[3], gpus->items[k].n > 6 ? "  " : "",
-		       gpus->items[k].n > 6 ? g[6].str : "");
+		       or_dash(g[1].str), f[0], f[1], f[2], f[3], gpus->items[k].n > 6 ? "  " : "",
+		       gpus->items[k].n > 6 ? or_dash(g[6].str) : "");
 	}
 }
 
@@ -89,7 +98,7 @@ static void print_record(const char *json)
 	eff = gpumem_report_jget(&v, "eff");
 	checks = gpumem_report_jget(&v, "checks");
 	dr = gpumem_report_jget(&v, "drained");
-	printf("node %s  policy %s", gpumem_report_jstr(&v, "node"),
+	printf("node %s  policy %s", or_dash(gpumem_report_jstr(&v, "node")),
 	       or_dash(gpumem_report_jstr(&v, "policy")));
 	if (eff && eff->type == GPUMEM_REPORT_JOBJ) {
 		printf("  l2 %s  mps ", or_dash(gpumem_report_jstr(eff, "l2")));

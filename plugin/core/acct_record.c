@@ -4,7 +4,7 @@
  * on the way back.  The record (doc/ADMIN.md, "Accounting"):
  *
  *   {"v":1,"node":"gpu01","job":12,"user":"bob","policy":"stream.yaml",
- *    "eff":{"l2":"25%","mps":50,"daemon":"job","um":"pl=gpu ab=cpu rm pf=gpu"},
+ *    "eff":{"l2":"25%","mps":50,"daemon":"job","um":"pl=gpu ab=cpu rm pf=gpu stripe=auto"},
  *    "checks":[{"phase":"after","step":"batch","status":"ran","verdict":"pass",
  *               "reason":null,"gpus":[[0,"pass",4300,4100,55,53]]}],
  *    "drained":false}
@@ -196,11 +196,17 @@ static void put_check(FILE *f, const struct rep *r, int first)
 	fputc('}', f);
 }
 
-/* "pl=gpu ab=cpu,gpu rm pf=gpu", or "none". */
+static const char *or_auto(const char *s)
+{
+	return s ? s : "auto";
+}
+
+/* "pl=gpu ab=cpu,gpu rm pf=gpu stripe=0.5", or "none". */
 static void um_text(const struct gpumem_report_jval *um, char *buf, size_t len)
 {
 	const char *pl = gpumem_report_jstr(um, "preferred_location");
 	const char *pf = gpumem_report_jstr(um, "prefetch");
+	const char *place = gpumem_report_jstr(um, "placement");
 	const struct gpumem_report_jval *ab = gpumem_report_jget(um, "accessed_by");
 	const struct gpumem_report_jval *rm = gpumem_report_jget(um, "read_mostly");
 	size_t n = 0;
@@ -217,6 +223,15 @@ static void um_text(const struct gpumem_report_jval *um, char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, "rm ");
 	if (pf && strcmp(pf, "none") != 0 && n < len)
 		n += (size_t)snprintf(buf + n, len - n, "pf=%.8s ", pf);
+	if (place && strcmp(place, "none") != 0 && n < len) {
+		double gf;
+
+		if (gpumem_report_jnum(um, "gpu_fraction", &gf) == 0)
+			n += (size_t)snprintf(buf + n, len - n, "%.8s=%.2g ", place, gf);
+		else
+			n += (size_t)snprintf(buf + n, len - n, "%.8s=%.8s ", place,
+					      or_auto(gpumem_report_jstr(um, "gpu_fraction")));
+	}
 	if (n == 0)
 		snprintf(buf, len, "none");
 	else if (n <= len)

@@ -51,7 +51,8 @@ for f in glob.glob(sys.argv[1] + "/job*.json"):
     d["drained"] = d["phase"] == "after"
     d["effective"] = {"l2": {"persisting_limit": "25%"}, "mps": {"active_thread_percentage": 50, "daemon": "job"},
                       "unified_memory": {"preferred_location": "gpu", "accessed_by": ["cpu", "gpu"],
-                                         "read_mostly": True, "prefetch": "gpu"}}
+                                         "read_mostly": True, "prefetch": "gpu",
+                                         "placement": "stripe", "gpu_fraction": 0.5}}
     json.dump(d, open(f, "w"))
 EOF
 run "$ACCT" record --dir "$t/syn" --job 4711 --node gpu01
@@ -61,7 +62,7 @@ diag "8-GPU node, both phases, every GPU failing with a reason: record $size byt
 [ "$rc" = 0 ] && [ "$size" -gt 100 ] && [ "$size" -le 1024 ] && pass "8-GPU record is $size bytes (<= 1024)" ||
 	fail "8-GPU record: rc $rc, $size bytes: $out"
 is "$(printf '%s\n' "$out" | sed -n 1p | json 'len(d["checks"][1]["gpus"]), d["drained"], d["eff"]["um"]')" \
-	"(8, True, 'pl=gpu ab=cpu,gpu rm pf=gpu')" "the record holds 8 GPUs, the drain and the UM advice"
+	"(8, True, 'pl=gpu ab=cpu,gpu rm pf=gpu stripe=0.5')" "the record holds 8 GPUs, the drain and the UM advice"
 unlike "$seg" '[A-Za-z0-9+/='"'"'"\\]' "the segment has no base64 character, quote or backslash"
 
 # --- the cluster, with accounting ------------------------------------------------------
