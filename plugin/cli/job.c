@@ -3,7 +3,8 @@
  * verdicts and figures, drain), read from Slurm's accounting: sacct's
  * AdminComment, where gpumem-acct left one record per node (acct.h).
  * No report directory is read.  sacct runs as the caller, so Slurm decides
- * which jobs they may see (PrivateData=jobs: only their own).
+ * which jobs they may see (PrivateData=jobs: only their own).  Records are
+ * read, and --json written, with the JSON module (json.h, libjson-c).
  *
  * Builds: gpumem (plugin/cli/cli.am).  Includes plugin/core's headers.
  */
@@ -11,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "acct.h"
-#include "report.h"
+#include "json.h"
 
 #define SACCT_CAP (1024 * 1024)
 #define MAX_RECORDS 4096
@@ -19,7 +20,7 @@
 enum { JOB_OK = 0, JOB_NONE = 1, JOB_BAD = 2, JOB_USAGE = 64 };
 
 struct seg {
-	char *json;             /* decoded record, or NULL */
+	struct json_object *rec; /* the decoded, checked record, or NULL */
 	char err[320];          /* why it could not be read */
 };
 
@@ -32,94 +33,107 @@ static void collect(const char *data, size_t len, size_t at, void *arg)
 {
 	struct walk *w = arg;
 	struct seg *s;
+	char *json;
 
 	(void)at;
 	if (w->n >= MAX_RECORDS)
 		return;
 	s = &w->segs[w->n++];
-	s->json = gpumem_acct_decode(data, len, s->err, sizeof(s->err));
-	if (s->json == NULL && data[len] == '\0')
+	json = gpumem_acct_decode(data, len, s->err, sizeof(s->err));
+	if (json && gpumem_acct_parse(json, &s->rec, s->err, sizeof(s->err)) < 0)
+		s->rec = NULL;
+	if (json == NULL && data[len] == '\0')
 		strncat(s->err, " (the segment is not closed: truncated?)",
 			sizeof(s->err) - strlen(s->err) - 1);
+	free(json);
 }
 
 /* A number or "-" for a GPU figure. */
-static void fig(char *buf, size_t len, const struct gpumem_report_jval *v)
+static void fig(char *buf, size_t len, struct json_object *v)
 {
-	if (v->type == GPUMEM_REPORT_JNUM)
-		snprintf(buf, len, "%.0f", v->num);
+	if (gpumem_json_is(v, json_type_int) || gpumem_json_is(v, json_type_double))
+		snprintf(buf, len, "%.0f", json_object_get_double(v));
 	else
 		snprintf(buf, len, "-");
 }
 
 /*
- * Strings in a record may come from a check's output: control characters
- * are shown as '?' (as `gpumem report` does), in place.
+ * Strings in a record may come from a check's output: shown with control
+ * characters as '?' (as `gpumem report` does), "-" when absent.  A copy in
+ * one of a few rotating buffers, so one printf may take several.
  */
 static const char *or_dash(const char *s)
 {
+	static char bufs[8][320];
+	static unsigned next;
+	char *b = bufs[next++ % 8];
+	size_t i;
+
 	if (s == NULL || *s == '\0')
 		return "-";
-	for (char *p = (char *)s; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-	return s;
+	for (i = 0; s[i] && i + 1 < sizeof(bufs[0]); i++)
+		b[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	b[i] = '\0';
+	return b;
 }
 
-static void print_check(const struct gpumem_report_jval *c)
+static void print_check(struct json_object *c)
 {
-	const struct gpumem_report_jval *gpus = gpumem_report_jget(c, "gpus");
-	const char *reason = gpumem_report_jstr(c, "reason");
+	struct json_object *gpus = gpumem_json_get(c, "gpus");
+	const char *reason = gpumem_json_str(c, "reason");
 
-	printf("  check %-6s %-8s %s%s%s\n", or_dash(gpumem_report_jstr(c, "phase")),
-	       or_dash(gpumem_report_jstr(c, "verdict")), or_dash(gpumem_report_jstr(c, "status")),
+	printf("  check %-6s %-8s %s%s%s\n", or_dash(gpumem_json_str(c, "phase")),
+	       or_dash(gpumem_json_str(c, "verdict")), or_dash(gpumem_json_str(c, "status")),
 	       reason ? ": " : "", reason ? or_dash(reason) : "");
-	for (size_t k = 0; k < gpus->n; k++) {
-		const struct gpumem_report_jval *g = gpus->items[k].items;
+	for (size_t k = 0; k < gpumem_json_len(gpus); k++) {
+		struct json_object *g = gpumem_json_at(gpus, k);
+		int has_reason = gpumem_json_len(g) > 6;
 		char f[4][32];
 
 		for (int m = 0; m < 4; m++)
-			fig(f[m], sizeof(f[m]), &g[2 + m]);
-		printf("    gpu %-3.0f %-8s read %s triad %s h2d %s d2h %s GB/s%s%s\n", g[0].num,
-		       or_dash(g[1].str), f[0], f[1], f[2], f[3], gpus->items[k].n > 6 ? "  " : "",
-		       gpus->items[k].n > 6 ? or_dash(g[6].str) : "");
+			fig(f[m], sizeof(f[m]), gpumem_json_at(g, 2 + (size_t)m));
+		printf("    gpu %-3.0f %-8s read %s triad %s h2d %s d2h %s GB/s%s%s\n",
+		       json_object_get_double(gpumem_json_at(g, 0)),
+		       or_dash(json_object_get_string(gpumem_json_at(g, 1))), f[0], f[1], f[2], f[3],
+		       has_reason ? "  " : "",
+		       has_reason ? or_dash(json_object_get_string(gpumem_json_at(g, 6))) : "");
 	}
 }
 
-static void print_record(const char *json)
+/* REC was checked by gpumem_acct_parse: the fields have their types. */
+static void print_record(struct json_object *rec)
 {
-	struct gpumem_report_jval v = { 0 };
-	const struct gpumem_report_jval *eff, *checks, *dr;
-	char err[256];
+	struct json_object *eff = gpumem_json_get(rec, "eff");
+	struct json_object *checks = gpumem_json_get(rec, "checks");
 	double mps;
 
-	if (gpumem_report_json_parse(json, strlen(json), &v, err, sizeof(err)) < 0)
-		return;         /* cannot happen: decode checked it */
-	eff = gpumem_report_jget(&v, "eff");
-	checks = gpumem_report_jget(&v, "checks");
-	dr = gpumem_report_jget(&v, "drained");
-	printf("node %s  policy %s", or_dash(gpumem_report_jstr(&v, "node")),
-	       or_dash(gpumem_report_jstr(&v, "policy")));
-	if (eff && eff->type == GPUMEM_REPORT_JOBJ) {
-		printf("  l2 %s  mps ", or_dash(gpumem_report_jstr(eff, "l2")));
-		if (gpumem_report_jnum(eff, "mps", &mps) == 0)
+	printf("node %s  policy %s", or_dash(gpumem_json_str(rec, "node")),
+	       or_dash(gpumem_json_str(rec, "policy")));
+	if (gpumem_json_is(eff, json_type_object)) {
+		printf("  l2 %s  mps ", or_dash(gpumem_json_str(eff, "l2")));
+		if (gpumem_json_num(eff, "mps", &mps) == 0)
 			printf("%.0f%%", mps);
 		else
 			printf("-");
-		printf(" (daemon %s)  um %s", or_dash(gpumem_report_jstr(eff, "daemon")),
-		       or_dash(gpumem_report_jstr(eff, "um")));
+		printf(" (daemon %s)  um %s", or_dash(gpumem_json_str(eff, "daemon")),
+		       or_dash(gpumem_json_str(eff, "um")));
 	}
-	printf("%s\n", dr->boolean ? "  DRAINED by gpumem" : "");
-	for (size_t i = 0; i < checks->n; i++)
-		print_check(&checks->items[i]);
-	gpumem_report_json_free(&v);
+	printf("%s\n", json_object_get_boolean(gpumem_json_get(rec, "drained")) ?
+	       "  DRAINED by gpumem" : "");
+	for (size_t i = 0; i < gpumem_json_len(checks); i++)
+		print_check(gpumem_json_at(checks, i));
 }
 
-/* One line of sacct: JobIDRaw|User|State|AdminComment.  The number of bad records. */
-static int one_job(char *line, int json, int *first)
+/*
+ * One line of sacct: JobIDRaw|User|State|AdminComment.  Printed, or with
+ * --json added to OUT (an array) as {"job", "user", "state", "nodes": [the
+ * records], "refused": N}.  Returns the number of bad records.
+ */
+static int one_job(char *line, struct json_object *out, int *first)
 {
 	char *id = line, *user, *state, *comment;
 	struct walk w = { calloc(MAX_RECORDS, sizeof(struct seg)), 0 };
+	struct json_object *o = NULL, *nodes = NULL;
 	int bad = 0;
 
 	if (w.segs == NULL)
@@ -134,14 +148,21 @@ static int one_job(char *line, int json, int *first)
 	}
 	*user++ = *state++ = *comment++ = '\0';
 	gpumem_acct_segments(comment, collect, &w);
-	if (json) {
-		printf("%s{\"job\": ", *first ? "" : ",\n ");
-		gpumem_report_json_str(stdout, id);
-		printf(", \"user\": ");
-		gpumem_report_json_str(stdout, user);
-		printf(", \"state\": ");
-		gpumem_report_json_str(stdout, state);
-		printf(", \"nodes\": [");
+	if (out) {
+		o = json_object_new_object();
+		nodes = json_object_new_array();
+		if (o == NULL || nodes == NULL || json_object_array_add(out, o) < 0) {
+			json_object_put(o);
+			json_object_put(nodes);
+			fprintf(stderr, "gpumem: job %s: out of memory\n", id);
+			o = nodes = NULL;
+			bad++;
+		} else {
+			gpumem_json_add(o, "job", gpumem_json_string(id));
+			gpumem_json_add(o, "user", gpumem_json_string(user));
+			gpumem_json_add(o, "state", gpumem_json_string(state));
+			gpumem_json_add(o, "nodes", nodes);
+		}
 	} else {
 		printf("%sjob %s  user %s  %s: %zu node record%s\n", *first ? "" : "\n", id, user,
 		       state, w.n, w.n == 1 ? "" : "s");
@@ -150,20 +171,21 @@ static int one_job(char *line, int json, int *first)
 			       "Epilog; see gpumem(1))\n");
 	}
 	*first = 0;
-	for (size_t i = 0, k = 0; i < w.n; i++) {
-		if (w.segs[i].json == NULL) {
+	for (size_t i = 0; i < w.n; i++) {
+		if (w.segs[i].rec == NULL) {
 			fprintf(stderr, "gpumem: job %s: record %zu refused: %s\n", id, i + 1,
 				w.segs[i].err);
 			bad++;
-		} else if (json) {
-			printf("%s%s", k++ ? ", " : "", w.segs[i].json);
+		} else if (out) {
+			if (nodes && json_object_array_add(nodes, w.segs[i].rec) == 0)
+				w.segs[i].rec = NULL;   /* the array has it */
 		} else {
-			print_record(w.segs[i].json);
+			print_record(w.segs[i].rec);
 		}
-		free(w.segs[i].json);
+		json_object_put(w.segs[i].rec);
 	}
-	if (json)
-		printf("], \"refused\": %d}", bad);
+	if (o)
+		gpumem_json_add(o, "refused", gpumem_json_int(bad));
 	free(w.segs);
 	return bad;
 }
@@ -173,6 +195,7 @@ int gpumem_job_main(int argc, char **argv)
 	static char out[SACCT_CAP];
 	char err[512], *line, *save = NULL;
 	int json = 0, first = 1, bad = 0, rc;
+	struct json_object *arr = NULL;
 	const char *job = NULL;
 
 	for (int i = 1; i < argc; i++) {
@@ -204,11 +227,16 @@ int gpumem_job_main(int argc, char **argv)
 			"users only their own jobs where PrivateData=jobs)\n", job);
 		return JOB_NONE;
 	}
-	if (json)
-		printf("[");
+	if (json && (arr = json_object_new_array()) == NULL) {
+		fprintf(stderr, "gpumem: job: out of memory\n");
+		return JOB_BAD;
+	}
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		bad += one_job(line, json, &first);
-	if (json)
-		printf("]\n");
+		bad += one_job(line, arr, &first);
+	if (json) {
+		if (gpumem_json_write(stdout, arr, GPUMEM_JSON_SPACED) < 0 || putchar('\n') == EOF)
+			bad++;
+		json_object_put(arr);
+	}
 	return bad ? JOB_BAD : JOB_OK;
 }

@@ -17,6 +17,7 @@
 #define GPUMEM_ACCT_H
 
 #include <stddef.h>
+#include "json.h"
 #include "report.h"
 
 #define GPUMEM_ACCT_VERSION 1
@@ -44,8 +45,13 @@ char *gpumem_acct_encode(const char *json, char *err, size_t errlen);
  * what is wrong.
  */
 char *gpumem_acct_decode(const char *data, size_t len, char *err, size_t errlen);
+/*
+ * A record's JSON -> *out (json_object_put it), parsed with the JSON module
+ * under the record's caps and checked (gpumem_acct_check); 0, or -1 and why.
+ */
+int gpumem_acct_parse(const char *json, struct json_object **out, char *err, size_t errlen);
 /* Is V (parsed from JSON) a record this version reads?  0, or -1 and why. */
-int gpumem_acct_check(const struct gpumem_report_jval *v, char *err, size_t errlen);
+int gpumem_acct_check(struct json_object *v, char *err, size_t errlen);
 
 /*
  * Walk the segments of an AdminComment: for each "{~...~}" calls FN with

@@ -2,7 +2,8 @@
  * The accounting record's transport (acct.h): deflate + base 16 over a
  * lower-case-proof, quote-free, base64-free alphabet; the walk over an
  * AdminComment's segments; the merge that replaces one node's segment and
- * keeps every other byte; the check that sacctmgr would store a value as is.
+ * keeps every other byte; the check that sacctmgr would store a value as is;
+ * the record's parse (the JSON module, json.h, under the record's caps).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -124,11 +125,34 @@ static char *inflate_record(const unsigned char *z, size_t zlen, char *err, size
 	return json;
 }
 
+/* What a record may take: bytes inflated, nesting, values (2 checks of 64 GPUs). */
+static const struct gpumem_json_caps record_caps = {
+	GPUMEM_ACCT_MAX_JSON, 8, 2048, "an accounting record"
+};
+
+int gpumem_acct_parse(const char *json, struct json_object **out, char *err, size_t errlen)
+{
+	char perr[256], cerr[256];
+
+	*out = NULL;
+	if (gpumem_json_parse(json, strlen(json), &record_caps, out, perr, sizeof(perr)) < 0) {
+		snprintf(err, errlen, "not valid JSON: %s", perr);
+		return -1;
+	}
+	if (gpumem_acct_check(*out, cerr, sizeof(cerr)) < 0) {
+		snprintf(err, errlen, "not a gpumem record: %s", cerr);
+		json_object_put(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 char *gpumem_acct_decode(const char *data, size_t len, char *err, size_t errlen)
 {
-	struct gpumem_report_jval v = { 0 };
+	struct json_object *v = NULL;
 	unsigned char *z = NULL;
-	char *json = NULL, perr[256], cerr[256];
+	char *json = NULL;
 
 	if (len > GPUMEM_ACCT_MAX_SEGMENT) {
 		snprintf(err, errlen, "segment of %zu bytes, at most %d", len,
@@ -143,26 +167,14 @@ char *gpumem_acct_decode(const char *data, size_t len, char *err, size_t errlen)
 	if (unhex(data, len, z, err, errlen) < 0)
 		goto fail;
 	json = inflate_record(z, len / 2, err, errlen);
-	if (json == NULL)
-		goto fail;
-	if (gpumem_report_json_parse(json, strlen(json), &v, perr, sizeof(perr)) < 0) {
-		snprintf(err, errlen, "not valid JSON: %s", perr);
-		goto fail_json;
+	if (json && gpumem_acct_parse(json, &v, err, errlen) < 0) {
+		free(json);
+		json = NULL;
 	}
-	if (gpumem_acct_check(&v, cerr, sizeof(cerr)) < 0) {
-		snprintf(err, errlen, "not a gpumem record: %s", cerr);
-		goto fail_json;
-	}
-	gpumem_report_json_free(&v);
-	free(z);
-	return json;
-fail_json:
-	gpumem_report_json_free(&v);
-	free(json);
-	json = NULL;
+	json_object_put(v);
 fail:
 	free(z);
-	return NULL;
+	return json;
 }
 
 size_t gpumem_acct_segments(const char *comment, gpumem_acct_seg_fn fn, void *arg)
@@ -187,14 +199,14 @@ size_t gpumem_acct_segments(const char *comment, gpumem_acct_seg_fn fn, void *ar
 /* The node named by a segment's record, or NULL when it cannot be read. */
 static char *segment_node(const char *data, size_t len)
 {
-	struct gpumem_report_jval v = { 0 };
-	char err[256], *json = gpumem_acct_decode(data, len, err, sizeof(err)), *node = NULL;
+	struct json_object *v = NULL;
+	char err[320], *json = gpumem_acct_decode(data, len, err, sizeof(err)), *node = NULL;
 	const char *s;
 
-	if (json && gpumem_report_json_parse(json, strlen(json), &v, err, sizeof(err)) == 0) {
-		s = gpumem_report_jstr(&v, "node");
+	if (json && gpumem_acct_parse(json, &v, err, sizeof(err)) == 0) {
+		s = gpumem_json_str(v, "node");
 		node = s ? strdup(s) : NULL;
-		gpumem_report_json_free(&v);
+		json_object_put(v);
 	}
 	free(json);
 	return node;

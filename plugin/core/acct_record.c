@@ -11,6 +11,8 @@
  *
  * Per GPU: node index, verdict, best read, triad, h2d, d2h in GB/s
  * (rounded; null: not measured), and the first reason when not a pass.
+ * Reports are read and the record is built and written with the JSON
+ * module (json.h, libjson-c), compact style.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,9 +31,17 @@
 
 struct rep {
 	char *text;
-	struct gpumem_report_jval v;
+	struct json_object *v;
 	const char *time;
 };
+
+static void rep_free(struct rep *r)
+{
+	json_object_put(r->v);
+	free(r->text);
+	r->v = NULL;
+	r->text = NULL;
+}
 
 static int load_report(int dfd, const char *name, struct rep *r)
 {
@@ -51,22 +61,20 @@ static int load_report(int dfd, const char *name, struct rep *r)
 	if (gpumem_read_fd(fd, r->text, (size_t)st.st_size + 1, &len) < 0 ||
 	    len > GPUMEM_REPORT_MAX_FILE_BYTES) {
 		close(fd);
-		free(r->text);
-		r->text = NULL;
+		rep_free(r);
 		return -1;
 	}
 	close(fd);
 	r->text[len] = '\0';
-	if (gpumem_report_json_parse(r->text, len, &r->v, err, sizeof(err)) < 0 ||
-	    r->v.type != GPUMEM_REPORT_JOBJ || !gpumem_report_jstr(&r->v, "time")) {
+	if (gpumem_json_parse_report(r->text, len, &r->v, err, sizeof(err)) < 0 ||
+	    !gpumem_json_is(r->v, json_type_object) || !gpumem_json_str(r->v, "time")) {
 		fprintf(stderr, "gpumem: acct: %s: skipped: %s\n", name,
-			r->v.type == GPUMEM_REPORT_JOBJ ? "no time" : err);
-		gpumem_report_json_free(&r->v);
-		free(r->text);
-		r->text = NULL;
+			gpumem_json_is(r->v, json_type_object) ? "no time" :
+			err[0] ? err : "not an object");
+		rep_free(r);
 		return -1;
 	}
-	r->time = gpumem_report_jstr(&r->v, "time");
+	r->time = gpumem_json_str(r->v, "time");
 	return 0;
 }
 
@@ -92,21 +100,22 @@ static int match_name(const char *name, long long job, const char *node)
 	return -1;
 }
 
-static void put_str(FILE *f, const char *key, const char *s)
+/* Add V to array ARR (V may be NULL: null); json-c takes it. */
+static void push(struct json_object *arr, struct json_object *v)
 {
-	fprintf(f, ",\"%s\":", key);
-	gpumem_report_json_str(f, s);
+	if (json_object_array_add(arr, v) < 0)
+		json_object_put(v);
 }
 
-static void put_gbps(FILE *f, const struct gpumem_report_jval *metrics, const char *name)
+/* A metric's best figure in GB/s, rounded, or null. */
+static struct json_object *gbps(struct json_object *metrics, const char *name)
 {
 	double v;
 
-	if (gpumem_report_jnum(gpumem_report_jget(metrics, name), "best_gbps", &v) == 0 &&
+	if (gpumem_json_num(gpumem_json_get(metrics, name), "best_gbps", &v) == 0 &&
 	    isfinite(v) && v >= 0 && v < 1e7)
-		fprintf(f, ",%.0f", v);
-	else
-		fputs(",null", f);
+		return gpumem_json_fmt(v, "%.0f");
+	return NULL;
 }
 
 /* The node's index of the CUDA ordinal I, from the report's "gpus" ("0,3"). */
@@ -127,12 +136,14 @@ static long node_index(const char *gpus, long i)
 	return i;
 }
 
-static void put_reason(FILE *f, const char *s)
+/* S cut to REASON_CHARS characters (at a character boundary), or null. */
+static struct json_object *reason_of(const char *s)
 {
 	char buf[REASON_CHARS * 4 + 1];
 	size_t n = 0;
 
-	/* Cut at a character boundary. */
+	if (s == NULL)
+		return NULL;
 	for (size_t chars = 0; s[n] && chars < REASON_CHARS; chars++) {
 		n++;
 		while (((unsigned char)s[n] & 0xc0) == 0x80)
@@ -142,58 +153,52 @@ static void put_reason(FILE *f, const char *s)
 		n = sizeof(buf) - 1;
 	memcpy(buf, s, n);
 	buf[n] = '\0';
-	gpumem_report_json_str(f, buf);
+	return gpumem_json_string(buf);
 }
 
-static void put_gpus(FILE *f, const struct rep *r)
+/* [index, verdict, read, triad, h2d, d2h(, reason)] for device I of report R. */
+static struct json_object *gpu_row(const struct rep *r, struct json_object *d, size_t i)
 {
-	const struct gpumem_report_jval *devs =
-		gpumem_report_jget(gpumem_report_jget(&r->v, "check"), "devices");
-	const char *gpus = gpumem_report_jstr(&r->v, "gpus");
+	struct json_object *m = gpumem_json_get(d, "metrics");
+	struct json_object *why = gpumem_json_at(gpumem_json_get(d, "reasons"), 0);
+	struct json_object *g = json_object_new_array();
+	const char *verdict = gpumem_json_str(d, "verdict");
+	double idx;
 
-	fputs(",\"gpus\":[", f);
-	for (size_t i = 0; devs && devs->type == GPUMEM_REPORT_JARR && i < devs->n && i < MAX_GPUS;
-	     i++) {
-		const struct gpumem_report_jval *d = &devs->items[i];
-		const struct gpumem_report_jval *m = gpumem_report_jget(d, "metrics");
-		const struct gpumem_report_jval *why = gpumem_report_jget(d, "reasons");
-		const char *verdict = gpumem_report_jstr(d, "verdict");
-		double idx;
+	if (g == NULL)
+		return NULL;
+	if (gpumem_json_num(d, "index", &idx) < 0 || idx < 0 || idx > 4096)
+		idx = (double)i;
+	push(g, gpumem_json_int(node_index(gpumem_json_str(r->v, "gpus"), (long)idx)));
+	push(g, gpumem_json_string(verdict ? verdict : "error"));
+	push(g, gbps(m, "read"));
+	push(g, gbps(m, "triad"));
+	push(g, gbps(m, "h2d"));
+	push(g, gbps(m, "d2h"));
+	if (verdict && strcmp(verdict, "pass") != 0 && gpumem_json_is(why, json_type_string))
+		push(g, reason_of(json_object_get_string(why)));
+	return g;
+}
 
-		if (gpumem_report_jnum(d, "index", &idx) < 0 || idx < 0 || idx > 4096)
-			idx = (double)i;
-		fprintf(f, "%s[%ld,", i ? "," : "", node_index(gpus, (long)idx));
-		gpumem_report_json_str(f, verdict ? verdict : "error");
-		put_gbps(f, m, "read");
-		put_gbps(f, m, "triad");
-		put_gbps(f, m, "h2d");
-		put_gbps(f, m, "d2h");
-		if (verdict && strcmp(verdict, "pass") != 0 && why && why->type == GPUMEM_REPORT_JARR &&
-		    why->n > 0 && why->items[0].type == GPUMEM_REPORT_JSTR) {
-			fputc(',', f);
-			put_reason(f, why->items[0].str);
-		}
-		fputc(']', f);
+static struct json_object *check_of(const struct rep *r)
+{
+	struct json_object *devs = gpumem_json_get(gpumem_json_get(r->v, "check"), "devices");
+	struct json_object *c = json_object_new_object(), *gpus = json_object_new_array();
+
+	if (c == NULL || gpus == NULL) {
+		json_object_put(c);
+		json_object_put(gpus);
+		return NULL;
 	}
-	fputc(']', f);
-}
-
-static void put_check(FILE *f, const struct rep *r, int first)
-{
-	const char *reason = gpumem_report_jstr(&r->v, "reason");
-
-	fprintf(f, "%s{\"phase\":", first ? "" : ",");
-	gpumem_report_json_str(f, gpumem_report_jstr(&r->v, "phase"));
-	put_str(f, "step", gpumem_report_jstr(&r->v, "step"));
-	put_str(f, "status", gpumem_report_jstr(&r->v, "status"));
-	put_str(f, "verdict", gpumem_report_jstr(&r->v, "verdict"));
-	fputs(",\"reason\":", f);
-	if (reason)
-		put_reason(f, reason);
-	else
-		fputs("null", f);
-	put_gpus(f, r);
-	fputc('}', f);
+	gpumem_json_add(c, "phase", gpumem_json_string(gpumem_json_str(r->v, "phase")));
+	gpumem_json_add(c, "step", gpumem_json_string(gpumem_json_str(r->v, "step")));
+	gpumem_json_add(c, "status", gpumem_json_string(gpumem_json_str(r->v, "status")));
+	gpumem_json_add(c, "verdict", gpumem_json_string(gpumem_json_str(r->v, "verdict")));
+	gpumem_json_add(c, "reason", reason_of(gpumem_json_str(r->v, "reason")));
+	for (size_t i = 0; i < gpumem_json_len(devs) && i < MAX_GPUS; i++)
+		push(gpus, gpu_row(r, gpumem_json_at(devs, i), i));
+	gpumem_json_add(c, "gpus", gpus);
+	return c;
 }
 
 static const char *or_auto(const char *s)
@@ -202,35 +207,38 @@ static const char *or_auto(const char *s)
 }
 
 /* "pl=gpu ab=cpu,gpu rm pf=gpu stripe=0.5", or "none". */
-static void um_text(const struct gpumem_report_jval *um, char *buf, size_t len)
+static void um_text(struct json_object *um, char *buf, size_t len)
 {
-	const char *pl = gpumem_report_jstr(um, "preferred_location");
-	const char *pf = gpumem_report_jstr(um, "prefetch");
-	const char *place = gpumem_report_jstr(um, "placement");
-	const struct gpumem_report_jval *ab = gpumem_report_jget(um, "accessed_by");
-	const struct gpumem_report_jval *rm = gpumem_report_jget(um, "read_mostly");
-	size_t n = 0;
+	const char *pl = gpumem_json_str(um, "preferred_location");
+	const char *pf = gpumem_json_str(um, "prefetch");
+	const char *place = gpumem_json_str(um, "placement");
+	struct json_object *ab = gpumem_json_get(um, "accessed_by");
+	struct json_object *rm = gpumem_json_get(um, "read_mostly");
+	size_t n = 0, nab = gpumem_json_len(ab);
 
 	buf[0] = '\0';
 	if (pl && strcmp(pl, "none") != 0)
 		n += (size_t)snprintf(buf + n, len - n, "pl=%.8s ", pl);
-	for (size_t i = 0; ab && ab->type == GPUMEM_REPORT_JARR && i < ab->n && i < 2 && n < len;
-	     i++)
-		if (ab->items[i].type == GPUMEM_REPORT_JSTR)
+	for (size_t i = 0; i < nab && i < 2 && n < len; i++) {
+		struct json_object *a = gpumem_json_at(ab, i);
+
+		if (gpumem_json_is(a, json_type_string))
 			n += (size_t)snprintf(buf + n, len - n, "%s%.8s%s", i ? "" : "ab=",
-					      ab->items[i].str, i + 1 < ab->n && i < 1 ? "," : " ");
-	if (rm && rm->type == GPUMEM_REPORT_JBOOL && rm->boolean && n < len)
+					      json_object_get_string(a),
+					      i + 1 < nab && i < 1 ? "," : " ");
+	}
+	if (gpumem_json_is(rm, json_type_boolean) && json_object_get_boolean(rm) && n < len)
 		n += (size_t)snprintf(buf + n, len - n, "rm ");
 	if (pf && strcmp(pf, "none") != 0 && n < len)
 		n += (size_t)snprintf(buf + n, len - n, "pf=%.8s ", pf);
 	if (place && strcmp(place, "none") != 0 && n < len) {
 		double gf;
 
-		if (gpumem_report_jnum(um, "gpu_fraction", &gf) == 0)
+		if (gpumem_json_num(um, "gpu_fraction", &gf) == 0)
 			n += (size_t)snprintf(buf + n, len - n, "%.8s=%.2g ", place, gf);
 		else
 			n += (size_t)snprintf(buf + n, len - n, "%.8s=%.8s ", place,
-					      or_auto(gpumem_report_jstr(um, "gpu_fraction")));
+					      or_auto(gpumem_json_str(um, "gpu_fraction")));
 	}
 	if (n == 0)
 		snprintf(buf, len, "none");
@@ -238,62 +246,59 @@ static void um_text(const struct gpumem_report_jval *um, char *buf, size_t len)
 		buf[n - 1] = '\0';
 }
 
-static void put_effective(FILE *f, const struct gpumem_report_jval *eff)
+/* The effective policy in short, or null when the report has none. */
+static struct json_object *effective_of(struct json_object *eff)
 {
-	const struct gpumem_report_jval *l2 = gpumem_report_jget(eff, "l2");
-	const struct gpumem_report_jval *mps = gpumem_report_jget(eff, "mps");
+	struct json_object *l2 = gpumem_json_get(eff, "l2"), *mps = gpumem_json_get(eff, "mps");
+	struct json_object *o;
 	char um[80];
 	double pct;
 
-	if (eff == NULL || eff->type != GPUMEM_REPORT_JOBJ) {
-		fputs(",\"eff\":null", f);
-		return;
-	}
-	fputs(",\"eff\":{\"l2\":", f);
-	gpumem_report_json_str(f, gpumem_report_jstr(l2, "persisting_limit"));
-	if (gpumem_report_jnum(mps, "active_thread_percentage", &pct) == 0)
-		fprintf(f, ",\"mps\":%.0f", pct);
-	else
-		fputs(",\"mps\":null", f);
-	put_str(f, "daemon", gpumem_report_jstr(mps, "daemon"));
-	um_text(gpumem_report_jget(eff, "unified_memory"), um, sizeof(um));
-	put_str(f, "um", um);
-	fputc('}', f);
+	if (!gpumem_json_is(eff, json_type_object) || (o = json_object_new_object()) == NULL)
+		return NULL;
+	gpumem_json_add(o, "l2", gpumem_json_string(gpumem_json_str(l2, "persisting_limit")));
+	gpumem_json_add(o, "mps", gpumem_json_num(mps, "active_thread_percentage", &pct) == 0 ?
+			gpumem_json_fmt(pct, "%.0f") : NULL);
+	gpumem_json_add(o, "daemon", gpumem_json_string(gpumem_json_str(mps, "daemon")));
+	um_text(gpumem_json_get(eff, "unified_memory"), um, sizeof(um));
+	gpumem_json_add(o, "um", gpumem_json_string(um));
+	return o;
 }
 
 static char *record_json(long long job, const char *node, struct rep *r[2])
 {
 	const struct rep *any = r[1] ? r[1] : r[0];
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int drained = 0, first = 1;
+	struct json_object *o = json_object_new_object(), *checks = json_object_new_array();
+	char *text = NULL;
+	int drained = 0;
 
-	if (f == NULL)
+	if (o == NULL || checks == NULL) {
+		json_object_put(o);
+		json_object_put(checks);
 		return NULL;
-	fprintf(f, "{\"v\":%d", GPUMEM_ACCT_VERSION);
-	put_str(f, "node", node);
-	fprintf(f, ",\"job\":%lld", job);
-	put_str(f, "user", gpumem_report_jstr(&any->v, "user"));
-	put_str(f, "policy", gpumem_report_jstr(&any->v, "policy"));
-	put_effective(f, gpumem_report_jget(&any->v, "effective"));
-	fputs(",\"checks\":[", f);
+	}
+	gpumem_json_add(o, "v", gpumem_json_int(GPUMEM_ACCT_VERSION));
+	gpumem_json_add(o, "node", gpumem_json_string(node));
+	gpumem_json_add(o, "job", gpumem_json_int(job));
+	gpumem_json_add(o, "user", gpumem_json_string(gpumem_json_str(any->v, "user")));
+	gpumem_json_add(o, "policy", gpumem_json_string(gpumem_json_str(any->v, "policy")));
+	gpumem_json_add(o, "eff", effective_of(gpumem_json_get(any->v, "effective")));
 	for (int i = 0; i < 2; i++) {
-		const struct gpumem_report_jval *d;
+		struct json_object *d;
 
 		if (r[i] == NULL)
 			continue;
-		put_check(f, r[i], first);
-		first = 0;
-		d = gpumem_report_jget(&r[i]->v, "drained");
-		drained |= d && d->type == GPUMEM_REPORT_JBOOL && d->boolean;
+		push(checks, check_of(r[i]));
+		d = gpumem_json_get(r[i]->v, "drained");
+		drained |= gpumem_json_is(d, json_type_boolean) && json_object_get_boolean(d);
 	}
-	fprintf(f, "],\"drained\":%s}", drained ? "true" : "false");
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	gpumem_json_add(o, "checks", checks);
+	gpumem_json_add(o, "drained", gpumem_json_bool(drained));
+	text = gpumem_json_dump(o, GPUMEM_JSON_COMPACT);
+	json_object_put(o);
+	if (text)
+		text[strcspn(text, "\n")] = '\0';       /* one line, no newline */
+	return text;
 }
 
 char *gpumem_acct_build(const char *dir, long long job, const char *node, int *nreports,
@@ -317,14 +322,11 @@ char *gpumem_acct_build(const char *dir, long long job, const char *node, int *n
 			continue;
 		(*nreports)++;
 		if (best[ph] && strcmp(best[ph]->time, r.time) >= 0) {
-			gpumem_report_json_free(&r.v);
-			free(r.text);
+			rep_free(&r);
 			continue;
 		}
-		if (best[ph]) {
-			gpumem_report_json_free(&best[ph]->v);
-			free(best[ph]->text);
-		}
+		if (best[ph])
+			rep_free(best[ph]);
 		reps[ph] = r;
 		best[ph] = &reps[ph];
 	}
@@ -334,54 +336,59 @@ char *gpumem_acct_build(const char *dir, long long job, const char *node, int *n
 	json = record_json(job, node, best);
 	if (json == NULL)
 		snprintf(err, errlen, "out of memory");
-	for (int i = 0; i < 2; i++) {
-		if (best[i]) {
-			gpumem_report_json_free(&best[i]->v);
-			free(best[i]->text);
-		}
-	}
+	for (int i = 0; i < 2; i++)
+		if (best[i])
+			rep_free(best[i]);
 	return json;
 }
 
 /* ------------------------------------------------------------ reading back */
-static int is_str(const struct gpumem_report_jval *v, int nullable, size_t max)
+/* A string of at most MAX bytes, or (NULLABLE) null or absent. */
+static int is_str(struct json_object *v, int nullable, size_t max)
 {
-	if (v && v->type == GPUMEM_REPORT_JSTR)
-		return strlen(v->str) <= max;
-	return nullable && (v == NULL || v->type == GPUMEM_REPORT_JNULL);
+	if (gpumem_json_is(v, json_type_string))
+		return strlen(json_object_get_string(v)) <= max;
+	return nullable && v == NULL;
 }
 
-static int is_num_or_null(const struct gpumem_report_jval *v)
+static int is_num(struct json_object *v)
 {
-	return v && (v->type == GPUMEM_REPORT_JNUM || v->type == GPUMEM_REPORT_JNULL);
+	return gpumem_json_is(v, json_type_int) || gpumem_json_is(v, json_type_double);
 }
 
-static int check_gpu(const struct gpumem_report_jval *g)
+static int is_num_or_null(struct json_object *v)
 {
-	if (g->type != GPUMEM_REPORT_JARR || g->n < 6 || g->n > 7 ||
-	    g->items[0].type != GPUMEM_REPORT_JNUM || !is_str(&g->items[1], 0, 32))
+	return v == NULL || is_num(v);
+}
+
+static int check_gpu(struct json_object *g)
+{
+	size_t n = gpumem_json_len(g);
+
+	if (!gpumem_json_is(g, json_type_array) || n < 6 || n > 7 ||
+	    !is_num(gpumem_json_at(g, 0)) || !is_str(gpumem_json_at(g, 1), 0, 32))
 		return -1;
 	for (size_t k = 2; k < 6; k++)
-		if (!is_num_or_null(&g->items[k]))
+		if (!is_num_or_null(gpumem_json_at(g, k)))
 			return -1;
-	return g->n == 7 && !is_str(&g->items[6], 0, REASON_CHARS * 4) ? -1 : 0;
+	return n == 7 && !is_str(gpumem_json_at(g, 6), 0, REASON_CHARS * 4) ? -1 : 0;
 }
 
-static int check_one(const struct gpumem_report_jval *c, char *err, size_t errlen, size_t i)
+static int check_one(struct json_object *c, char *err, size_t errlen, size_t i)
 {
-	const struct gpumem_report_jval *gpus = gpumem_report_jget(c, "gpus");
+	struct json_object *gpus = gpumem_json_get(c, "gpus");
 
-	if (c->type != GPUMEM_REPORT_JOBJ || !is_str(gpumem_report_jget(c, "phase"), 0, 16) ||
-	    !is_str(gpumem_report_jget(c, "verdict"), 0, 32) ||
-	    !is_str(gpumem_report_jget(c, "status"), 1, 32) ||
-	    !is_str(gpumem_report_jget(c, "step"), 1, 32) ||
-	    !is_str(gpumem_report_jget(c, "reason"), 1, REASON_CHARS * 4) ||
-	    !gpus || gpus->type != GPUMEM_REPORT_JARR || gpus->n > MAX_GPUS) {
+	if (!gpumem_json_is(c, json_type_object) || !is_str(gpumem_json_get(c, "phase"), 0, 16) ||
+	    !is_str(gpumem_json_get(c, "verdict"), 0, 32) ||
+	    !is_str(gpumem_json_get(c, "status"), 1, 32) ||
+	    !is_str(gpumem_json_get(c, "step"), 1, 32) ||
+	    !is_str(gpumem_json_get(c, "reason"), 1, REASON_CHARS * 4) ||
+	    !gpumem_json_is(gpus, json_type_array) || gpumem_json_len(gpus) > MAX_GPUS) {
 		snprintf(err, errlen, "checks[%zu]: wrong fields", i);
 		return -1;
 	}
-	for (size_t k = 0; k < gpus->n; k++) {
-		if (check_gpu(&gpus->items[k]) < 0) {
+	for (size_t k = 0; k < gpumem_json_len(gpus); k++) {
+		if (check_gpu(gpumem_json_at(gpus, k)) < 0) {
 			snprintf(err, errlen, "checks[%zu].gpus[%zu]: not [index, verdict, read, "
 				 "triad, h2d, d2h(, reason)]", i, k);
 			return -1;
@@ -390,14 +397,22 @@ static int check_one(const struct gpumem_report_jval *c, char *err, size_t errle
 	return 0;
 }
 
-int gpumem_acct_check(const struct gpumem_report_jval *v, char *err, size_t errlen)
+static int check_eff(struct json_object *eff)
 {
-	const struct gpumem_report_jval *checks = gpumem_report_jget(v, "checks");
-	const struct gpumem_report_jval *eff = gpumem_report_jget(v, "eff");
-	const struct gpumem_report_jval *dr = gpumem_report_jget(v, "drained");
+	return eff == NULL ||
+		(gpumem_json_is(eff, json_type_object) && is_str(gpumem_json_get(eff, "l2"), 1, 32) &&
+		 is_num_or_null(gpumem_json_get(eff, "mps")) &&
+		 is_str(gpumem_json_get(eff, "daemon"), 1, 16) &&
+		 is_str(gpumem_json_get(eff, "um"), 1, 80));
+}
+
+int gpumem_acct_check(struct json_object *v, char *err, size_t errlen)
+{
+	struct json_object *checks = gpumem_json_get(v, "checks");
+	const char *node = gpumem_json_str(v, "node");
 	double ver;
 
-	if (v->type != GPUMEM_REPORT_JOBJ || gpumem_report_jnum(v, "v", &ver) < 0) {
+	if (gpumem_json_num(v, "v", &ver) < 0) {
 		snprintf(err, errlen, "no version");
 		return -1;
 	}
@@ -405,28 +420,23 @@ int gpumem_acct_check(const struct gpumem_report_jval *v, char *err, size_t errl
 		snprintf(err, errlen, "version %g, this gpumem reads %d", ver, GPUMEM_ACCT_VERSION);
 		return -1;
 	}
-	if (!is_str(gpumem_report_jget(v, "node"), 0, 64) || !gpumem_report_jstr(v, "node")[0] ||
-	    !gpumem_report_jget(v, "job") || gpumem_report_jget(v, "job")->type != GPUMEM_REPORT_JNUM ||
-	    !is_str(gpumem_report_jget(v, "user"), 1, 64) ||
-	    !is_str(gpumem_report_jget(v, "policy"), 1, 256) ||
-	    !dr || dr->type != GPUMEM_REPORT_JBOOL) {
+	if (!is_str(gpumem_json_get(v, "node"), 0, 64) || !node[0] ||
+	    !is_num(gpumem_json_get(v, "job")) || !is_str(gpumem_json_get(v, "user"), 1, 64) ||
+	    !is_str(gpumem_json_get(v, "policy"), 1, 256) ||
+	    !gpumem_json_is(gpumem_json_get(v, "drained"), json_type_boolean)) {
 		snprintf(err, errlen, "node, job, user, policy or drained missing or wrong");
 		return -1;
 	}
-	if (eff && eff->type != GPUMEM_REPORT_JNULL &&
-	    (eff->type != GPUMEM_REPORT_JOBJ || !is_str(gpumem_report_jget(eff, "l2"), 1, 32) ||
-	     !is_num_or_null(gpumem_report_jget(eff, "mps")) ||
-	     !is_str(gpumem_report_jget(eff, "daemon"), 1, 16) ||
-	     !is_str(gpumem_report_jget(eff, "um"), 1, 80))) {
+	if (!check_eff(gpumem_json_get(v, "eff"))) {
 		snprintf(err, errlen, "eff: wrong fields");
 		return -1;
 	}
-	if (!checks || checks->type != GPUMEM_REPORT_JARR || checks->n > 2) {
+	if (!gpumem_json_is(checks, json_type_array) || gpumem_json_len(checks) > 2) {
 		snprintf(err, errlen, "checks: not an array of at most 2");
 		return -1;
 	}
-	for (size_t i = 0; i < checks->n; i++)
-		if (check_one(&checks->items[i], err, errlen, i) < 0)
+	for (size_t i = 0; i < gpumem_json_len(checks); i++)
+		if (check_one(gpumem_json_at(checks, i), err, errlen, i) < 0)
 			return -1;
 	return 0;
 }

@@ -231,7 +231,7 @@ int main(void)
 	const char *src = getenv("top_srcdir");
 	char standin[300], cmd[1200], *text;
 	struct gpumem_checkrun r;
-	struct json_object *doc, *devs, *c;
+	struct json_object *doc, *devs, *c, *eff;
 	double num;
 
 	snprintf(dir, sizeof(dir), "%s/gpumem-jobcheck.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -282,8 +282,24 @@ int main(void)
 	like(text, "gpumem_check_verdict{node=\"node1\",gpu=\"0\",uuid=\"GPU-00000000-0000-0000-"
 	     "0000-00000000000node1\"} 0\n", "one GPU: textfile verdict 0");
 	free(text);
+	ok(json_object_object_get_ex(doc, "effective", &eff) && eff == NULL,
+	   "no effective policy: \"effective\" is null");
 	json_object_put(doc);
 	gpumem_jobcheck_free(&r);
+
+	/* --- the effective policy in the report (for the accounting record) ---- */
+	st.have_eff = 1;
+	CHECK_OK(&r, &doc, "effective policy: report written and readable");
+	eff = gpumem_json_get(doc, "effective");
+	ok(gpumem_json_is(gpumem_json_get(eff, "l2"), json_type_object) &&
+	   gpumem_json_is(gpumem_json_get(eff, "mps"), json_type_object) &&
+	   gpumem_json_is(gpumem_json_get(eff, "unified_memory"), json_type_object),
+	   "effective: the policy's l2, mps and unified_memory objects");
+	is_int(gpumem_json_num(eff, "version", &num) == 0 ? (long long)num : -1, 1,
+	       "effective: version 1, as gpumem show --json writes it");
+	json_object_put(doc);
+	gpumem_jobcheck_free(&r);
+	st.have_eff = 0;
 
 	/* --- 64 GPUs: every one reaches the report and a textfile ------------- */
 	put("gpus", "64\n");
