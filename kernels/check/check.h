@@ -5,7 +5,8 @@
  * verdict rules, the JSON and table writers.  Everything declared here is
  * plain C with no CUDA dependency, so that CI (which has no GPU) can unit
  * test the verdicts, the MPS scaling and the JSON (tests/unit/test_verdict.c).
- * The CUDA side lives in check_gpu.h / check_gpu.c / check_kernels.cu.
+ * The CUDA side lives in check_gpu.h, check_gpu_ctx.h, check_gpu.c and its
+ * parts (check_measure.c, check_host.c, check_l2ab.c) and check_kernels.cu.
  */
 #ifndef GPUMEM_CHECK_H
 #define GPUMEM_CHECK_H

@@ -88,6 +88,9 @@ struct gpumem_check_opts {
 	int repeats;                    /* timed repeats per figure */
 };
 
+/* Seconds on the monotonic clock (check_sync.c). */
+double gpumem_check_now(void);
+
 /* A value some threads produce once and others wait for. */
 struct gpumem_check_future {
 	pthread_mutex_t mu;
