@@ -1,0 +1,132 @@
+/*
+ * A throw-away SPANK plugin for tests/slurm/prolog-facts.sh: it writes what
+ * slurm_spank_job_prolog and slurm_spank_job_epilog see (context, ids, which
+ * items and variables are there, the option) into out=DIR/<hook>.<job>.<node>,
+ * and returns what the file DIR/ret.<hook> says (default 0), so that the test
+ * can watch what Slurm does with a failing hook.  Not installed; built by the
+ * test with cc against the installed spank.h.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <slurm/spank.h>
+
+SPANK_PLUGIN(spankfacts, 1);
+
+static char dir[1024];
+static int dir_from_init;
+
+static struct spank_option opt = { "facts-opt", "VALUE", "spank-facts test option", 1, 0,
+				   NULL };
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	for (int i = 0; i < ac; i++)
+		if (!strncmp(av[i], "out=", 4))
+			dir_from_init = 1;
+	if (spank_context() != S_CTX_SLURMD)
+		spank_option_register(sp, &opt);
+	return 0;
+}
+
+static void item(FILE *f, spank_t sp, const char *name, spank_item_t it)
+{
+	uint32_t v = 0;
+	spank_err_t rc = spank_get_item(sp, it, &v);
+
+	fprintf(f, "item %s %s %u\n", name, rc == ESPANK_SUCCESS ? "ok" : "error", v);
+}
+
+static int hook(spank_t sp, const char *name, int ac, char **av)
+{
+	static const char *const vars[] = { "SLURM_JOB_ID", "SLURM_JOB_GPUS",
+		"CUDA_VISIBLE_DEVICES", "SLURM_JOB_USER", "SLURMD_NODENAME",
+		"SPANK_FACTS_DATA", "SLURM_SCRIPT_CONTEXT", "SLURM_STEP_GPUS",
+		"SPANK__SLURM_SPANK_OPTION_spankfacts_facts_opt", "ENVIRONMENT" };
+	char path[1200], buf[256], *val = NULL;
+	const char *node = getenv("SLURMD_NODENAME");
+	uint32_t job = 0;
+	int ret = 0;
+	spank_err_t rc;
+	FILE *f;
+
+	/* slurm_spank_init is not called in the job_script context: parse here. */
+	for (int i = 0; i < ac; i++)
+		if (!strncmp(av[i], "out=", 4))
+			snprintf(dir, sizeof(dir), "%s", av[i] + 4);
+	if (dir[0] == '\0')
+		return 0;
+	spank_get_item(sp, S_JOB_ID, &job);
+	snprintf(path, sizeof(path), "%s/%s.%u.%s", dir, name, job, node ? node : "x");
+	f = fopen(path, "w");
+	if (f == NULL)
+		return 0;
+	fprintf(f, "init_called %d\n", dir_from_init);
+	fprintf(f, "context %d remote %d uid %d euid %d pid %d ppid %d\n", (int)spank_context(),
+		spank_remote(sp), (int)getuid(), (int)geteuid(), (int)getpid(), (int)getppid());
+	item(f, sp, "S_JOB_UID", S_JOB_UID);
+	item(f, sp, "S_JOB_GID", S_JOB_GID);
+	item(f, sp, "S_JOB_ID", S_JOB_ID);
+	item(f, sp, "S_JOB_STEPID", S_JOB_STEPID);
+	item(f, sp, "S_JOB_NNODES", S_JOB_NNODES);
+	item(f, sp, "S_JOB_LOCAL_TASK_COUNT", S_JOB_LOCAL_TASK_COUNT);
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *g = getenv(vars[i]);
+		spank_err_t rc = spank_getenv(sp, vars[i], buf, sizeof(buf));
+
+		fprintf(f, "getenv %s=%s\n", vars[i], g ? g : "(unset)");
+		fprintf(f, "spank_getenv %s rc=%d %s\n", vars[i], (int)rc,
+			rc == ESPANK_SUCCESS ? buf : "");
+	}
+	rc = spank_option_getopt(sp, &opt, &val);
+	fprintf(f, "getopt rc=%d %s\n", (int)rc, val ? val : "(none)");
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)getpid());
+	{
+		FILE *c = fopen(path, "r");
+
+		while (c && fgets(buf, sizeof(buf), c))
+			if (strstr(buf, "slurm"))
+				fprintf(f, "cgroup %s", buf);
+		if (c)
+			fclose(c);
+	}
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/ret.%s", dir, name);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%d", &ret) != 1)
+			ret = 0;
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/sleep.%s", dir, name);
+	f = fopen(path, "r");
+	if (f) {
+		int s = 0;
+
+		if (fscanf(f, "%d", &s) == 1)
+			sleep((unsigned)s);
+		fclose(f);
+	}
+	return ret;
+}
+
+int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
+{
+	return hook(sp, "prolog", ac, av);
+}
+
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+	return hook(sp, "epilog", ac, av);
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (spank_context() == S_CTX_LOCAL || spank_context() == S_CTX_ALLOCATOR)
+		spank_job_control_setenv(sp, "FACTS_DATA", "forwarded", 1);
+	return 0;
+}
