@@ -202,6 +202,7 @@ struct gpumem_site {
 		char *reason;                   /* prefix; always starts "gpumem:" */
 	} drain;
 	int check_timeout_s;
+	int check_min_interval_min;     /* 0: check every time */
 };
 
 void gpumem_site_init(struct gpumem_site *s);

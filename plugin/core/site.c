@@ -72,6 +72,9 @@ static const struct gpumem_key drain_keys[] = {
 static const struct gpumem_key checkcfg_keys[] = {
 	{ .name = "timeout", .type = GPUMEM_KT_INT, .off = S(check_timeout_s), .min = 1,
 	  .max = 3600 },
+	/* minutes: skip a check of GPUs that passed one on this node this recently */
+	{ .name = "min_interval", .type = GPUMEM_KT_INT, .off = S(check_min_interval_min),
+	  .min = 0, .max = 10080 },
 	{ 0 }
 };
 

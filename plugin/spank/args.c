@@ -47,6 +47,8 @@ int gpumem_args_parse(struct gpumem_args *a, int ac, char **av)
 			rc = set_path(&a->mps_control, arg, val);
 		else if (KEY("nvidia_dev") && eq)
 			rc = set_path(&a->nvidia_dev, arg, val);
+		else if (KEY("state_dir") && eq)
+			rc = set_path(&a->state_dir, arg, val);
 		else if (KEY("verbose") && !eq)
 			a->verbose = 1;
 		else if (KEY("timeout") && eq) {
@@ -65,7 +67,7 @@ int gpumem_args_parse(struct gpumem_args *a, int ac, char **av)
 		} else {
 			slurm_error("gpumem: unknown plugstack argument '%s' (known: site=, "
 				    "libexecdir=, check=, um_library=, mps_control=, nvidia_dev=, "
-				    "timeout=, verbose)", arg);
+				    "state_dir=, timeout=, verbose)", arg);
 			rc = -1;
 		}
 #undef KEY
@@ -75,7 +77,8 @@ int gpumem_args_parse(struct gpumem_args *a, int ac, char **av)
 	if ((!a->libexecdir && !(a->libexecdir = strdup(DEFAULT_LIBEXEC))) ||
 	    (!a->check && !(a->check = strdup(DEFAULT_CHECK))) ||
 	    (!a->um_library && !(a->um_library = strdup(DEFAULT_UM))) ||
-	    (!a->nvidia_dev && !(a->nvidia_dev = strdup("/dev/nvidiactl"))))
+	    (!a->nvidia_dev && !(a->nvidia_dev = strdup("/dev/nvidiactl"))) ||
+	    (!a->state_dir && !(a->state_dir = strdup("/run/gpumem"))))
 		goto fail;
 	return 0;
 fail:
@@ -91,5 +94,6 @@ void gpumem_args_free(struct gpumem_args *a)
 	free(a->um_library);
 	free(a->mps_control);
 	free(a->nvidia_dev);
+	free(a->state_dir);
 	memset(a, 0, sizeof(*a));
 }

@@ -9,6 +9,7 @@ struct gpumem_args {
 	char *um_library;       /* um_library=PATH: libgpumem-um.so */
 	char *mps_control;      /* mps_control=PATH: nvidia-cuda-mps-control */
 	char *nvidia_dev;       /* nvidia_dev=PATH: its presence means "GPUs here" */
+	char *state_dir;        /* state_dir=DIR: root's per-node state (default /run/gpumem) */
 	int timeout;            /* timeout=SECONDS for helpers */
 	int verbose;            /* verbose: say what was applied in every step */
 };

@@ -69,12 +69,27 @@ static int run_control(const char *control, uid_t uid, gid_t gid, const char *di
 	return rv;
 }
 
+int gpumem_mps_start_in(const char *control, uid_t uid, gid_t gid, const char *gpus,
+			int l2_pct, const char *dir, int timeout, char **errp)
+{
+	char *out = NULL;
+	int rv = 0;
+
+	*errp = NULL;
+	if (run_control(control, uid, gid, dir, gpus, l2_pct, "-d", NULL, timeout, &out) < 0) {
+		if (asprintf(errp, "%s -d failed: %s", control, out && *out ? out : "no output") < 0)
+			*errp = NULL;
+		rv = -1;
+	}
+	free(out);
+	return rv;
+}
+
 int gpumem_mps_start(const char *control, uid_t uid, gid_t gid, const char *gpus,
 		     int l2_pct, unsigned job, unsigned step, int timeout, char **dirp,
 		     char **errp)
 {
 	char tmpl[256], sub[300];
-	char *out = NULL;
 	int rv = -1;
 
 	*dirp = NULL;
@@ -93,11 +108,8 @@ int gpumem_mps_start(const char *control, uid_t uid, gid_t gid, const char *gpus
 	snprintf(sub, sizeof(sub), "%s/log", tmpl);
 	if (mkdir(sub, 0700) < 0)
 		goto fail;
-	if (run_control(control, uid, gid, tmpl, gpus, l2_pct, "-d", NULL, timeout, &out) < 0) {
-		if (asprintf(errp, "%s -d failed: %s", control, out && *out ? out : "no output") < 0)
-			*errp = NULL;
+	if (gpumem_mps_start_in(control, uid, gid, gpus, l2_pct, tmpl, timeout, errp) < 0)
 		goto fail;
-	}
 	rv = 0;
 fail:
 	if (rv < 0 && *dirp) {
@@ -106,7 +118,6 @@ fail:
 		free(*dirp);
 		*dirp = NULL;
 	}
-	free(out);
 	return rv;
 }
 
@@ -145,11 +156,8 @@ static int pid_owned_by(pid_t pid, uid_t uid)
 	return stat(path, &st) == 0 && st.st_uid == uid;
 }
 
-int gpumem_mps_stop(const char *control, uid_t uid, gid_t gid, const char *dir, int timeout)
+int gpumem_mps_quit(const char *control, uid_t uid, gid_t gid, const char *dir, int timeout)
 {
-	char *argv[] = { "/bin/rm", "-rf", "--", (char *)dir, NULL };
-	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
-	struct gpumem_proc rm = { 0 };
 	pid_t pid = control_pid(dir);
 	int rv = 0;
 
@@ -163,6 +171,16 @@ int gpumem_mps_stop(const char *control, uid_t uid, gid_t gid, const char *dir, 
 		kill(pid, SIGKILL);
 		rv = -1;
 	}
+	return rv;
+}
+
+int gpumem_mps_stop(const char *control, uid_t uid, gid_t gid, const char *dir, int timeout)
+{
+	char *argv[] = { "/bin/rm", "-rf", "--", (char *)dir, NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+	struct gpumem_proc rm = { 0 };
+	int rv = gpumem_mps_quit(control, uid, gid, dir, timeout);
+
 	/* Remove as the user: the directory and everything in it are theirs. */
 	gpumem_proc_as_user(&rm, argv[0], argv, envp, uid, gid, timeout);
 	if (gpumem_proc_run(&rm) < 0 || rm.status != 0) {

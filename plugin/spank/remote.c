@@ -5,6 +5,12 @@
  * (no CUDA in slurmstepd), starts a per-job MPS daemon if asked, and sets
  * the tasks' environment.  Its errors are kept for task_init, because an
  * error returned from user_init does not fail an srun.
+ *
+ * GPU work is the job's, not the step's (prolog.c, epilog.c): a step reads
+ * the GPUs from the probe cache, joins the job's MPS daemon and learns
+ * whether the job's before-check failed, all from root's state_dir; it
+ * runs gpumem-probe or an MPS daemon of its own only when its own policy
+ * asks for what the job's did not.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +18,10 @@
 #include <pwd.h>
 #include "gpus.h"
 #include "jobcheck.h"
+#include "jobstate.h"
 #include "log.h"
 #include "mps.h"
+#include "perjob.h"
 #include "proc.h"
 #include "spank.h"
 
@@ -169,63 +177,44 @@ static int set_env(spank_t sp, const struct gpumem_env *env)
 	return 0;
 }
 
-static void jobinfo(spank_t sp, struct gpumem_jobinfo *ji, const char *policy, uid_t uid,
-		    gid_t gid, uint32_t job, uint32_t step)
+/* The job's GPUs from root's probe cache (no CUDA): 0 when all are there. */
+static int cached_gpus(char list[][64], int n, struct gpumem_node *node)
 {
-	struct passwd pw, *res = NULL;
-	char buf[4096];
-	const char *sn = step_name(job, step);
+	char err[4400], *cache = NULL;
+	int dfd = gpumem_state_open(gpumem_state.args.state_dir, 0, err, sizeof(err)), rv = -1;
 
-	memset(ji, 0, sizeof(*ji));
-	ji->job = job;
-	snprintf(ji->step, sizeof(ji->step), "%s", strchr(sn, '.') + 1);
-	/*
-	 * slurmd puts its node name in slurmstepd's own environment.  Never
-	 * the job's: the name decides which node a failed check drains.
-	 */
-	(void)sp;
-	if (getenv("SLURMD_NODENAME"))
-		snprintf(ji->node, sizeof(ji->node), "%s", getenv("SLURMD_NODENAME"));
+	if (dfd >= 0 && n > 0)
+		cache = gpumem_state_read(dfd, GPUMEM_PROBE_CACHE, 256 * 1024);
+	if (cache && gpumem_gpus_match(cache, list, n, node) == n)
+		rv = 0;
 	else
-		gethostname(ji->node, sizeof(ji->node) - 1);
-	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res)
-		snprintf(ji->user, sizeof(ji->user), "%s", pw.pw_name);
-	else
-		snprintf(ji->user, sizeof(ji->user), "%u", (unsigned)uid);
-	ji->uid = uid;
-	ji->gid = gid;
-	/* A forwarded name is the user's: the report holds it escaped. */
-	gpumem_escape(ji->policy, sizeof(ji->policy), policy);
-	snprintf(ji->gpus, sizeof(ji->gpus), "%s", gpumem_state.step_gpus ? gpumem_state.step_gpus : "");
+		memset(node, 0, sizeof(*node));
+	free(cache);
+	if (dfd >= 0)
+		close(dfd);
+	return rv;
 }
 
 /*
- * check.before: run now, as the user, with the job's GPUs and share.  A
- * failure fails the step (from task_init) when the policy says fail or
- * drain; the report itself is written by root at the end of the step.
+ * check.before ran once for the job, in the job prolog; when it failed and
+ * the policy says fail or drain, the prolog left the reason for every step
+ * of the job on this node to fail with (from task_init).
  */
-static void before_check(spank_t sp, const char *policy, uid_t uid, gid_t gid, uint32_t job,
-			 uint32_t step)
+static void before_failed(uint32_t job)
 {
-	struct gpumem_state *st = &gpumem_state;
+	char err[4400], name[64], *msg;
+	int dfd = gpumem_state_open(gpumem_state.args.state_dir, 0, err, sizeof(err));
 
-	st->ji = calloc(1, sizeof(*st->ji));
-	st->before = calloc(1, sizeof(*st->before));
-	st->after = calloc(1, sizeof(*st->after));
-	if (!st->ji || !st->before || !st->after)
+	if (dfd < 0)
 		return;
-	jobinfo(sp, st->ji, policy, uid, gid, job, step);
-	st->checks = gpumem_jobcheck_applies(sp, st->ji);
-	if (!st->checks || !st->eff.check.before)
+	snprintf(name, sizeof(name), GPUMEM_STATE_BEFORE, job);
+	msg = gpumem_state_read(dfd, name, 4096);
+	close(dfd);
+	if (msg == NULL)
 		return;
-	gpumem_jobcheck_run(st, st->ji, "before", st->has_dev, 1, st->before);
-	if (!strcmp(st->before->verdict, "fail") && st->eff.check.on_fail != GPUMEM_ONFAIL_WARN) {
-		char msg[700];
-
-		snprintf(msg, sizeof(msg), "GPU check before the job failed on %s: %s",
-			 st->ji->node, st->before->reason);
-		defer("%s", msg);
-	}
+	msg[strcspn(msg, "\n")] = '\0';
+	defer("%s", msg);
+	free(msg);
 }
 
 /* The entries of list (n) joined with commas, leaving out those of kind 'skip'. */
@@ -313,7 +302,7 @@ int gpumem_remote_user_init(spank_t sp)
 	struct gpumem_policy user;
 	struct gpumem_node node;
 	struct gpumem_env env;
-	char list[GPUMEM_MAX_GPUS][64], tlist[GPUMEM_MAX_GPUS][64], summary[2048];
+	char list[GPUMEM_MAX_GPUS][64], tlist[GPUMEM_MAX_GPUS][64], summary[2048], job_mps[4200];
 	const char *src = NULL, *control;
 	char *name = NULL;
 	uint32_t job = 0, step = 0;
@@ -352,7 +341,8 @@ int gpumem_remote_user_init(spank_t sp)
 	has_dev = access(st->args.nvidia_dev, F_OK) == 0;
 	st->has_dev = has_dev;
 	node.ngpus = 0;
-	if (has_dev && ngpu_env != 0 && (st->eff.set & GPUMEM_K_L2_LIMIT))
+	if (has_dev && ngpu_env != 0 && (st->eff.set & GPUMEM_K_L2_LIMIT) &&
+	    cached_gpus(list, ngpu_env, &node) < 0)
 		probe(&st->args, uid, gid, tlist, ngpu_env, &node);
 	st->ngpus = node.ngpus;
 	if (ngpu_env > 0) {
@@ -376,7 +366,16 @@ int gpumem_remote_user_init(spank_t sp)
 					l2 = env.var[i].value;
 		gpumem_diags_free(&quiet);
 		control = gpumem_mps_find(st->args.mps_control);
-		if (!has_dev || control == NULL) {
+		if (has_dev && gpumem_state_mps_find(st->args.state_dir, job, uid, job_mps,
+						     sizeof(job_mps)) == 0) {
+			/* The job's own daemon, started by the prolog, stopped by the epilog. */
+			static char pipe_dir[4300], log_dir[4300];
+
+			snprintf(pipe_dir, sizeof(pipe_dir), "%s/pipe", job_mps);
+			snprintf(log_dir, sizeof(log_dir), "%s/log", job_mps);
+			node.mps_pipe_dir = pipe_dir;
+			node.mps_log_dir = log_dir;
+		} else if (!has_dev || control == NULL) {
 			gpumem_info("gpumem: job %s: mps.daemon=job skipped: %s", step_name(job, step),
 				   !has_dev ? "no GPU on this node" :
 				   "nvidia-cuda-mps-control not found");
@@ -416,8 +415,7 @@ int gpumem_remote_user_init(spank_t sp)
 		}
 	}
 	spank_setenv(sp, "GPUMEM_POLICY", have_user ? name : "site defaults", 1);
-	if (st->eff.check.before || st->eff.check.after)
-		before_check(sp, have_user ? name : "site defaults", uid, gid, job, step);
+	before_failed(job);
 	log_diags(&d, job, step);
 	log_diags(&envd, job, step);
 	for (int i = 0; i < env.n && off < (int)sizeof(summary) - 1; i++)
@@ -462,66 +460,43 @@ int gpumem_remote_task_init(spank_t sp)
 	return 0;
 }
 
-static void l2_reset(const struct gpumem_state *st, uid_t uid, gid_t gid)
-{
-	char path[4200], gpus[GPUMEM_GPU_LIST_MAX + 32], timeout[32];
-	char *argv[] = { path, "--timeout", timeout, NULL };
-	char *envp[] = { "PATH=/usr/bin:/bin", gpus, NULL };
-	struct gpumem_proc p = { 0 };
-
-	snprintf(path, sizeof(path), "%s/gpumem-l2reset", st->args.libexecdir);
-	snprintf(timeout, sizeof(timeout), "%d", st->args.timeout);
-	snprintf(gpus, sizeof(gpus), "CUDA_VISIBLE_DEVICES=%s", st->l2_gpus ? st->l2_gpus : "");
-	if (!st->l2_gpus)
-		envp[1] = NULL;
-	if (st->l2_gpus && !st->l2_gpus[0]) {
-		slurm_info("gpumem: L2 reset skipped: the step's GPUs are all MIG instances");
-		return;
-	}
-	if (access(path, X_OK) != 0) {
-		gpumem_info("gpumem: L2 reset skipped: %s not installed", path);
-		return;
-	}
-	gpumem_proc_as_user(&p, path, argv, envp, uid, gid, st->args.timeout + 5);
-	if (gpumem_proc_run(&p) == 0)
-		gpumem_info("gpumem: L2 reset (exit %d): %s", p.status, p.out);
-	gpumem_proc_free(&p);
-}
-
 /*
- * The end of the step on this node: stop the MPS daemon, run the after
- * check, reset L2, write the reports.  Run when the last local task has
- * exited, while the step is still alive: at slurm_spank_exit the job may
- * already be ending, and Slurm then signals every process it left,
- * helpers included (an srun-only job's after-check was killed within
- * 20 ms that way).  The step waits for this, as long as the check takes.
+ * The end of the step on this node: stop an MPS daemon the step started on
+ * its own, and leave word for the job epilog when the step set a
+ * persisting-L2 limit (the epilog resets L2 once, on the job's GPUs).
+ * Run when the last local task has exited, while the step is still alive.
+ * The checks, the L2 reset and the job's MPS daemon are the epilog's.
  */
 static void teardown(spank_t sp)
 {
 	struct gpumem_state *st = &gpumem_state;
 	uid_t uid = 0;
 	gid_t gid = 0;
+	uint32_t job = 0;
 
 	if (st->torn_down)
 		return;
 	st->torn_down = 1;
 	spank_get_item(sp, S_JOB_UID, &uid);
 	spank_get_item(sp, S_JOB_GID, &gid);
+	spank_get_item(sp, S_JOB_ID, &job);
 	if (st->mps_dir) {
 		gpumem_mps_stop(gpumem_mps_find(st->args.mps_control), uid, gid, st->mps_dir,
 				st->args.timeout);
 		free(st->mps_dir);
 		st->mps_dir = NULL;
 	}
-	/* After the tasks, on the whole GPU: the job's share no longer applies. */
-	if (st->checks && st->eff.check.after)
-		gpumem_jobcheck_run(st, st->ji, "after", st->has_dev, 0, st->after);
 	if (st->have_eff && (st->eff.set & GPUMEM_K_L2_LIMIT) && st->eff.l2.reset_at_exit &&
-	    st->has_dev)
-		l2_reset(st, uid, gid);
-	if (st->ji) {
-		gpumem_jobcheck_report(st, st->ji, st->before);
-		gpumem_jobcheck_report(st, st->ji, st->after);
+	    st->has_dev) {
+		char err[4400], name[64];
+		int dfd = gpumem_state_open(st->args.state_dir, 1, err, sizeof(err));
+
+		snprintf(name, sizeof(name), GPUMEM_STATE_L2, job);
+		if (dfd < 0 || gpumem_state_write(dfd, name, "l2\n") < 0)
+			gpumem_error("gpumem: job %u: the epilog will not know to reset L2: %s", job,
+				    dfd < 0 ? err : "cannot write");
+		if (dfd >= 0)
+			close(dfd);
 	}
 }
 

@@ -1,8 +1,9 @@
 /*
  * gpumem.so: a memory policy for every GPU job step.  This file is the
  * dispatcher: Slurm calls the same symbols in srun/sbatch/salloc (local and
- * allocator contexts, as the user), in slurmstepd (remote context, as root)
- * and in slurmd; each call is routed to the file for its context.
+ * allocator contexts, as the user), in slurmstepd (remote context, as root),
+ * in the job prolog/epilog (job_script context, as root) and in slurmd;
+ * each call is routed to the file for its context.
  *
  * Builds: gpumem.so (plugin/spank/spank.am).  Runs as the user in
  * srun/sbatch/salloc, as root in slurmstepd and slurmd.  Includes: this
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "jobcheck.h"
+#include "perjob.h"
 #include "spank.h"
 
 SPANK_PLUGIN(gpumem, 1);
@@ -120,6 +122,17 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 	(void)ac;
 	(void)av;
 	return spank_remote(sp) ? gpumem_remote_task_exit(sp) : 0;
+}
+
+/* Once per job and node, as root, in their own process (prolog.c, epilog.c). */
+int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
+{
+	return gpumem_job_prolog(sp, ac, av);
+}
+
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+	return gpumem_job_epilog(sp, ac, av);
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)

@@ -1,0 +1,130 @@
+/*
+ * check.min_interval: a check is skipped when every GPU of the job passed
+ * one on this node less than that many minutes ago.  The evidence is the
+ * node's own reports (root wrote them in report.dir): a report names the
+ * GPUs the check ran on ("gpus", physical indexes as Slurm gave them) and
+ * the check's document lists the devices in that order, each with its UUID
+ * and verdict.  Where the probe cache knows a GPU's UUID, the UUID must
+ * match too, so a GPU swapped in since is checked again.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "json.h"
+#include "perjob.h"
+#include "report.h"
+
+static char *read_report(int dirfd, const char *name)
+{
+	struct stat st;
+	char *buf = NULL;
+	ssize_t n;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
+	    st.st_size <= GPUMEM_REPORT_MAX_FILE_BYTES && (buf = malloc((size_t)st.st_size + 1))) {
+		n = read(fd, buf, (size_t)st.st_size);
+		if (n < 0) {
+			free(buf);
+			buf = NULL;
+		} else {
+			buf[n] = '\0';
+		}
+	}
+	close(fd);
+	return buf;
+}
+
+/* Mark in PASSED[j] each job GPU that this report shows passing. */
+static void scan_report(const struct gpumem_jobctx *c, const struct gpumem_node *node,
+			const char *text, int *passed)
+{
+	struct json_object *doc = NULL, *devs;
+	char err[200], gl[GPUMEM_GPU_LIST_MAX], *save = NULL, *tok;
+	char phys[GPUMEM_MAX_GPUS][64];
+	const char *gpus;
+	int np = 0;
+
+	if (gpumem_json_parse_report(text, strlen(text), &doc, err, sizeof(err)) < 0)
+		return;
+	gpus = gpumem_json_str(doc, "gpus");
+	snprintf(gl, sizeof(gl), "%s", gpus ? gpus : "");
+	for (tok = strtok_r(gl, ",", &save); tok && np < GPUMEM_MAX_GPUS;
+	     tok = strtok_r(NULL, ",", &save))
+		snprintf(phys[np++], 64, "%s", tok);
+	devs = gpumem_json_get(gpumem_json_get(doc, "check"), "devices");
+	for (size_t i = 0; i < gpumem_json_len(devs); i++) {
+		struct json_object *d = gpumem_json_at(devs, i);
+		const char *v = gpumem_json_str(d, "verdict"), *uuid = gpumem_json_str(d, "uuid");
+		double idx;
+
+		if (!v || strcmp(v, "pass") || !uuid || gpumem_json_num(d, "index", &idx) < 0 ||
+		    idx < 0 || idx >= np)
+			continue;
+		for (int j = 0; j < c->ngpus; j++)
+			if (!strcmp(phys[(int)idx], c->list[j]) &&
+			    (node->ngpus != c->ngpus || !strcmp(node->gpus[j].uuid, uuid)))
+				passed[j] = 1;
+	}
+	json_object_put(doc);
+}
+
+int gpumem_interval_passed(const struct gpumem_jobctx *c, const struct gpumem_node *node,
+			   char *when, size_t len)
+{
+	const struct gpumem_state *st = &gpumem_state;
+	time_t newest[GPUMEM_MAX_GPUS] = { 0 }, cutoff, oldest = 0;
+	int all = 1, fd;
+	char suffix[96];
+	struct dirent *e;
+	DIR *d;
+
+	if (!st->have_site || st->site.check_min_interval_min <= 0 || !st->site.report.dir ||
+	    c->ngpus <= 0)
+		return 0;
+	cutoff = time(NULL) - 60 * (time_t)st->site.check_min_interval_min;
+	fd = open(st->site.report.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	snprintf(suffix, sizeof(suffix), ".%s.", c->ji.node);
+	while ((e = readdir(d))) {
+		struct stat sb;
+		int mine[GPUMEM_MAX_GPUS] = { 0 };
+		char *text;
+
+		/* job<ID>.<STEP>.<NODE>.<PHASE>.json of this node, recent enough */
+		if (strncmp(e->d_name, "job", 3) || !strstr(e->d_name, suffix) ||
+		    fstatat(fd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || sb.st_mtime < cutoff ||
+		    !(text = read_report(fd, e->d_name)))
+			continue;
+		scan_report(c, node, text, mine);
+		free(text);
+		for (int j = 0; j < c->ngpus; j++)
+			if (mine[j] && sb.st_mtime > newest[j])
+				newest[j] = sb.st_mtime;
+	}
+	closedir(d);
+	/* When the least recently checked GPU of the job last passed. */
+	for (int j = 0; j < c->ngpus; j++) {
+		all &= newest[j] != 0;
+		if (oldest == 0 || newest[j] < oldest)
+			oldest = newest[j];
+	}
+	if (all) {
+		struct tm tm;
+
+		gmtime_r(&oldest, &tm);
+		strftime(when, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	}
+	return all;
+}

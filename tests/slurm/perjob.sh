@@ -1,0 +1,152 @@
+#!/bin/bash
+# GPU work once per job per node, on a real local Slurm: the before-check in
+# the job prolog, the after-check, L2 reset and MPS stop in the job epilog,
+# for salloc, sbatch and srun jobs; the epilog still guards the node; the
+# per-job MPS daemon started once and gone after the job, also when a step's
+# slurmstepd was killed; the probe cache; check.min_interval.
+# No GPU here: stand-ins for the device file, gpumem-check, gpumem-probe,
+# gpumem-l2reset and nvidia-cuda-mps-control (tests/slurm/standin*), each of
+# which logs its runs; Slurm, the plugin and its hooks are real.
+. "$top_srcdir/tests/lib.sh"
+slurm_test perjob
+U=${GPUMEM_TEST_USER:-gpumemtest}
+asuser() { runuser -u "$U" -- "$@"; }
+B=$t/bin
+mkdir -p "$B/fail" "$t/reports"
+chmod 777 "$B/fail"
+cp "$top_srcdir/tests/slurm/standin-check" "$top_srcdir"/tests/slurm/standin/* "$B/"
+for f in runs probe.runs l2reset.runs mps.log; do : >"$B/$f"; chmod 666 "$B/$f"; done
+mknod -m 0666 "$t/nvidiactl" c 1 3
+site() {   # site FILE [MIN_INTERVAL]
+	cat >"$1" <<YAML
+version: 1
+limits:
+  on_fail: [warn, fail, drain]
+report:
+  dir: $t/reports
+drain:
+  enabled: true
+check:
+  timeout: 20
+  min_interval: ${2:-0}
+YAML
+}
+site "$t/site.yaml"
+site "$t/site-interval.yaml" 10
+printf 'version: 1\ncheck:\n  before: true\n  on_fail: fail\n' >"$t/before.yaml"
+printf 'version: 1\ncheck:\n  after: true\n  on_fail: drain\n' >"$t/after.yaml"
+printf 'version: 1\nmps:\n  daemon: job\n  active_thread_percentage: 50\ncheck:\n  before: true\n' >"$t/mps.yaml"
+printf 'version: 1\nl2:\n  persisting_limit: 50%%\n  reset_at_exit: true\n' >"$t/l2.yaml"
+chmod 644 "$t"/*.yaml
+plug() { echo "required $so site=$1 libexecdir=$B check=$B/standin-check nvidia_dev=$t/nvidiactl mps_control=$B/nvidia-cuda-mps-control state_dir=$t/run" >"$2"; chmod 644 "$2"; }
+plug "$t/site.yaml" "$t/plugstack.conf"
+plug "$t/site-interval.yaml" "$t/interval.conf"
+"$CL" start --nodes 2 --gpus 1 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 ||
+	{ cat "$t/start.log" >&2; skip_all "the local Slurm did not start"; }
+eval "$("$CL" env)"
+json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
+node_state() { scontrol show node "$1" -o | grep -o 'State=[^ ]*' | cut -d= -f2; }
+wait_idle() { for _ in $(seq 1 80); do [ "$(node_state "$1")" = IDLE ] && return 0; sleep 0.25; done; return 1; }
+wait_file() { for _ in $(seq 1 80); do [ -f "$1" ] && return 0; sleep 0.25; done; return 1; }
+nruns() { wc -l <"$B/$1" | tr -d ' '; }
+
+# --- one before-check per job per node: salloc (20 steps), sbatch, srun ---------------
+run asuser salloc -N1 -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/before.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; for i in $(seq 20); do srun true || exit 1; done; echo steps-done'
+jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
+like "$out" "steps-done" "salloc: 20 steps ran"
+wait_idle gpumem1
+is "$(nruns runs)" 1 "salloc, 20 steps: one before-check"
+is "$(ls "$t/reports" | grep -c "^job$jid\.")" 1 "... and one report"
+f="$t/reports/job$jid.prolog.gpumem1.before.json"
+is "$(json "$f" 'd["phase"] + "|" + d["verdict"] + "|" + d["gpus"]' 2>&1)" "before|pass|0" "... from the job prolog, on the job's GPU"
+asuser sbatch -N2 --gres=gpu:1 -o /dev/null --wait --gpumem-policy="$t/before.yaml" --wrap 'srun -N2 true; srun -N2 true' >/dev/null
+is "$(nruns runs)" 3 "sbatch -N2, 2 steps: one before-check per node"
+asuser srun -N2 --gres=gpu:1 --gpumem-policy="$t/before.yaml" true
+wait_idle gpumem2
+is "$(nruns runs)" 5 "srun -N2: one before-check per node"
+
+# --- a failing before-check fails every step of the job, no drain (on_fail: fail) ----
+touch "$B/fail/gpumem1"
+run asuser salloc -N1 -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/before.yaml" sh -c 'srun echo ran1; srun echo ran2'
+unlike "$out" "ran[12]" "failed before-check: no step runs"
+like "$out" "GPU check before the job failed on gpumem1: gpu0: triad 1200" "... each says why"
+wait_idle gpumem1 && pass "... and the node is not drained" || fail "node state $(node_state gpumem1)"
+rm -f "$B/fail/gpumem1"
+ls "$t/run" | grep -q '^job.*\.before$' && fail "the epilog removed the job's state" || pass "the epilog removed the job's state"
+
+# --- the after-check in the epilog guards the node -------------------------------------
+echo 3 >"$B/delay"
+: >"$B/runs"
+asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/after.yaml" true
+j2=$(asuser sbatch --parsable -w gpumem1 --gres=gpu:1 -o /dev/null --wrap true)
+for _ in $(seq 1 40); do pgrep -f "$B/standin-check" >/dev/null && break; sleep 0.1; done
+sleep 1
+st=$(squeue -h -j "$j2" -o %T)
+is "$st" "PENDING" "a job for the GPU submitted while the after-check runs waits (node $(node_state gpumem1))"
+for _ in $(seq 1 80); do [ "$(squeue -h -j "$j2" -o %T)" = "" ] && break; sleep 0.25; done
+check_end=$(awk '{print $2}' "$B/runs")   # the stand-in logs when its delay is over
+start2=$(date -d "$(scontrol show job "$j2" -o | sed -n 's/.* StartTime=\([^ ]*\).*/\1/p')" +%s)
+python3 -c "import sys; sys.exit(0 if $start2 + 1 >= $check_end else 1)" &&
+	pass "... and starts only once the check has ended" || fail "job 2 started at $start2, check ended $check_end"
+touch "$B/fail/gpumem1"
+asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/after.yaml" true
+j3=$(asuser sbatch --parsable -w gpumem1 --gres=gpu:1 -o /dev/null --wrap true)
+sleep 6
+like "$(node_state gpumem1)" "DRAIN" "a failing after-check (on_fail: drain) drains the node"
+is "$(squeue -h -j "$j3" -o %T)" "PENDING" "... and the waiting job never starts there"
+scancel "$j3"
+rm -f "$B/fail/gpumem1" "$B/delay"
+scontrol update NodeName=gpumem1 State=RESUME
+wait_idle gpumem1
+
+# --- the per-job MPS daemon: once per job, stopped by the epilog -------------------------
+run asuser salloc -N1 -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; for i in 1 2 3 4 5; do srun printenv CUDA_MPS_PIPE_DIRECTORY; done'
+jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
+wait_idle gpumem1
+is "$(grep -c "^start $(id -u "$U") $t/run/mps.$jid/pipe" "$B/mps.log")" 1 "5 steps: the MPS daemon started once, as the user"
+is "$(printf '%s\n' "$out" | grep -c "^$t/run/mps.$jid/pipe$")" 5 "... and every step uses it"
+is "$(grep -c "^quit .*mps.$jid/pipe" "$B/mps.log")" 1 "the epilog stopped it"
+[ -e "$t/run/mps.$jid" ] && fail "its directory is removed" || pass "its directory is removed"
+pgrep -f standin-mps >/dev/null && fail "no daemon left" || pass "no daemon left"
+
+# --- kill -9 of a step's slurmstepd leaves nothing behind -------------------------------
+asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; sleep 60' >"$t/k.out" 2>&1 &
+bg=$!
+for _ in $(seq 1 40); do jid=$(sed -n 's/^job=//p' "$t/k.out"); [ -n "$jid" ] && break; sleep 0.25; done
+pid=$(pgrep -f "slurmstepd: \[$jid\.0\]" | head -1)
+[ -n "$pid" ] && kill -9 "$pid"
+scancel "$jid" 2>/dev/null
+wait "$bg" 2>/dev/null
+wait_idle gpumem1
+for _ in $(seq 1 40); do [ -e "$t/run/mps.$jid" ] || break; sleep 0.25; done
+[ -n "$pid" ] && pass "slurmstepd of $jid.0 killed with -9" || fail "no slurmstepd found for $jid.0"
+[ -e "$t/run/mps.$jid" ] && fail "kill -9: the MPS directory is gone" || pass "kill -9: the MPS directory is gone"
+pgrep -f standin-mps >/dev/null && fail "kill -9: no MPS daemon left" || pass "kill -9: no MPS daemon left"
+is "$(json "$t/reports/job$jid.prolog.gpumem1.before.json" 'd["verdict"]' 2>&1)" "pass" "kill -9: the before-check's report is there"
+
+# --- the probe cache: the second job starts no probe ------------------------------------
+run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/l2.yaml" printenv CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT
+like "$out" "^[0-9]+$" "the step gets its L2 limit ($out%) from the probe"
+is "$(nruns probe.runs)" 1 "first job: one probe run"
+is "$(cut -d' ' -f1 "$B/probe.runs")" 0 "... as root, for root's cache"
+wait_idle gpumem1
+run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/l2.yaml" sh -c 'for i in 1 2 3; do printenv CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT; done'
+is "$(nruns probe.runs)" 1 "second job: no probe run (cache)"
+like "$out" "^[0-9]+" "... and the step still gets its L2 limit"
+wait_idle gpumem1
+is "$(nruns l2reset.runs)" 2 "one L2 reset per job, in the epilog"
+is "$(cut -d' ' -f2 "$B/l2reset.runs" | sort -u)" "0" "... on the job's GPU"
+is "$(stat -c '%U %a' "$t/run/probe.cache")" "root 644" "the cache is root's"
+
+# --- check.min_interval ----------------------------------------------------------------
+"$CL" restart-slurmd --plugstack "$t/interval.conf" >/dev/null 2>&1
+: >"$B/runs"
+asuser srun -w gpumem2 --gres=gpu:1 --gpumem-policy="$t/before.yaml" sh -c 'echo "job=$SLURM_JOB_ID"' >"$t/i1.out" 2>&1
+wait_idle gpumem2
+run asuser srun -w gpumem2 --gres=gpu:1 --gpumem-policy="$t/before.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
+wait_idle gpumem2
+is "$(nruns runs)" 0 "min_interval 10: GPU passed minutes ago: no check run"
+like "$(json "$t/reports/job$jid.prolog.gpumem2.before.json" 'd["status"] + " (" + d["reason"] + ")"' 2>&1)" "^skipped \(passed at 20[0-9-]+T[0-9:]+Z\)$" "... reported as skipped (passed at TIME)"
+like "$(grep -h "check before job $jid.prolog" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem2.log")" "skipped \(passed at" "... and logged so"
+done_testing
