@@ -44,17 +44,17 @@ for _ in $(seq 1 40); do pgrep -f "$t/standin-check" >/dev/null && break; sleep 
 pgrep -f "$t/standin-check" >/dev/null && pass "the before-job check is running" || fail "the before-job check is running"
 scancel "$jid"
 rm -f "$t/fail/sleep"
-f="$t/reports/job$jid.batch.gpumem1.before.json"
+f="$t/reports/job$jid.prolog.gpumem1.before.json"
 wait_file "$f" 60 && pass "scancel: the before report is written anyway" || fail "scancel: before report ($f)"
-like "$(json "$f" 'd["status"] + "|" + d["reason"]' 2>&1)" "^(failed\|gpumem-check was killed by signal (9|15)|timed_out\|killed: no answer within 25 s)$" "scancel: it says the check was killed"
+like "$(json "$f" 'd["status"] + "|" + str(d["reason"])' 2>&1)" "^(ran\|None|failed\|gpumem-check was killed by signal (9|15)|timed_out\|killed: no answer within 25 s)$" "scancel: the report says what happened (the prolog's check is not cut short by scancel)"
 no_leftovers "scancel during the check"
 
 # --- kill -9 of a task --------------------------------------------------------
 run srun -N1 --gpumem-policy="$t/both.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; kill -9 $$'
 [ "$rc" -ne 0 ] && pass "kill -9: the step fails" || fail "kill -9: the step fails"
 jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
-wait_file "$t/reports/job$jid.0.gpumem1.after.json" 40 && pass "kill -9: teardown ran, the after report is there" || fail "kill -9: after report"
-is "$(json "$t/reports/job$jid.0.gpumem1.after.json" 'd["status"] + "|" + d["verdict"]' 2>&1)" "ran|pass" "kill -9: the after-check ran"
+wait_file "$t/reports/job$jid.epilog.gpumem1.after.json" 40 && pass "kill -9: teardown ran, the after report is there" || fail "kill -9: after report"
+is "$(json "$t/reports/job$jid.epilog.gpumem1.after.json" 'd["status"] + "|" + d["verdict"]' 2>&1)" "ran|pass" "kill -9: the after-check ran"
 no_leftovers "kill -9 of a task"
 
 # --- a step past its time limit ----------------------------------------------
@@ -62,8 +62,8 @@ start=$(date +%s)
 run timeout 150 srun -N1 -t 1 --gpumem-policy="$t/both.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; sleep 300'
 jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
 like "$out" "(TIME LIMIT|time limit|DUE TO TIME)" "time limit: Slurm ended the step after $(( $(date +%s) - start )) s"
-wait_file "$t/reports/job$jid.0.gpumem1.after.json" 60 && pass "time limit: the after report is there" || fail "time limit: after report"
-like "$(json "$t/reports/job$jid.0.gpumem1.after.json" 'd["status"] + "|" + d["verdict"]' 2>&1)" "^(ran\|pass|failed\|error)$" "time limit: the report is whole and says what happened"
+wait_file "$t/reports/job$jid.epilog.gpumem1.after.json" 60 && pass "time limit: the after report is there" || fail "time limit: after report"
+like "$(json "$t/reports/job$jid.epilog.gpumem1.after.json" 'd["status"] + "|" + d["verdict"]' 2>&1)" "^(ran\|pass|failed\|error)$" "time limit: the report is whole and says what happened"
 no_leftovers "time limit"
 
 # --- slurmd restarted in the middle of a job ---------------------------------
@@ -75,7 +75,7 @@ wait $bg
 rc=$?
 jid=$(sed -n 's/^job=//p' "$t/mid.out")
 is "$rc" 0 "slurmd restart: the job still completes"
-wait_file "$t/reports/job$jid.0.gpumem1.after.json" 40 && pass "slurmd restart: slurmstepd wrote the after report" || fail "slurmd restart: after report"
+wait_file "$t/reports/job$jid.epilog.gpumem1.after.json" 40 && pass "slurmd restart: slurmstepd wrote the after report" || fail "slurmd restart: after report"
 no_leftovers "slurmd restart"
 
 # --- 100 concurrent steps with policies ----------------------------------------
