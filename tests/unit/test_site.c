@@ -17,7 +17,7 @@ int main(void)
 		"  NVIDIA H100 80GB HBM3: {read: 3000, h2d: 55}\n"
 		"report:\n  dir: /var/lib/gpumem\n"
 		"drain:\n  enabled: true\n  reason: 'gpumem: bad GPU'\n"
-		"check:\n  timeout: 30\n";
+		"check:\n  timeout: 30\n  min_interval: 15\n";
 	struct gpumem_diags d = { 0 };
 	struct gpumem_site s;
 	struct gpumem_policy u, eff;
@@ -44,6 +44,7 @@ int main(void)
 	is_str(s.report.dir, "/var/lib/gpumem", "report dir");
 	ok(s.drain.enabled && !strcmp(s.drain.reason, "gpumem: bad GPU"), "drain");
 	is_int(s.check_timeout_s, 30, "check timeout");
+	is_int(s.check_min_interval_min, 15, "check min_interval (minutes)");
 
 	path = gpumem_policy_resolve(&s, "stream", &d);
 	is_str(path, "/etc/gpumem/policies/stream.yaml", "named policy resolves into policy_dir");
@@ -84,6 +85,13 @@ int main(void)
 	   "min above max refused");
 	msg = gpumem_diags_join(&d, 1);
 	like(msg, "mps_min_active_thread_percentage 90 is above", "said so");
+	free(msg);
+	gpumem_diags_free(&d);
+	gpumem_site_free(&s);
+	ok(gpumem_site_parse("version: 1\ncheck:\n  min_interval: -5\n", strlen("version: 1\ncheck:\n  min_interval: -5\n"),
+			     "mi.yaml", &s, &d) < 0, "a negative check.min_interval refused");
+	msg = gpumem_diags_join(&d, 1);
+	like(msg, "mi.yaml:3:17", "... at file:line:col");
 	free(msg);
 	gpumem_diags_free(&d);
 	gpumem_site_free(&s);
