@@ -88,9 +88,9 @@ wait')
 for _ in $(seq 1 240); do squeue -h -j "$jid" 2>/dev/null | grep -q . || break; sleep 0.5; done
 is "$(grep -c '^[0-9]* 40 30$' "$t/load.out")" 100 "100 concurrent steps: every one saw L2 40% and MPS 30%"
 is "$(cut -d' ' -f1 "$t/load.out" | sort -u | grep -c .)" 100 "... 100 distinct steps"
-sleep 1
-n=$(ls "$t/reports" | grep -c "^job$jid\.batch\.")
-is "$n" 1 "inside the batch job, one report (the batch step's), not 100"
+for _ in $(seq 1 40); do ls "$t/reports" | grep -q "^job$jid\.epilog\." && break; sleep 0.5; done
+n=$(ls "$t/reports" | grep -c "^job$jid\.")
+is "$n" 1 "the 100-step job: one report (the epilog's), not 100"
 ok_json=0
 for f in "$t/reports"/*.json; do python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$f" 2>/dev/null && ok_json=$((ok_json + 1)); done
 is "$ok_json" "$(ls "$t/reports"/*.json | wc -l)" "every report is whole, valid JSON"
