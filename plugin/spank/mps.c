@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "compat.h"
+#include "log.h"
 #include "mps.h"
 #include "proc.h"
 
@@ -161,8 +162,14 @@ int gpumem_mps_quit(const char *control, uid_t uid, gid_t gid, const char *dir, 
 	pid_t pid = control_pid(dir);
 	int rv = 0;
 
-	if (control)
-		run_control(control, uid, gid, dir, NULL, -1, NULL, "quit\n", timeout, NULL);
+	if (control) {
+		char *out = NULL;
+
+		if (run_control(control, uid, gid, dir, NULL, -1, NULL, "quit\n", timeout, &out) < 0)
+			gpumem_error("gpumem: %s quit failed: %.300s", control,
+				     out && *out ? out : "no output");
+		free(out);
+	}
 	/* quit is asynchronous: give the daemon a moment, then insist. */
 	for (int i = 0; pid > 0 && i < 50 && pid_owned_by(pid, uid); i++)
 		usleep(100000);

@@ -83,6 +83,22 @@ static void child(const struct gpumem_proc *p, int in_fd, int out_fd, const gid_
 	_exit(127);
 }
 
+/*
+ * A pipe end moved to 3 or above.  The job prolog/epilog process may start
+ * with stdin closed: a pipe then gets fd 0, the child's dup2(0, 0) keeps
+ * its close-on-exec flag, and the helper (the MPS "quit") reads nothing.
+ */
+static int above_stdio(int fd)
+{
+	int nfd;
+
+	if (fd > 2)
+		return fd;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return nfd;
+}
+
 int gpumem_proc_run(struct gpumem_proc *p)
 {
 	int inp[2] = { -1, -1 }, outp[2] = { -1, -1 };
@@ -108,6 +124,9 @@ int gpumem_proc_run(struct gpumem_proc *p)
 	p->out = malloc(max + 1);
 	if (p->out == NULL || pipe2(inp, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0)
 		goto fail;
+	for (int i = 0; i < 2; i++)
+		if ((inp[i] = above_stdio(inp[i])) < 0 || (outp[i] = above_stdio(outp[i])) < 0)
+			goto fail;
 	pid = fork();
 	if (pid < 0)
 		goto fail;

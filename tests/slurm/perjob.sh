@@ -106,6 +106,9 @@ wait_idle gpumem1
 is "$(grep -c "^start $(id -u "$U") $t/run/mps.$jid/pipe" "$B/mps.log")" 1 "5 steps: the MPS daemon started once, as the user"
 is "$(printf '%s\n' "$out" | grep -c "^$t/run/mps.$jid/pipe$")" 5 "... and every step uses it"
 is "$(grep -c "^quit .*mps.$jid/pipe" "$B/mps.log")" 1 "the epilog stopped it"
+# Helpers start with default signals (proc.c) and get their input even where
+# the epilog's stdin is closed: "quit" ends the daemon, no SIGKILL fallback.
+unlike "$(grep -a "did not quit" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log")" "did not quit" "... through quit, not the 5 s kill fallback"
 [ -e "$t/run/mps.$jid" ] && fail "its directory is removed" || pass "its directory is removed"
 pgrep -f standin-mps >/dev/null && fail "no daemon left" || pass "no daemon left"
 

@@ -88,7 +88,7 @@ check:
   timeout: 2
 YAML
 chmod 644 "$t/site.yaml"
-echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/check nvidia_dev=$t/nvidiactl mps_control=$t/mpsctl" >"$t/plugstack.conf"
+echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/check nvidia_dev=$t/nvidiactl mps_control=$t/mpsctl state_dir=$t/run" >"$t/plugstack.conf"
 chmod 644 "$t/plugstack.conf"
 "$CL" start --nodes 1 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 ||
 	{ cat "$t/start.log" >&2; skip_all "the local Slurm did not start"; }
@@ -119,7 +119,7 @@ U rm -rf "$t/pub/reports" "$t/pub/textfile"
 # A directory root creates itself is safe, and used.
 run U srun -N1 sh -c 'echo "job=$SLURM_JOB_ID"'
 jid=$(jobid_of "$out")
-f="$t/pub/reports/job$jid.0.gpumem1.before.json"
+f="$t/pub/reports/job$jid.prolog.gpumem1.before.json"
 for _ in $(seq 1 20); do [ -f "$f" ] && break; sleep 0.25; done
 [ -f "$f" ] && pass "a report.dir that root creates itself is used" || fail "report $f"
 is "$(stat -c '%u %a' "$t/pub/reports" 2>&1)" "0 755" "... root-owned, mode 755"
@@ -139,12 +139,15 @@ run U sbatch --wait -o "$t/pub/batch.out" --wrap 'ENVIRONMENT=INTERACTIVE srun -
 unlike "$(cat "$t/pub/batch.out" 2>/dev/null)" "ran" "... nothing of the script ran"
 rm -f "$t/fail/gpumem1"
 jid=$(U sbatch --parsable --wait -o /dev/null --wrap 'srun -N1 true; srun -N1 true')
-is "$(ls "$t/pub/reports" | grep "^job$jid\." | tr '\n' ' ')" "job$jid.batch.gpumem1.after.json job$jid.batch.gpumem1.before.json " \
-	"a passing batch job: checked by the batch step (slurmctld's batch flag), its steps not again"
+# Per job (issue 15): the job prolog and epilog check once, the batch step and its steps not again.
+is "$(ls "$t/pub/reports" | grep "^job$jid\." | tr '\n' ' ')" "job$jid.epilog.gpumem1.after.json job$jid.prolog.gpumem1.before.json " \
+	"a passing batch job: checked once, by the job prolog and epilog, its steps not again"
 
 # --- 2. helpers start with an empty signal mask, default dispositions -------
 rm -f "$t/sigs"/*
 run U srun -N1 true
+# The after-check runs in the job epilog, after srun has returned.
+for _ in $(seq 1 40); do [ "$(grep -c Sig "$t/sigs/gpumem1" 2>/dev/null)" -ge 4 ] && break; sleep 0.25; done
 is "$(grep -c Sig "$t/sigs/gpumem1" 2>&1)" 4 "the before- and after-check recorded their signal state"
 is "$(grep SigBlk "$t/sigs/gpumem1" | sort -u 2>&1)" "SigBlk:	0000000000000000" "the checks start with no signal blocked"
 # perl ignores SIGFPE itself (its FPU set-up), so bit 8 is perl's, not inherited.
@@ -154,10 +157,13 @@ touch "$t/mode/alarm"
 start=$(date +%s%N)
 run U srun -N1 sh -c 'echo "job=$SLURM_JOB_ID"'
 took=$(( ($(date +%s%N) - start) / 1000000 ))
-rm -f "$t/mode/alarm"
 jid=$(jobid_of "$out")
+# Per job (issue 15): the after-check runs in the job epilog, after srun returned.
+fa="$t/pub/reports/job$jid.epilog.gpumem1.after.json"
+for _ in $(seq 1 60); do [ -f "$fa" ] && break; sleep 0.25; done
+rm -f "$t/mode/alarm"
 for phase in before after; do
-	f="$t/pub/reports/job$jid.0.gpumem1.$phase.json"
+	f="$t/pub/reports/job$jid.$([ $phase = before ] && echo prolog || echo epilog).gpumem1.$phase.json"
 	for _ in $(seq 1 40); do [ -f "$f" ] && break; sleep 0.25; done
 	is "$(json "$f" 'd["status"] + "|" + d["reason"]' 2>&1)" "failed|gpumem-check was killed by signal 14" \
 		"$phase-check: its own alarm() --timeout (2 s) fires, not the plugin's kill at 7 s"
@@ -176,7 +182,7 @@ l=$(newlog "$n")
 unlike "$l" "^gpumem: check before job 1.0" "no forged line in slurmd's log"
 unlike "$(printf '%s' "$l" | grep -ac $'\e')" "^[1-9]" "no ESC byte reaches slurmd's log"
 like "$l" 'policy x\\ngpumem: check before job 1\.0 .* FORGED\\n\\x1b\[2J\\x1b\]0;owned\\x07 \(as forwarded\)' "the name is logged with visible escapes"
-f="$t/pub/reports/job$jid.0.gpumem1.before.json"
+f="$t/pub/reports/job$jid.prolog.gpumem1.before.json"
 for _ in $(seq 1 20); do [ -f "$f" ] && break; sleep 0.25; done
 is "$(json "$f" 'any(ord(c) < 32 or ord(c) == 127 for c in d["policy"])' 2>&1)" "False" "the report's policy field holds no control character"
 # The check runs as the user, who can make it print anything.
@@ -214,7 +220,11 @@ for f in /tmp/gpumem-mps."$jid".*/pipe/nvidia-cuda-mps-control.pid; do
 	[ -p "$f" ] && timeout 5 sh -c 'echo 0 >"$1"' sh "$f"
 done
 for _ in $(seq 1 20); do ls -d /tmp/gpumem-mps."$jid".* >/dev/null 2>&1 || break; sleep 0.5; done
-is "$(ls -d /tmp/gpumem-mps."$jid".* 2>/dev/null)" "" "... its MPS directory removed"
+[ -p "$t/run/mps.$jid/pipe/nvidia-cuda-mps-control.pid" ] && timeout 5 sh -c 'echo 0 >"$1"' sh "$t/run/mps.$jid/pipe/nvidia-cuda-mps-control.pid"
+for _ in $(seq 1 20); do [ -e "$t/run/mps.$jid" ] || break; sleep 0.5; done
+# Per job (issue 15): the job's daemon lives in state_dir and the job epilog stops it.
+[ -e "$t/run/mps.$jid" ] && fail "... its MPS directory ($t/run/mps.$jid) removed by the epilog" || pass "... its MPS directory ($t/run/mps.$jid) removed by the epilog"
+is "$(ls -d /tmp/gpumem-mps."$jid".* 2>/dev/null)" "" "... and no per-step one left"
 for p in $(ls "$t/mpspids"); do kill "$p" 2>/dev/null; done
 
 # --- 7. the quick start's hint stops the quick start's cluster ----------------
