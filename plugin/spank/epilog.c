@@ -118,20 +118,53 @@ static void l2_reset(const struct gpumem_jobctx *c)
 	gpumem_proc_free(&p);
 }
 
-/* Did this job (its policy, or one of its steps) set a persisting-L2 limit? */
-static int used_l2(const struct gpumem_jobctx *c)
+/* The mark's text, for gpumem_gpus_from_env: the GPUs the job's steps named. */
+static int mark_get(void *ctx, const char *name, char *buf, int len)
+{
+	if (strcmp(name, "CUDA_VISIBLE_DEVICES") != 0 || ctx == NULL || !*(const char *)ctx)
+		return -1;
+	snprintf(buf, (size_t)len, "%s", (const char *)ctx);
+	return 0;
+}
+
+/* Does the mark name "all" (a step that had no GPU list)? */
+static int list_has_all(const char *mark)
+{
+	size_t n = strlen("all");
+
+	for (const char *p = mark; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
+		if (!strncmp(p, "all", n) && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+/*
+ * Did this job (its policy, or one of its steps) set a persisting-L2
+ * limit?  Where Slurm gave the job no GPU list, the steps' mark names the
+ * GPUs they used (validated like any list; the user could reset those
+ * anyway), and c->list becomes that list ("all": every GPU, as before).
+ */
+static int used_l2(struct gpumem_jobctx *c)
 {
 	struct gpumem_state *st = &gpumem_state;
 	char name[64], *mark;
+	const char *src;
+	int n;
 
-	if ((st->eff.set & GPUMEM_K_L2_LIMIT) && st->eff.l2.reset_at_exit)
-		return 1;
-	if (c->dfd < 0)
-		return 0;
-	snprintf(name, sizeof(name), GPUMEM_STATE_L2, c->job);
-	mark = gpumem_state_read(c->dfd, name, 64);
-	free(mark);
-	return mark != NULL;
+	if (c->dfd >= 0) {
+		snprintf(name, sizeof(name), GPUMEM_STATE_L2, c->job);
+		mark = gpumem_state_read(c->dfd, name, GPUMEM_GPU_LIST_MAX + 8);
+		if (mark) {
+			mark[strcspn(mark, "\n")] = '\0';
+			if (c->ngpus < 0 && !list_has_all(mark)) {
+				n = gpumem_gpus_from_env(mark_get, mark, c->list, GPUMEM_MAX_GPUS, &src);
+				c->ngpus = n > 0 ? n : 0;       /* 0: MIG instances only */
+			}
+			free(mark);
+			return 1;
+		}
+	}
+	return (st->eff.set & GPUMEM_K_L2_LIMIT) && st->eff.l2.reset_at_exit;
 }
 
 static void forget_job(const struct gpumem_jobctx *c)

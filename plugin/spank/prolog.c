@@ -331,8 +331,11 @@ int gpumem_job_prolog(spank_t sp, int ac, char **av)
 	memset(&node, 0, sizeof(node));
 	if (st->has_dev && (st->eff.set & GPUMEM_K_L2_LIMIT))
 		gpumem_jobctx_gpus(&c, &node, 1);
-	if (st->eff.mps.daemon == GPUMEM_DAEMON_JOB)
+	if (st->eff.mps.daemon == GPUMEM_DAEMON_JOB && c.ngpus >= 0)
 		start_mps(&c, &node);
+	else if (st->eff.mps.daemon == GPUMEM_DAEMON_JOB)
+		gpumem_info("gpumem: job %u: Slurm gave the job no GPU list: each step starts "
+			   "its own MPS daemon on the GPUs it names", c.job);
 	if (st->eff.check.before) {
 		gpumem_perjob_check(&c, &node, "before", 1, &r);
 		if (!strcmp(r.verdict, "fail") && st->eff.check.on_fail != GPUMEM_ONFAIL_WARN) {

@@ -27,7 +27,7 @@ struct gpumem_state {
 	char *mps_dir;          /* per-job MPS daemon directory, or NULL */
 	char *step_gpus;        /* the step's GPUs as the node names them (reports) */
 	char *task_gpus;        /* ... as the tasks and helpers see them (their CUDA_VISIBLE_DEVICES) */
-	char *l2_gpus;          /* task_gpus less the MIG instances */
+	char *l2_gpus;          /* step_gpus less the MIG instances (the epilog's L2 reset) */
 	int mig;                /* one of the step's GPUs is a MIG instance */
 	char *mig_notes;        /* per GPU: what was done and skipped under MIG */
 	int has_dev;            /* this node has an NVIDIA device */

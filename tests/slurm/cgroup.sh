@@ -1,11 +1,14 @@
 #!/bin/bash
 # gpumem on a cgroup-confined node (tests/slurm/cluster start --cgroup):
-# task/cgroup + proctrack/cgroup, ConstrainDevices=yes, two GPUs.  What
-# the plugin runs for the user (probe, per-job MPS daemon, check, L2
-# reset) runs in the step's devices cgroup, sees only the step's GPUs,
-# and a step on GPU 1 is never measured, reset or reported as GPU 0; MIG
-# instance lists get their per-GPU notes and never fail the step; stop
-# leaves no cgroup behind.
+# task/cgroup + proctrack/cgroup, ConstrainDevices=yes, two GPUs.  The
+# job's tasks are confined to its GPUs; what the plugin runs for the job
+# (probe, per-job MPS daemon, check, L2 reset) runs once per job from the
+# job prolog/epilog, which Slurm runs outside the job's cgroup: there the
+# helpers are given the job's GPUs in the node's numbering (a job on GPU 1
+# gets CUDA_VISIBLE_DEVICES=1, never GPU 0), as the job's user, and a job on
+# GPU 1 is never measured, reset or reported as GPU 0; MIG instance lists
+# get their per-GPU notes and never fail the step; stop leaves no cgroup
+# behind.
 #
 # The GPUs are stand-in device files 195:0 and 195:1 (as /dev/nvidia0 and
 # 1) with no driver: the devices cgroup allows or denies them as it would
@@ -17,7 +20,7 @@
 slurm_test cgroup
 export GPUMEM_CLUSTER_STANDIN_GPUS=1
 D=$GPUMEM_CLUSTER_DIR
-mkdir -p "$t/gpu" "$t/reports"
+mkdir -p "$t/gpu" "$t/reports" "$t/run"
 for n in gpumem-probe gpumem-l2reset nvidia-cuda-mps-control gpumem-check; do
 	cp "$top_srcdir/tests/slurm/standin-gpu" "$t/gpu/$n"
 done
@@ -42,7 +45,7 @@ check:
   before: true
   after: true
 YAML
-echo "required $so site=$t/site.yaml libexecdir=$t/gpu check=$t/gpu/gpumem-check mps_control=$t/gpu/nvidia-cuda-mps-control nvidia_dev=$D/dev/nvidiactl" >"$t/plugstack.conf"
+echo "required $so site=$t/site.yaml libexecdir=$t/gpu check=$t/gpu/gpumem-check mps_control=$t/gpu/nvidia-cuda-mps-control nvidia_dev=$D/dev/nvidiactl state_dir=$t/run" >"$t/plugstack.conf"
 chmod -R a+rX "$t"
 
 if ! "$CL" start --cgroup --gpus 2 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1; then
@@ -76,42 +79,52 @@ like "$out" "devices:/slurm[^ ]*/job_[0-9]+/step_0" "the task is in its step's d
 like "$out" "nvidia0: Operation not permitted" "the task cannot open GPU 0 (EPERM: the devices cgroup)"
 like "$out" "nvidia1: No such device or address" "the task can open GPU 1 (ENXIO: allowed, no driver behind the stand-in)"
 
-# --- everything the plugin runs for the step is confined with it ----------------
+# --- what the plugin runs for the job: once, on the job's GPUs only --------------
 reset_seen
 run "$CL" runas srun --gres=gpu:1 --gpumem-policy="$t/all.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; env | grep -E "^CUDA_(DEVICE_DEFAULT_PERSISTING|MPS_PIPE)"'
-is "$rc" 0 "a step on GPU 1 with L2 limit, per-job MPS, checks before and after: exit 0"
+is "$rc" 0 "a job on GPU 1 with L2 limit, per-job MPS, checks before and after: exit 0"
 jid=$(printf '%s\n' "$out" | sed -n 's/^job=//p')
-like "$out" "^CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=20$" "the probe found the step's GPU in the cgroup: L2 limit set"
-like "$out" "^CUDA_MPS_PIPE_DIRECTORY=/tmp/gpumem-mps\.$jid\.0\." "the per-job MPS daemon serves the step"
+like "$out" "^CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=20$" "the probe found the job's GPU: L2 limit set"
+like "$out" "^CUDA_MPS_PIPE_DIRECTORY=$t/run/mps\.$jid/pipe$" "the per-job MPS daemon (root's state_dir) serves the step"
 release_gpu0
+for _ in $(seq 1 40); do [ -f "$t/reports/job$jid.epilog.gpumem1.after.json" ] && break; sleep 0.25; done
 for prog in gpumem-probe nvidia-cuda-mps-control gpumem-check gpumem-l2reset; do
 	s=$(seen "$prog")
-	[ -n "$s" ] || { fail "$prog ran for the step"; continue; }
-	like "$s" "^cgroup /slurm[^ ]*/job_$jid/step_0" "$prog ran in the step's devices cgroup"
-	unlike "$s" "^cgroup (/|/slurm[^ ]*/job_$jid/step_0/)?\$|^cgroup .*/(job_[0-9]+/)?step_(extern|batch)" "... never outside it"
-	is "$(printf '%s\n' "$s" | grep -c '^uid ')" "$(printf '%s\n' "$s" | grep -c "^uid $uid\$")" "... as the job's user"
-	unlike "$s" "^nvidia0 allowed" "... could never open GPU 0"
-	like "$s" "^nvidia1 allowed" "... could open GPU 1"
-	unlike "$s" "^gpus .*\b0\b" "... never acted on GPU 0"
+	[ -n "$s" ] || { fail "$prog ran for the job"; continue; }
+	unlike "$s" "^cgroup .*/job_$jid(/|\$)" "$prog ran from the job prolog/epilog, outside the job's cgroup"
+	# The probe runs as root: its result is cached for every later job, so
+	# no user may tamper with it; the rest run as the job's user.
+	u=$uid; [ "$prog" = gpumem-probe ] && u=0
+	is "$(printf '%s\n' "$s" | grep -c '^uid ')" "$(printf '%s\n' "$s" | grep -c "^uid $u\$")" "... as $([ "$u" = 0 ] && echo root || echo "the job's user")"
+	# The MPS quit needs no GPU (cvd unset); every other run is given GPU 1 only.
+	is "$(printf '%s\n' "$s" | grep '^cvd ' | grep -v '^cvd unset$' | sort -u)" "cvd 1" "... given the job's GPU in the node's numbering (CUDA_VISIBLE_DEVICES=1)"
+	unlike "$(printf '%s\n' "$s" | grep -A4 '^cvd 1$')" "^gpus .*\b0\b" "... never acted on GPU 0"
 done
-like "$(seen gpumem-probe)" "^cvd unset" "the probe lists what the cgroup shows it"
+is "$(seen gpumem-probe | grep -c '^cvd ')" 1 "the probe ran once for the job, its result cached in state_dir"
 is "$(seen gpumem-check | grep -c '^gpus 1$')" 2 "the check measured GPU 1, before and after"
 is "$(seen gpumem-l2reset | grep '^gpus ')" "gpus 1" "the L2 reset acted on GPU 1"
-like "$(seen nvidia-cuda-mps-control | grep '^gpus ' | sort -u)" "^gpus 1$" "the MPS daemon was given GPU 1"
-is "$(seen gpumem-check gpumem-l2reset | grep '^cvd ' | sort -u)" "cvd 0" "helpers get the tasks' numbering (CUDA_VISIBLE_DEVICES=0), not the node's"
-for phase in before after; do
-	f="$t/reports/job$jid.0.gpumem1.$phase.json"
-	for _ in $(seq 1 20); do [ -f "$f" ] && break; sleep 0.25; done
-	is "$(json "$f" 'd["gpus"] + " " + d["status"] + " " + d["verdict"]')" "1 ran pass" "$phase report: GPU 1, the check ran and passed"
+like "$(seen nvidia-cuda-mps-control | grep '^gpus ' | head -1)" "^gpus 1$" "the MPS daemon was given GPU 1"
+for phase in prolog.gpumem1.before epilog.gpumem1.after; do
+	f="$t/reports/job$jid.$phase.json"
+	is "$(json "$f" 'd["gpus"] + " " + d["status"] + " " + d["verdict"]')" "1 ran pass" "${phase##*.} report: GPU 1, the check ran and passed"
 	is "$(json "$f" 'd["check"]["devices"][0]["uuid"]')" "GPU-00000001-0000-0000-0000-000000000001" "... the device measured is GPU 1's"
 done
-like "$(grep -h "check after job $jid.0 node gpumem1:" "$D"/log/slurmd.gpumem1.log)" ": gpu1 pass triad 4100 GB/s" "the log names the GPU as the node does: gpu1, not the check's ordinal 0"
-like "$(grep -h "L2 reset (exit 0)" "$D"/log/slurmd.gpumem1.log | tail -1)" "GPU-00000001-" "the L2 reset names GPU 1's UUID"
+like "$(grep -h "check after job $jid.epilog node gpumem1:" "$D"/log/slurmd.gpumem1.log)" ": gpu1 pass triad 4100 GB/s" "the log names the GPU as the node does: gpu1, not the check's ordinal 0"
+like "$(grep -h "job $jid: L2 reset on GPUs 1 (exit 0)" "$D"/log/slurmd.gpumem1.log | tail -1)" "GPU-00000001-" "the L2 reset names GPU 1's UUID"
+# wait_epilog JOB: until the job's after-check report is written.
+wait_epilog() { for _ in $(seq 1 40); do [ -f "$t/reports/job$1.epilog.gpumem1.after.json" ] && break; sleep 0.25; done; }
+hold_gpu0
+reset_seen
+run "$CL" runas srun --gres=gpu:1 --gpumem-policy="$t/all.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+release_gpu0
+wait_epilog "$(printf '%s\n' "$out" | sed -n 's/^job=//p')"
+is "$(seen gpumem-probe)" "" "the next job on the same GPU starts no probe (the cache in state_dir)"
 
 # --- two GPUs: both allowed, both measured ---------------------------------------
 reset_seen
-run srun --gres=gpu:2 --gpumem-policy="$t/all.yaml" sh -c 'echo "step=$SLURM_STEP_GPUS cvd=$CUDA_VISIBLE_DEVICES"'
-like "$out" "^step=0,1 cvd=0,1$" "--gres=gpu:2: both GPUs"
+run srun --gres=gpu:2 --gpumem-policy="$t/all.yaml" sh -c 'echo "step=$SLURM_STEP_GPUS cvd=$CUDA_VISIBLE_DEVICES job=$SLURM_JOB_ID"'
+like "$out" "^step=0,1 cvd=0,1 job=" "--gres=gpu:2: both GPUs"
+wait_epilog "$(printf '%s\n' "$out" | sed -n 's/.*job=//p')"
 is "$(seen gpumem-check | grep '^gpus ' | sort -u)" "gpus 0 1" "the check measured both"
 
 # --- stop leaves no cgroup --------------------------------------------------------
@@ -148,14 +161,17 @@ like "$out" "per-job MPS daemon started on the step's MIG instances" "... what M
 like "$out" "check: a MIG instance is reported 'unusable'" "... and the check"
 log=$(grep -h "gpumem: job" "$D"/log/slurmd.gpumem1.log | tail -20)
 like "$log" "GPU $M1 \($M1\): MIG instance" "the slurmd log has the same per-GPU line"
-like "$(grep -h 'L2 reset skipped' "$D"/log/slurmd.gpumem1.log | tail -1)" "all MIG instances" "L2 reset skipped, saying why"
+for _ in $(seq 1 40); do grep -q 'L2 reset skipped' "$D"/log/slurmd.gpumem1.log && break; sleep 0.25; done
+like "$(grep -h 'L2 reset skipped' "$D"/log/slurmd.gpumem1.log | tail -1)" "no whole GPU \(MIG instances only\)" "the epilog skips the L2 reset, saying why"
+like "$(grep -h 'gave the job no GPU list' "$D"/log/slurmd.gpumem1.log | tail -1)" "each step starts its own MPS daemon" "a job Slurm gave no GPUs: the prolog leaves the MPS daemon to the step, which alone knows its GPUs"
 seen gpumem-l2reset | grep -q . && fail "gpumem-l2reset not run on MIG instances" || pass "gpumem-l2reset not run on MIG instances"
 is "$(seen nvidia-cuda-mps-control | grep '^cvd ' | grep -v '^cvd unset$' | sort -u)" "cvd $M1,$M2" "the MPS daemon was given the MIG instances (its quit needs none)"
 reset_seen
 run env CUDA_VISIBLE_DEVICES="1,$M1" srun --gpumem-policy="$t/all.yaml" true
 is "$rc" 0 "a whole GPU and a MIG instance in one step: exit 0"
+for _ in $(seq 1 40); do seen gpumem-l2reset | grep -q '^cvd ' && break; sleep 0.25; done
 like "$out" "GPU 1 \(1\): whole GPU: L2 limit not set for the step .*; L2 reset at exit" "the whole GPU: L2 limit left out, still reset"
-is "$(seen gpumem-l2reset | grep '^cvd ')" "cvd 1" "the L2 reset got the whole GPU only"
+is "$(seen gpumem-l2reset | grep '^cvd ')" "cvd 1" "the epilog's L2 reset got the step's whole GPU only (the step told it, Slurm gave no list)"
 
 stop_clean
 done_testing
