@@ -72,6 +72,8 @@ like "$(f prolog "$jid" gpumem1 | grep ^getopt)" "getopt rc=0 a" "salloc job: th
 echo 1 >"$t/out/ret.prolog"
 run asuser srun -N1 -w gpumem2 true
 is "$rc" 0 "prolog returning 1: ignored, the job runs"
+# The epilog may still run (IDLE+COMPLETING): wait for it, then no DRAIN.
+for _ in $(seq 1 40); do [[ $(node_state gpumem2) == *COMPLETING* ]] || break; sleep 0.25; done
 is "$(node_state gpumem2)" "IDLE" "... and the node stays up"
 echo -1 >"$t/out/ret.prolog"
 jid=$(asuser sbatch --parsable -N1 -w gpumem2 -o /dev/null --wrap true)
