@@ -3,8 +3,7 @@
  * node whose reason it wrote: an admin's drain or down is left alone, and
  * only a reason starting "gpumem:" is ever resumed.  scontrol is found on
  * the daemon's own PATH and runs with the daemon's environment (SLURM_CONF,
- * library paths): none of it comes from the job.  squeue is found and run
- * the same way to ask slurmctld whether a job has a batch step.
+ * library paths): none of it comes from the job.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,25 +59,6 @@ static int slurm_tool(const char *name, char *const args[], char **out)
 static int scontrol(char *const args[], char **out)
 {
 	return slurm_tool("scontrol", args, out);
-}
-
-int gpumem_job_batch_flag(uint32_t job)
-{
-	char id[16], fmt[] = "BatchFlag", noheader[] = "-h", jopt[] = "-j", oopt[] = "-O";
-	char *args[] = { noheader, jopt, id, oopt, fmt, NULL };
-	char *out = NULL;
-	int rv = -1;
-
-	snprintf(id, sizeof(id), "%u", job);
-	/* A number and blanks only: no text a user chose is in this column. */
-	if (slurm_tool("squeue", args, &out) == 0 && out) {
-		size_t n = strspn(out, " \t\n");
-
-		if ((out[n] == '0' || out[n] == '1') && out[n + 1 + strspn(out + n + 1, " \t\n")] == '\0')
-			rv = out[n] == '1';
-	}
-	free(out);
-	return rv;
 }
 
 int gpumem_node_state(const char *show, int *drained, char *reason, size_t len)

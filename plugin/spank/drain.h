@@ -14,11 +14,6 @@
 int gpumem_drain(const char *node, const char *reason, char *msg, size_t len);
 /* Resume NODE only if it is drained with a reason starting "gpumem:". */
 int gpumem_resume(const char *node, char *msg, size_t len);
-/*
- * Whether slurmctld says JOB was submitted with a batch script (squeue's
- * BatchFlag): 1 yes, 0 no, -1 unknown (squeue missing or failed).
- */
-int gpumem_job_batch_flag(uint32_t job);
 /* Parse `scontrol show node -o` output: is it drained/down, and why. */
 int gpumem_node_state(const char *show, int *drained, char *reason, size_t len);
 #endif

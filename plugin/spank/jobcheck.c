@@ -38,30 +38,6 @@ static const char *const verdict_of_exit[] = { "pass", "warn", "fail", "skipped"
 #define SLURM_EXTERN_CONT 0xfffffffcu
 #endif
 
-int gpumem_jobcheck_applies(spank_t sp, const struct gpumem_jobinfo *ji)
-{
-	uint32_t step = 0;
-	int batch;
-
-	/*
-	 * The step id comes from slurmstepd's own record of the step; the
-	 * job's environment (ENVIRONMENT, SLURM_*) is the user's to set and
-	 * never decides whether a check the site requires runs.
-	 */
-	if (spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS)
-		return 1;
-	if (step == SLURM_BATCH_SCRIPT)
-		return 1;
-	if (step == SLURM_EXTERN_CONT)
-		return 0;       /* Slurm's own step: no user work to guard */
-	/* Steps inside a batch job are checked once, by the batch step. */
-	batch = gpumem_job_batch_flag(ji->job);
-	if (batch < 0)
-		gpumem_info("gpumem: job %u.%s: cannot ask slurmctld whether the job is a "
-			    "batch job (squeue): the step is checked", ji->job, ji->step);
-	return batch != 1;
-}
-
 static void iso_now(char *buf, size_t len)
 {
 	time_t t = time(NULL);
@@ -164,37 +140,23 @@ static void figures(struct json_object *doc, struct gpumem_checkrun *r, const ch
 	}
 }
 
-void gpumem_jobcheck_run(const struct gpumem_state *st, const struct gpumem_jobinfo *ji,
-			 const char *phase, int has_gpu, int with_share, struct gpumem_checkrun *r)
+/* A result without a document: status, verdict and why. */
+static void set_result(struct gpumem_checkrun *r, const char *status, const char *verdict,
+		       const char *reason)
 {
-	char frac[32], tmo[32], gpus[1100], pct[64], pipe[4200], logd[4200], node[96];
-	char *argv[16], *envp[10];
-	struct gpumem_proc p = { 0 };
-	struct json_object *doc = NULL;
-	char err[300];
-	int a = 0, e = 0;
-	int timeout = st->have_site ? st->site.check_timeout_s : st->args.timeout;
+	snprintf(r->status, sizeof(r->status), "%s", status);
+	snprintf(r->verdict, sizeof(r->verdict), "%s", verdict);
+	snprintf(r->reason, sizeof(r->reason), "%s", reason);
+}
 
-	memset(r, 0, sizeof(*r));
-	r->done = 1;
-	r->exit_code = -1;
-	snprintf(r->phase, sizeof(r->phase), "%s", phase);
-	iso_now(r->time, sizeof(r->time));
-	if (!has_gpu) {
-		snprintf(r->status, sizeof(r->status), "skipped");
-		snprintf(r->verdict, sizeof(r->verdict), "skipped");
-		snprintf(r->reason, sizeof(r->reason), "no GPU device on this node");
-		return;
-	}
-	if (access(st->args.check, X_OK) != 0) {
-		snprintf(r->status, sizeof(r->status), "not_run");
-		snprintf(r->verdict, sizeof(r->verdict), "error");
-		snprintf(r->reason, sizeof(r->reason), "gpumem-check not installed at %s",
-			 st->args.check);
-		return;
-	}
-	snprintf(frac, sizeof(frac), "%g", st->eff.check.min_fraction);
-	snprintf(tmo, sizeof(tmo), "%d", timeout);
+/* The check's fixed argument vector (16 slots); frac and tmo hold its numbers. */
+static void check_argv(const struct gpumem_state *st, char **argv, char *frac, char *tmo,
+		       int timeout)
+{
+	int a = 0;
+
+	snprintf(frac, 32, "%g", st->eff.check.min_fraction);
+	snprintf(tmo, 32, "%d", timeout);
 	argv[a++] = st->args.check;
 	argv[a++] = "--json";
 	argv[a++] = "-";
@@ -209,74 +171,118 @@ void gpumem_jobcheck_run(const struct gpumem_state *st, const struct gpumem_jobi
 	if (st->eff.check.l2_ab)
 		argv[a++] = "--l2-ab";
 	argv[a] = NULL;
+}
+
+/* The strings check_envp points into. */
+struct check_envbuf {
+	char gpus[1100], pct[64], pipe[4200], logd[4200], node[96];
+};
+
+/* The check's fixed environment (10 slots): never the job's. */
+static void check_envp(const struct gpumem_state *st, const struct gpumem_jobinfo *ji,
+		       int with_share, char **envp, struct check_envbuf *b)
+{
+	int e = 0;
+
 	envp[e++] = "PATH=/usr/bin:/bin";
 	/* Which node this is, for the check's own messages. */
-	snprintf(node, sizeof(node), "SLURMD_NODENAME=%s", ji->node);
-	envp[e++] = node;
-	/* The tasks' numbering: the check runs in the step's devices cgroup. */
+	snprintf(b->node, sizeof(b->node), "SLURMD_NODENAME=%s", ji->node);
+	envp[e++] = b->node;
+	/* The job prolog/epilog: the job's GPUs in the node's numbering. */
 	if (st->task_gpus && st->task_gpus[0]) {
-		snprintf(gpus, sizeof(gpus), "CUDA_VISIBLE_DEVICES=%s", st->task_gpus);
-		envp[e++] = gpus;
+		snprintf(b->gpus, sizeof(b->gpus), "CUDA_VISIBLE_DEVICES=%s", st->task_gpus);
+		envp[e++] = b->gpus;
 	} else if (ji->gpus[0]) {
-		snprintf(gpus, sizeof(gpus), "CUDA_VISIBLE_DEVICES=%s", ji->gpus);
-		envp[e++] = gpus;
+		snprintf(b->gpus, sizeof(b->gpus), "CUDA_VISIBLE_DEVICES=%s", ji->gpus);
+		envp[e++] = b->gpus;
 	}
 	/* The check runs with the job's share, so its thresholds scale. */
 	if (with_share && (st->eff.set & GPUMEM_K_MPS_PCT)) {
-		snprintf(pct, sizeof(pct), "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d",
+		snprintf(b->pct, sizeof(b->pct), "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d",
 			 st->eff.mps.active_thread_percentage);
-		envp[e++] = pct;
+		envp[e++] = b->pct;
 	}
 	if (with_share && st->mps_dir) {
-		snprintf(pipe, sizeof(pipe), "CUDA_MPS_PIPE_DIRECTORY=%s/pipe", st->mps_dir);
-		snprintf(logd, sizeof(logd), "CUDA_MPS_LOG_DIRECTORY=%s/log", st->mps_dir);
-		envp[e++] = pipe;
-		envp[e++] = logd;
+		snprintf(b->pipe, sizeof(b->pipe), "CUDA_MPS_PIPE_DIRECTORY=%s/pipe", st->mps_dir);
+		snprintf(b->logd, sizeof(b->logd), "CUDA_MPS_LOG_DIRECTORY=%s/log", st->mps_dir);
+		envp[e++] = b->pipe;
+		envp[e++] = b->logd;
 	}
 	envp[e] = NULL;
+}
+
+/* What the finished check said: its exit status, then its document. */
+static void read_result(struct gpumem_proc *p, const struct gpumem_jobinfo *ji,
+			struct gpumem_checkrun *r)
+{
+	struct json_object *doc = NULL;
+	char err[300], why[128];
+
+	r->exit_code = p->status;
+	if (p->status < 0 || p->status > 4) {
+		if (p->status > 128)
+			snprintf(why, sizeof(why), "gpumem-check was killed by signal %d",
+				 p->status - 128);
+		else
+			snprintf(why, sizeof(why), "gpumem-check exited %d", p->status);
+		set_result(r, "failed", "error", why);
+		return;
+	}
+	snprintf(r->status, sizeof(r->status), p->status == 3 ? "skipped" : "ran");
+	snprintf(r->verdict, sizeof(r->verdict), "%s", verdict_of_exit[p->status]);
+	if (gpumem_json_parse_check(p->out, strlen(p->out), &doc, err, sizeof(err)) == 0) {
+		const char *reason;
+
+		r->json = p->out;
+		p->out = NULL;
+		figures(doc, r, ji->gpus);
+		reason = member_text(gpumem_json_get(doc, "overall"), "reason");
+		if (r->reason[0] == '\0' && reason)
+			snprintf(r->reason, sizeof(r->reason), "%s", reason);
+	} else {
+		snprintf(r->reason, sizeof(r->reason), "gpumem-check printed no valid report");
+	}
+	json_object_put(doc);
+}
+
+void gpumem_jobcheck_run(const struct gpumem_state *st, const struct gpumem_jobinfo *ji,
+			 const char *phase, int has_gpu, int with_share, struct gpumem_checkrun *r)
+{
+	char frac[32], tmo[32], why[4200];
+	char *argv[16], *envp[10];
+	struct check_envbuf eb;
+	struct gpumem_proc p = { 0 };
+	int timeout = st->have_site ? st->site.check_timeout_s : st->args.timeout;
+
+	memset(r, 0, sizeof(*r));
+	r->done = 1;
+	r->exit_code = -1;
+	snprintf(r->phase, sizeof(r->phase), "%s", phase);
+	iso_now(r->time, sizeof(r->time));
+	if (!has_gpu) {
+		set_result(r, "skipped", "skipped", "no GPU device on this node");
+		return;
+	}
+	if (access(st->args.check, X_OK) != 0) {
+		snprintf(why, sizeof(why), "gpumem-check not installed at %s", st->args.check);
+		set_result(r, "not_run", "error", why);
+		return;
+	}
+	check_argv(st, argv, frac, tmo, timeout);
+	check_envp(st, ji, with_share, envp, &eb);
 	gpumem_proc_as_user(&p, st->args.check, argv, envp, ji->uid, ji->gid, timeout + 5);
 	p.drop_stderr = 1;
 	/* One byte over the cap: more output than that is refused, not cut. */
 	p.out_max = GPUMEM_CHECK_MAX_BYTES + 1;
 	if (gpumem_proc_run(&p) < 0) {
-		snprintf(r->status, sizeof(r->status), "failed");
-		snprintf(r->verdict, sizeof(r->verdict), "error");
-		snprintf(r->reason, sizeof(r->reason), "cannot run %s", st->args.check);
-		return;
-	}
-	if (p.timed_out) {
-		snprintf(r->status, sizeof(r->status), "timed_out");
-		snprintf(r->verdict, sizeof(r->verdict), "error");
-		snprintf(r->reason, sizeof(r->reason), "killed: no answer within %d s", timeout + 5);
-		goto out;
-	}
-	r->exit_code = p.status;
-	if (p.status < 0 || p.status > 4) {
-		snprintf(r->status, sizeof(r->status), "failed");
-		snprintf(r->verdict, sizeof(r->verdict), "error");
-		if (p.status > 128)
-			snprintf(r->reason, sizeof(r->reason), "gpumem-check was killed by signal %d",
-				 p.status - 128);
-		else
-			snprintf(r->reason, sizeof(r->reason), "gpumem-check exited %d", p.status);
-		goto out;
-	}
-	snprintf(r->status, sizeof(r->status), p.status == 3 ? "skipped" : "ran");
-	snprintf(r->verdict, sizeof(r->verdict), "%s", verdict_of_exit[p.status]);
-	if (gpumem_json_parse_check(p.out, strlen(p.out), &doc, err, sizeof(err)) == 0) {
-		const char *why;
-
-		r->json = p.out;
-		p.out = NULL;
-		figures(doc, r, ji->gpus);
-		why = member_text(gpumem_json_get(doc, "overall"), "reason");
-		if (r->reason[0] == '\0' && why)
-			snprintf(r->reason, sizeof(r->reason), "%s", why);
+		snprintf(why, sizeof(why), "cannot run %s", st->args.check);
+		set_result(r, "failed", "error", why);
+	} else if (p.timed_out) {
+		snprintf(why, sizeof(why), "killed: no answer within %d s", timeout + 5);
+		set_result(r, "timed_out", "error", why);
 	} else {
-		snprintf(r->reason, sizeof(r->reason), "gpumem-check printed no valid report");
+		read_result(&p, ji, r);
 	}
-out:
-	json_object_put(doc);
 	gpumem_proc_free(&p);
 }
 

@@ -28,9 +28,7 @@ struct gpumem_checkrun {
 	int drained;
 };
 
-/* Does this step run the checks?  The batch step, or a step outside a batch job. */
-int gpumem_jobcheck_applies(spank_t sp, const struct gpumem_jobinfo *ji);
-/* Run gpumem-check for the step as the user (bounded by the site timeout). */
+/* Run gpumem-check for the job prolog/epilog as the user (bounded by the site timeout). */
 void gpumem_jobcheck_run(const struct gpumem_state *st, const struct gpumem_jobinfo *ji,
 			 const char *phase, int has_gpu, int with_share, struct gpumem_checkrun *r);
 /*

@@ -309,6 +309,17 @@ static void start_mps(struct gpumem_jobctx *c, const struct gpumem_node *node)
 	gpumem_info("gpumem: job %u: per-job MPS daemon started in %s", c->job, dir);
 }
 
+/*
+ * A check that started but did not finish (killed by a signal, timed out):
+ * the job's user may have killed it, so with on_fail fail it never counts
+ * as a pass; it fails the steps, and never drains (a user could drain
+ * nodes at will).  A check that could not start (not installed) is no such.
+ */
+static int unfinished_check(const struct gpumem_checkrun *r)
+{
+	return !strcmp(r->status, "timed_out") || (!strcmp(r->status, "failed") && r->exit_code > 128);
+}
+
 int gpumem_job_prolog(spank_t sp, int ac, char **av)
 {
 	struct gpumem_state *st = &gpumem_state;
@@ -338,12 +349,16 @@ int gpumem_job_prolog(spank_t sp, int ac, char **av)
 			   "its own MPS daemon on the GPUs it names", c.job);
 	if (st->eff.check.before) {
 		gpumem_perjob_check(&c, &node, "before", 1, &r);
-		if (!strcmp(r.verdict, "fail") && st->eff.check.on_fail != GPUMEM_ONFAIL_WARN) {
+		int unfinished = unfinished_check(&r);
+
+		if ((!strcmp(r.verdict, "fail") || unfinished) &&
+		    st->eff.check.on_fail != GPUMEM_ONFAIL_WARN) {
 			char name[64], msg[700];
 
 			/* The steps fail with this (remote.c); the epilog removes it. */
 			snprintf(name, sizeof(name), GPUMEM_STATE_BEFORE, c.job);
-			snprintf(msg, sizeof(msg), "GPU check before the job failed on %s: %s\n",
+			snprintf(msg, sizeof(msg), "GPU check before the job %s on %s: %s\n",
+				 unfinished ? "did not finish (counted as failed)" : "failed",
 				 c.ji.node, r.reason);
 			if (c.dfd < 0 || gpumem_state_write(c.dfd, name, msg) < 0)
 				gpumem_error("gpumem: job %u: cannot record the failed check for the "

@@ -143,6 +143,16 @@ jid=$(U sbatch --parsable --wait -o /dev/null --wrap 'srun -N1 true; srun -N1 tr
 is "$(ls "$t/pub/reports" | grep "^job$jid\." | tr '\n' ' ')" "job$jid.epilog.gpumem1.after.json job$jid.prolog.gpumem1.before.json " \
 	"a passing batch job: checked once, by the job prolog and epilog, its steps not again"
 
+# --- S1. a required check the user kills counts as failed, never as a pass --
+touch "$t/fail/killed"
+run U srun -N1 echo ran
+[ "$rc" -ne 0 ] && pass "S1: a killed site-required before-check fails the step" || fail "S1: a killed before-check let the step run"
+unlike "$out" "^ran$" "... the task did not run"
+like "$out" "did not finish \(counted as failed\).*killed by signal 9" "... saying why"
+sleep 1
+unlike "$(scontrol show node gpumem1 -o)" "State=[A-Z+]*DRAIN" "... and the node is not drained (a user must not drain nodes at will)"
+rm -f "$t/fail/killed"
+
 # --- 2. helpers start with an empty signal mask, default dispositions -------
 rm -f "$t/sigs"/*
 run U srun -N1 true
@@ -157,7 +167,10 @@ touch "$t/mode/alarm"
 start=$(date +%s%N)
 run U srun -N1 sh -c 'echo "job=$SLURM_JOB_ID"'
 took=$(( ($(date +%s%N) - start) / 1000000 ))
-jid=$(jobid_of "$out")
+# A required before-check that did not finish counts as failed (S1): the
+# step fails, so the job id comes from slurmctld.
+[ "$rc" -ne 0 ] && pass "a before-check killed by its own alarm fails the step (S1)" || fail "a before-check killed by its own alarm fails the step (S1)"
+jid=$(scontrol -o show jobs | sed -n 's/^JobId=\([0-9]*\) .*/\1/p' | sort -n | tail -1)
 # Per job (issue 15): the after-check runs in the job epilog, after srun returned.
 fa="$t/pub/reports/job$jid.epilog.gpumem1.after.json"
 for _ in $(seq 1 60); do [ -f "$fa" ] && break; sleep 0.25; done
