@@ -41,11 +41,11 @@ YAML
 mkdir -p "$t/libexec"
 ln -s "$B/plugin/probe/gpumem-probe" "$t/libexec/gpumem-probe"
 [ -x "$B/kernels/l2reset/gpumem-l2reset" ] && ln -s "$B/kernels/l2reset/gpumem-l2reset" "$t/libexec/gpumem-l2reset"
-echo "required $B/plugin/spank/.libs/gpumem.so site=$t/site.yaml libexecdir=$t/libexec check=$B/kernels/check/gpumem-check verbose" >"$t/plugstack.conf"
+echo "required $B/plugin/spank/.libs/gpumem.so site=$t/site.yaml libexecdir=$t/libexec check=$B/kernels/check/gpumem-check state_dir=$t/run verbose" >"$t/plugstack.conf"
 # A real failure for the drain test: the real check with one planted bad word.
 printf '#!/bin/sh\nexec %s --plant-error "$@"\n' "$B/kernels/check/gpumem-check" >"$t/check-planted"
 chmod 755 "$t/check-planted"
-echo "required $B/plugin/spank/.libs/gpumem.so site=$t/site.yaml libexecdir=$t/libexec check=$t/check-planted" >"$t/planted.conf"
+echo "required $B/plugin/spank/.libs/gpumem.so site=$t/site.yaml libexecdir=$t/libexec check=$t/check-planted state_dir=$t/run" >"$t/planted.conf"
 printf 'version: 1\ncheck:\n  before: true\n  after: true\n' >"$t/checked.yaml"
 printf 'version: 1\ncheck:\n  after: true\n  on_fail: drain\n' >"$t/drain.yaml"
 printf 'version: 1\ncheck:\n  after: true\n' >"$t/after.yaml"
@@ -104,24 +104,25 @@ diag "ratios: MPS25/none $(awk -v a="$m25" -v b="$none" 'BEGIN{printf "%.3f", a/
 
 run srun -N1 --gpumem-policy="$t/mps25job.yaml" sh -c 'echo "pipe=$CUDA_MPS_PIPE_DIRECTORY"; ls "$CUDA_MPS_PIPE_DIRECTORY"; pgrep -u "$(id -u)" -a nvidia-cuda-mps'
 diag "$out"
-like "$out" "pipe=/tmp/gpumem-mps\." "per-job MPS: private pipe directory"
+like "$out" "pipe=$t/run/mps\.[0-9]+/pipe" "per-job MPS: the job's pipe directory in root's state_dir"
 like "$out" "nvidia-cuda-mps-control" "per-job MPS: the control daemon runs during the step"
-# The step's exit runs after srun returns: give it time (it waits up to 5 s
-# for the daemon to quit).  Zombies waiting for init to reap them are gone.
+# The job epilog stops the daemon after srun returned (the node is
+# COMPLETING meanwhile).  Zombies waiting for init to reap them are gone.
 for _ in $(seq 1 30); do
-	left=$(ls -d /tmp/gpumem-mps.* 2>/dev/null; ps -eo stat=,pid=,args= | awk '$1 !~ /^Z/ && /nvidia-cuda-mps/ && !/awk/')
+	left=$(ls -d "$t"/run/mps.* 2>/dev/null; ps -eo stat=,pid=,args= | awk '$1 !~ /^Z/ && /nvidia-cuda-mps/ && !/awk/')
 	[ -z "$left" ] && break
 	sleep 0.5
 done
-is "$left" "" "per-job MPS: no daemon and no directory left after the step"
+is "$left" "" "per-job MPS: no daemon and no directory left after the job's epilog"
 grep -h 'MPS' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -4 | sed 's/^/# slurmd: /'
 like "$(grep -h 'L2 reset' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log)" "L2 reset" "L2 reset ran at the end of an L2 step"
 
 # --- checks before and after a job, on the real GPU ------------------------------
 run srun -N1 --gpumem-policy="$t/checked.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
 jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
+for _ in $(seq 1 40); do [ -f "$t/reports/job$jid.epilog.gpumem1.after.json" ] && break; sleep 0.25; done
 for ph in before after; do
-	f="$t/reports/job$jid.0.gpumem1.$ph.json"
+	f="$t/reports/job$jid.$([ $ph = before ] && echo prolog || echo epilog).gpumem1.$ph.json"
 	[ -f "$f" ] && pass "check $ph: report written" || fail "check $ph: report written ($f)"
 	diag "$ph: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["check"] or {}; dv=(c.get("devices") or [{}])[0]; print(d["status"], d["verdict"], d["reason"], "wall", c.get("wall_s"), {k: v["best_gbps"] for k, v in (dv.get("metrics") or {}).items()})' "$f" 2>&1)"
 	like "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["status"], d["verdict"])' "$f" 2>&1)" "^ran pass" "check $ph: ran on the GPU and passed"
@@ -138,10 +139,11 @@ diag "srun -N1 true, median of 5 alternating: no policy $(med <"$t/t.none") ms; 
 # --- a real failure (one planted bad word) drains the node -----------------------
 "$CL" restart-slurmd --plugstack "$t/planted.conf" >/dev/null 2>&1
 run srun -N1 --gpumem-policy="$t/drain.yaml" true
-sleep 1
+# The after-check runs in the job epilog, after srun returned.
+for _ in $(seq 1 40); do scontrol show node gpumem1 -o | grep -q 'State=[A-Z+]*DRAIN' && break; sleep 0.5; done
 state=$(scontrol show node gpumem1 -o | grep -o 'State=[^ ]*')
 like "$state" "DRAIN" "a failing real check (--plant-error) drains the node"
-like "$(scontrol show node gpumem1 -o)" "Reason=gpumem: GPU check failed \(job [0-9]+\.0 after: gpu0: .*mismatch" "... with gpumem's reason"
+like "$(scontrol show node gpumem1 -o)" "Reason=gpumem: GPU check failed \(job [0-9]+\.epilog after: gpu0: .*mismatch" "... with gpumem's reason"
 scontrol update NodeName=gpumem1 State=RESUME
 grep -h 'gpumem' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -6 | sed 's/^/# slurmd: /'
 done_testing
