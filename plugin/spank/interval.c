@@ -16,31 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "json.h"
+#include "jobstate.h"
 #include "perjob.h"
 #include "report.h"
-
-static char *read_report(int dirfd, const char *name)
-{
-	struct stat st;
-	char *buf = NULL;
-	ssize_t n;
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
-	    st.st_size <= GPUMEM_REPORT_MAX_FILE_BYTES && (buf = malloc((size_t)st.st_size + 1))) {
-		n = read(fd, buf, (size_t)st.st_size);
-		if (n < 0) {
-			free(buf);
-			buf = NULL;
-		} else {
-			buf[n] = '\0';
-		}
-	}
-	close(fd);
-	return buf;
-}
 
 /* Mark in PASSED[j] each job GPU that this report shows passing. */
 static void scan_report(const struct gpumem_jobctx *c, const struct gpumem_node *node,
@@ -105,7 +83,7 @@ int gpumem_interval_passed(const struct gpumem_jobctx *c, const struct gpumem_no
 		/* job<ID>.<STEP>.<NODE>.<PHASE>.json of this node, recent enough */
 		if (strncmp(e->d_name, "job", 3) || !strstr(e->d_name, suffix) ||
 		    fstatat(fd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || sb.st_mtime < cutoff ||
-		    !(text = read_report(fd, e->d_name)))
+		    !(text = gpumem_state_read(fd, e->d_name, GPUMEM_REPORT_MAX_FILE_BYTES)))
 			continue;
 		scan_report(c, node, text, mine);
 		free(text);
