@@ -102,14 +102,16 @@ diag "ratios: MPS25/none $(awk -v a="$m25" -v b="$none" 'BEGIN{printf "%.3f", a/
 	pass "active_thread_percentage: 25 with a per-job MPS daemon is measurably slower" ||
 	fail "active_thread_percentage: 25 slows the bandwidth-bound program"
 
-run srun -N1 --gpumem-policy="$t/mps25job.yaml" sh -c 'echo "pipe=$CUDA_MPS_PIPE_DIRECTORY"; ls "$CUDA_MPS_PIPE_DIRECTORY"; pgrep -u "$(id -u)" -a nvidia-cuda-mps'
+# With a GPU from Slurm (GRES) the job prolog starts the daemon; without
+# one (the runs above) each step starts its own on the GPUs it names.
+run srun -N1 --gres=gpu:1 --gpumem-policy="$t/mps25job.yaml" sh -c 'echo "pipe=$CUDA_MPS_PIPE_DIRECTORY"; ls "$CUDA_MPS_PIPE_DIRECTORY"; pgrep -u "$(id -u)" -a nvidia-cuda-mps'
 diag "$out"
 like "$out" "pipe=$t/run/mps\.[0-9]+/pipe" "per-job MPS: the job's pipe directory in root's state_dir"
 like "$out" "nvidia-cuda-mps-control" "per-job MPS: the control daemon runs during the step"
 # The job epilog stops the daemon after srun returned (the node is
 # COMPLETING meanwhile).  Zombies waiting for init to reap them are gone.
 for _ in $(seq 1 30); do
-	left=$(ls -d "$t"/run/mps.* 2>/dev/null; ps -eo stat=,pid=,args= | awk '$1 !~ /^Z/ && /nvidia-cuda-mps/ && !/awk/')
+	left=$(ls -d "$t"/run/mps.* /tmp/gpumem-mps.* 2>/dev/null; ps -eo stat=,pid=,args= | awk '$1 !~ /^Z/ && /nvidia-cuda-mps/ && !/awk/')
 	[ -z "$left" ] && break
 	sleep 0.5
 done
