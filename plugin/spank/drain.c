@@ -106,7 +106,7 @@ static int show(const char *node, int *drained, char *reason, size_t len)
 
 int gpumem_drain(const char *node, const char *reason, char *msg, size_t len)
 {
-	char cur[1024], state_arg[] = "State=DRAIN", node_arg[160], reason_arg[600];
+	char cur[1024], state_arg[] = "State=DRAIN", node_arg[160], reason_arg[1500];
 	char *args[] = { "update", node_arg, state_arg, reason_arg, NULL };
 	char *out = NULL;
 	int drained, rv;
@@ -134,9 +134,28 @@ int gpumem_drain(const char *node, const char *reason, char *msg, size_t len)
 	return rv == 0 ? 1 : -1;
 }
 
-int gpumem_resume(const char *node, char *msg, size_t len)
+int gpumem_drain_gpus_passed(const char *reason, const char *passed)
 {
-	char cur[1024], state_arg[] = "State=RESUME", node_arg[160];
+	const char *a = strstr(reason, "{GPU-"), *e = a ? strchr(a, '}') : NULL;
+	char want[80], list[2048];
+
+	if (a == NULL || e == NULL)
+		return 1;       /* a drain that names no GPU: any pass clears it */
+	snprintf(list, sizeof(list), ",%s,", passed ? passed : "");
+	for (const char *p = a + 1; p < e;) {
+		size_t n = strcspn(p, ",}");
+
+		snprintf(want, sizeof(want), ",%.*s,", (int)(n < 70 ? n : 70), p);
+		if (strstr(list, want) == NULL)
+			return 0;
+		p += n + (p[n] == ',');
+	}
+	return 1;
+}
+
+int gpumem_resume(const char *node, const char *passed, char *msg, size_t len)
+{
+	char cur[2048], state_arg[] = "State=RESUME", node_arg[160];
 	char *args[] = { "update", node_arg, state_arg, NULL };
 	char *out = NULL;
 	int drained, rv;
@@ -148,6 +167,11 @@ int gpumem_resume(const char *node, char *msg, size_t len)
 	if (!drained || strncmp(cur, GPUMEM_DRAIN_PREFIX, strlen(GPUMEM_DRAIN_PREFIX)) != 0) {
 		msg[0] = '\0';
 		return 0;       /* not drained, or not by us: nothing to undo */
+	}
+	if (!gpumem_drain_gpus_passed(cur, passed)) {
+		snprintf(msg, len, "node %s stays drained: a GPU its gpumem drain names was not "
+			 "among those that passed (%s)", node, passed && *passed ? passed : "none");
+		return 2;
 	}
 	snprintf(node_arg, sizeof(node_arg), "NodeName=%s", node);
 	rv = scontrol(args, &out);

@@ -465,32 +465,74 @@ out:
 	json_object_put(doc);
 }
 
+/*
+ * UUIDs of the check's devices, comma-separated, into OUT: with FAILED, of
+ * those not passing (all of them when none is singled out), else of those
+ * passing.  Empty without a document.
+ */
+static void check_uuids(const struct gpumem_checkrun *r, int failed, char *out, size_t len)
+{
+	struct json_object *doc = NULL, *devs;
+	char err[200];
+	size_t o = 0;
+
+	out[0] = '\0';
+	if (!r->json || gpumem_json_parse_check(r->json, strlen(r->json), &doc, err, sizeof(err)) < 0)
+		return;
+	devs = gpumem_json_get(doc, "devices");
+	for (int pass = 0; pass < 2 && o == 0; pass++)
+		for (size_t i = 0; i < gpumem_json_len(devs); i++) {
+			const char *u = gpumem_json_str(gpumem_json_at(devs, i), "uuid");
+			const char *v = gpumem_json_str(gpumem_json_at(devs, i), "verdict");
+			int ok = v && (!strcmp(v, "pass") || !strcmp(v, "warn"));
+
+			if (!u || strncmp(u, "GPU-", 4) || strpbrk(u, ",{} ") ||
+			    (pass == 0 && ok == failed) || o + strlen(u) + 2 >= len)
+				continue;
+			o += (size_t)snprintf(out + o, len - o, "%s%s", o ? "," : "", u);
+		}
+	json_object_put(doc);
+}
+
+/* Drain on a failed check (naming the failed GPUs), resume on a pass. */
+static void drain_or_resume(const struct gpumem_state *st, const struct gpumem_jobinfo *ji,
+			    struct gpumem_checkrun *r)
+{
+	char msg[1200], uuids[512];
+
+	if (!strcmp(r->verdict, "fail") && st->eff.check.on_fail == GPUMEM_ONFAIL_DRAIN &&
+	    st->have_site && st->site.drain.enabled && ji->node[0]) {
+		char reason[1400], cause[204], gpus[520];
+
+		/* The cause comes from the check, which the user could tamper with. */
+		gpumem_escape(cause, sizeof(cause), r->reason[0] ? r->reason : r->verdict);
+		check_uuids(r, 1, uuids, sizeof(uuids));
+		snprintf(gpus, sizeof(gpus), uuids[0] ? " {%s}" : "", uuids);
+		snprintf(reason, sizeof(reason), "%s%s (job %u.%s %s: %s)",
+			 st->site.drain.reason ? st->site.drain.reason : "gpumem: GPU check failed",
+			 gpus, ji->job, ji->step, r->phase, cause);
+		r->drained = gpumem_drain(ji->node, reason, msg, sizeof(msg)) == 1;
+		gpumem_info("gpumem: %s", msg);
+	} else if (!strncmp(r->verdict, "pass", 4) && st->have_site && st->site.drain.enabled &&
+		   ji->node[0]) {
+		check_uuids(r, 0, uuids, sizeof(uuids));
+		if (gpumem_resume(ji->node, uuids, msg, sizeof(msg)) != 0)
+			gpumem_info("gpumem: %s", msg);
+	}
+}
+
 void gpumem_jobcheck_report(const struct gpumem_state *st, const struct gpumem_jobinfo *ji,
 			    struct gpumem_checkrun *r)
 {
 	const char *dir = st->have_site ? st->site.report.dir : NULL;
-	char name[256], err[4400], msg[1200], why[600];
+	char name[256], err[4400], why[600];
 	char *json;
 	int dfd;
 
 	if (!r->done)
 		return;
 	/* Drain first, so the report can say so. */
-	if (!strcmp(r->verdict, "fail") && st->eff.check.on_fail == GPUMEM_ONFAIL_DRAIN &&
-	    st->have_site && st->site.drain.enabled && ji->node[0]) {
-		char reason[400], cause[204];
-
-		/* The cause comes from the check, which the user could tamper with. */
-		gpumem_escape(cause, sizeof(cause), r->reason[0] ? r->reason : r->verdict);
-		snprintf(reason, sizeof(reason), "%s (job %u.%s %s: %s)",
-			 st->site.drain.reason ? st->site.drain.reason : "gpumem: GPU check failed",
-			 ji->job, ji->step, r->phase, cause);
-		r->drained = gpumem_drain(ji->node, reason, msg, sizeof(msg)) == 1;
-		gpumem_info("gpumem: %s", msg);
-	} else if (!strncmp(r->verdict, "pass", 4) && st->have_site && st->site.drain.enabled &&
-		   ji->node[0] && gpumem_resume(ji->node, msg, sizeof(msg)) != 0) {
-		gpumem_info("gpumem: %s", msg);
-	}
+	drain_or_resume(st, ji, r);
 	gpumem_info("gpumem: check %s job %u.%s node %s GPUs %s: %s%s%s%s%s", r->phase, ji->job,
 		   ji->step, ji->node, ji->gpus[0] ? ji->gpus : "(not set)", r->verdict,
 		   r->reason[0] ? " (" : "", r->reason, r->reason[0] ? ")" : "",

@@ -145,7 +145,7 @@ run srun -N1 --gpumem-policy="$t/drain.yaml" true
 for _ in $(seq 1 40); do scontrol show node gpumem1 -o | grep -q 'State=[A-Z+]*DRAIN' && break; sleep 0.5; done
 state=$(scontrol show node gpumem1 -o | grep -o 'State=[^ ]*')
 like "$state" "DRAIN" "a failing real check (--plant-error) drains the node"
-like "$(scontrol show node gpumem1 -o)" "Reason=gpumem: GPU check failed \(job [0-9]+\.epilog after: gpu0: .*mismatch" "... with gpumem's reason"
+like "$(scontrol show node gpumem1 -o)" "Reason=gpumem: GPU check failed \{GPU-[0-9a-f-]+\} \(job [0-9]+\.epilog after: gpu0: .*mismatch" "... with gpumem's reason"
 scontrol update NodeName=gpumem1 State=RESUME
 grep -h 'gpumem' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -6 | sed 's/^/# slurmd: /'
 done_testing

@@ -90,7 +90,7 @@ run srun -N3 --gpumem-policy="$t/drain.yaml" true
 is "$rc" 0 "the job itself is not failed by an after-check"
 sleep 1
 like "$(node_state gpumem2)" "DRAIN" "gpumem2, whose check failed, is drained"
-like "$(node_reason gpumem2)" "^gpumem: GPU check failed \(job [0-9]+\.epilog after: gpu0: triad 1200.0 GB/s below" "... with a gpumem: reason naming job and cause"
+like "$(node_reason gpumem2)" "^gpumem: GPU check failed \{GPU-00000000-0000-0000-0000-000000000002\} \(job [0-9]+\.epilog after: gpu0: triad 1200.0 GB/s below" "... with a gpumem: reason naming the GPU (UUID), job and cause"
 is "$(node_state gpumem1)" "IDLE" "gpumem1 is not"
 is "$(node_state gpumem3)" "IDLE" "gpumem3 is not"
 jid=$(ls "$t/reports" | sed -n 's/^job\([0-9]*\)\.epilog\.gpumem2\..*/\1/p' | sort -n | tail -1)
@@ -125,6 +125,28 @@ like "$(node_state gpumem3)" "DRAIN" "... and stays drained"
 scontrol update NodeName=gpumem3 State=RESUME
 wait_idle gpumem3
 rm -f "$t/fail/gpumem3"
+
+# --- S2: a pass resumes only a drain whose failed GPUs it checked ---------------
+# The stand-in reports two GPUs (D/gpus) and fails the second; a job already
+# running on the node when it is drained then passes on the first GPU only.
+echo 2 >"$t/gpus"
+wait_idle gpumem1
+bg_job gpumem1 --gpumem-policy="$t/after.yaml" sleep 4 || fail "a job runs on gpumem1"
+echo 1 >"$t/fail/gpumem1"
+timeout 60 srun -w gpumem1 --gpumem-policy="$t/drain.yaml" true
+for _ in $(seq 1 20); do [[ $(node_state gpumem1) == *DRAIN* ]] && break; sleep 0.25; done
+like "$(node_reason gpumem1)" "^gpumem: GPU check failed \{GPU-00000001-0000-0000-0000-000000000001\} \(job [0-9]+\.epilog after" "S2: the drain reason names the failed GPU by UUID"
+rm -f "$t/fail/gpumem1"
+echo 1 >"$t/gpus"
+n=$(wc -l <"$GPUMEM_CLUSTER_DIR"/log/slurmd.gpumem1.log)
+wait $bg
+for _ in $(seq 1 40); do tail -n +"$((n + 1))" "$GPUMEM_CLUSTER_DIR"/log/slurmd.gpumem1.log | grep -q 'check after' && break; sleep 0.25; done
+sleep 0.5
+like "$(node_state gpumem1)" "DRAIN" "S2: a pass on the other GPU only does not resume the node"
+like "$(tail -n +"$((n + 1))" "$GPUMEM_CLUSTER_DIR"/log/slurmd.gpumem1.log | grep 'stays drained')" "stays drained: a GPU its gpumem drain names was not among those that passed \(GPU-00000000-0000-0000-0000-000000000000\)" "... and the log says why"
+rm -f "$t/gpus"
+scontrol update NodeName=gpumem1 State=RESUME
+wait_idle gpumem1
 
 # --- check.before with on_fail: fail stops the job, with the reason -------------
 touch "$t/fail/gpumem1"
