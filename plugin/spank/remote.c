@@ -470,7 +470,7 @@ int gpumem_remote_task_init(spank_t sp)
 /* Is ",entry," (tok) one of the entries of the comma-separated list? */
 static int list_has(const char *list, const char *tok)
 {
-	char buf[GPUMEM_GPU_LIST_MAX * 2 + 8];
+	char buf[GPUMEM_GPU_LIST_MAX * 2 + 16];
 
 	snprintf(buf, sizeof(buf), ",%s,", list);
 	return strstr(buf, tok) != NULL;
