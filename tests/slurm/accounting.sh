@@ -109,7 +109,8 @@ is "$(printf '%s' "$out" | json 'sorted((n["node"], n["checks"][0]["verdict"], n
 rm -f "$t/fail/gpumem2"
 
 # --- PrivateData=jobs: another user's job is not shown ---------------------------------
-run srun -N1 --gpumem-policy="$t/pol.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+# (-w gpumem1: the hand-run gpumem-acct below reads gpumem1's reports)
+run srun -N1 -w gpumem1 --gpumem-policy="$t/pol.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
 rjid=$(jobid_of "$out")
 wait_segments "$rjid" 1 || fail "root's job $rjid got no record"
 run "$GM" job "$rjid"
@@ -126,7 +127,7 @@ like "$planted" '^(JS1|js1):' "jobstats' AdminComment planted with sacctmgr (low
 env SLURM_CONF="$SLURM_CONF" "$ACCT" epilog --site "$t/site.yaml" --job "$rjid" --node gpumem1 2>>"$t/acct.log"
 now=$(comment "$rjid")
 is "${now%% *}" "$planted" "jobstats' content is kept byte for byte beside the record"
-like "$now" ' \{~[^ ]*~\}$' "gpumem's record follows it"
+like "$now" ' \{~[^ ]*~\}$' "gpumem's record follows it" || diag "gpumem-acct said: $(tail -8 "$t/acct.log")"
 if [ "$planted" = "JS1:$b64" ]; then
 	is "$(python3 -c 'import base64,gzip,json,sys; d=sys.argv[1]; print(json.loads(gzip.decompress(base64.b64decode(d[4:])))["nodes"]["gpumem1"]["cpus"])' "$now")" 4 \
 		"jobstats' own decoder still reads its data"
@@ -137,7 +138,7 @@ run "$GM" job "$rjid"
 is "$rc" 0 "gpumem job reads the record beside jobstats' content"
 
 # --- content sacctmgr would change is never rewritten -----------------------------------
-run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" srun -N1 --gpumem-policy="$t/pol.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" srun -N1 -w gpumem1 --gpumem-policy="$t/pol.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
 ujid=$(jobid_of "$out")
 wait_segments "$ujid" 1 || fail "job $ujid got no record"
 # A backslash: MySQL reads "\\" as one, and would read that one as an escape.
