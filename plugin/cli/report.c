@@ -13,9 +13,12 @@
 #include "config.h"
 #include "policy.h"
 #include "report.h"
+#include "report_cli.h"
 
 #define DEFAULT_SITE GPUMEM_SYSCONFDIR "/slurm/gpumem.yaml"
 #define SVG_DEFAULT_PANELS 48
+#define CLOCK_SLACK_S 3600
+#define WORST_DEFAULT 10
 
 enum { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 64 };
 
@@ -39,16 +42,21 @@ struct ropts {
 	int has_since;
 	time_t since;
 	size_t limit;                   /* 0: none */
+	size_t worst;                   /* GPUs in the summary's worst list */
+	int summary, rows;              /* what to print (table output) */
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: gpumem report [--site FILE] [FILTERS] [--json] [--limit N] [DIR]\n"
+		"Usage: gpumem report [--site FILE] [FILTERS] [--summary|--rows] [--json] [--limit N] [DIR]\n"
 		"       gpumem report --svg FILE [--metric NAME] [FILTERS] [--limit N] [DIR]\n"
 		"\n"
-		"The gpumem check reports of every node, one row per report and GPU, worst\n"
-		"first (fail, unusable, error, warn, skipped/not_run, pass), then newest.\n"
+		"The gpumem check reports of every node: a summary of the fleet (rows by\n"
+		"verdict, GPUs by model, each model's figures as a fraction of the site's\n"
+		"reference, nodes gpumem drained, the worst GPUs), then one row per report\n"
+		"and GPU, worst first (fail, unusable, error, warn, skipped/not_run, pass),\n"
+		"then newest.  Filters by job and node read only the files named for them.\n"
 		"DIR defaults to the site file's report.dir, else %s.\n"
 		"\n"
 		"Filters:\n"
@@ -57,15 +65,20 @@ static void usage(FILE *out)
 		"  --verdict V,...  pass, warn, fail, unusable, error, skipped, not_run\n"
 		"  --job ID[.STEP]  repeatable, or ID,ID\n"
 		"Output:\n"
+		"  --summary        the summary only (with --json: one object)\n"
+		"  --rows           the rows only\n"
+		"  --worst N        GPUs in the summary's worst list (default %d)\n"
 		"  --json           the rows as a JSON array (fields: see REPORT-JSON.md)\n"
 		"  --limit N        at most N rows (with --svg: N GPU panels, worst first;\n"
 		"                   default %d panels)\n"
 		"  --svg FILE       a picture per GPU of a metric over time ('-': stdout)\n"
-		"  --metric NAME    read, write, copy, triad (default), d2d, h2d, d2h\n"
+		"  --metric NAME    of the picture and the summary: read, write, copy,\n"
+		"                   triad (default), d2d, h2d, d2h\n"
 		"  --site FILE      site file for report.dir (default $GPUMEM_SITE, %s)\n"
 		"In the table, a figure marked * is below its pass threshold; times are UTC.\n"
 		"Exit status: 0 listed (even nothing), 1 DIR unreadable or output failed,\n"
-		"64 usage error.\n", GPUMEM_REPORT_DEFAULT_DIR, SVG_DEFAULT_PANELS, DEFAULT_SITE);
+		"64 usage error.\n", GPUMEM_REPORT_DEFAULT_DIR, WORST_DEFAULT, SVG_DEFAULT_PANELS,
+		DEFAULT_SITE);
 }
 
 static void opts_free(struct ropts *o)
@@ -192,6 +205,48 @@ static int parse_since(struct ropts *o, const char *arg)
 	return -1;
 }
 
+/* --limit N, --worst N: a count 1..100000000. */
+static int parse_count(const char *opt, const char *arg, size_t *out)
+{
+	char *end;
+	long long n;
+
+	errno = 0;
+	n = strtoll(arg, &end, 10);
+	if (end == arg || *end || errno || n < 1 || n > 100000000) {
+		fprintf(stderr, "gpumem: report: %s: '%s' is not a count 1..100000000\n", opt, arg);
+		return -1;
+	}
+	*out = (size_t)n;
+	return 0;
+}
+
+/* What is left after the options: the checks between them, and DIR. */
+static int finish_opts(int argc, char **argv, struct ropts *o)
+{
+	if (o->summary && o->rows) {
+		fprintf(stderr, "gpumem: report: --summary and --rows: give one (neither: both)\n");
+		return -1;
+	}
+	if (o->metric_given && o->svg == NULL && (o->rows || (o->json && !o->summary))) {
+		fprintf(stderr, "gpumem: report: --metric: only with --svg or the summary "
+			"(not with --rows, nor --json without --summary)\n");
+		return -1;
+	}
+	if (o->svg && (o->summary || o->rows)) {
+		fprintf(stderr, "gpumem: report: --svg draws a picture: no --summary or --rows\n");
+		return -1;
+	}
+	if (argc - optind > 1) {
+		fprintf(stderr, "gpumem: report: give at most one DIR ('%s' is extra)\n",
+			argv[optind + 1]);
+		return -1;
+	}
+	if (argc - optind == 1)
+		o->dir = argv[optind];
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct ropts *o)
 {
 	static const struct option longopts[] = {
@@ -204,6 +259,9 @@ static int parse_opts(int argc, char **argv, struct ropts *o)
 		{ "limit", required_argument, NULL, 'L' },
 		{ "svg", required_argument, NULL, 'o' },
 		{ "metric", required_argument, NULL, 'M' },
+		{ "summary", no_argument, NULL, 'U' },
+		{ "rows", no_argument, NULL, 'R' },
+		{ "worst", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -212,10 +270,8 @@ static int parse_opts(int argc, char **argv, struct ropts *o)
 	/* The CLI may have run getopt already: 0 makes glibc start afresh. */
 	optind = 0;
 	opterr = 0;
+	o->worst = WORST_DEFAULT;
 	while ((c = getopt_long(argc, argv, "s:jh", longopts, NULL)) != -1) {
-		char *end;
-		long long n;
-
 		switch (c) {
 		case 's': o->site = optarg; break;
 		case 'j': o->json = 1; break;
@@ -243,15 +299,15 @@ static int parse_opts(int argc, char **argv, struct ropts *o)
 				return -1;
 			break;
 		case 'L':
-			errno = 0;
-			n = strtoll(optarg, &end, 10);
-			if (end == optarg || *end || errno || n < 1 || n > 100000000) {
-				fprintf(stderr, "gpumem: report: --limit: '%s' is not a count "
-					"1..100000000\n", optarg);
+			if (parse_count("--limit", optarg, &o->limit) < 0)
 				return -1;
-			}
-			o->limit = (size_t)n;
 			break;
+		case 'W':
+			if (parse_count("--worst", optarg, &o->worst) < 0)
+				return -1;
+			break;
+		case 'U': o->summary = 1; break;
+		case 'R': o->rows = 1; break;
 		case 'M':
 			o->metric = gpumem_report_metric_id(optarg);
 			o->metric_given = 1;
@@ -270,18 +326,7 @@ static int parse_opts(int argc, char **argv, struct ropts *o)
 			return -1;
 		}
 	}
-	if (o->metric_given && o->svg == NULL) {
-		fprintf(stderr, "gpumem: report: --metric: only with --svg\n");
-		return -1;
-	}
-	if (argc - optind > 1) {
-		fprintf(stderr, "gpumem: report: give at most one DIR ('%s' is extra)\n",
-			argv[optind + 1]);
-		return -1;
-	}
-	if (argc - optind == 1)
-		o->dir = argv[optind];
-	return 0;
+	return finish_opts(argc, argv, o);
 }
 
 /* DIR from the site file when not given: --site, $GPUMEM_SITE, installed. */
@@ -313,6 +358,32 @@ fail:
 	return rv;
 }
 
+/* --node: one of the globs matches. */
+static int node_matches(const struct ropts *o, const char *node)
+{
+	for (size_t i = 0; i < o->nnodes; i++)
+		if (fnmatch(o->nodes[i], node, 0) == 0)
+			return 1;
+	return o->nnodes == 0;
+}
+
+/* --job: one of the jobs (and its step, when given) matches. */
+static int job_matches(const struct ropts *o, long long job, const char *step)
+{
+	for (size_t i = 0; i < o->njobs; i++)
+		if (o->jobs[i].job == job && (o->jobs[i].step == NULL || !strcmp(o->jobs[i].step, step)))
+			return 1;
+	return o->njobs == 0;
+}
+
+/* The loader's file-name filter: a file named for another job or node is not read. */
+static int name_wanted(long long job, const char *step, const char *node, void *arg)
+{
+	const struct ropts *o = arg;
+
+	return job_matches(o, job, step) && node_matches(o, node);
+}
+
 static int row_matches(const struct ropts *o, const struct gpumem_report_row *r)
 {
 	const struct gpumem_report_file *f = r->rep;
@@ -321,31 +392,7 @@ static int row_matches(const struct ropts *o, const struct gpumem_report_row *r)
 		return 0;
 	if (o->has_since && f->time < o->since)
 		return 0;
-	if (o->nnodes) {
-		size_t i;
-
-		for (i = 0; i < o->nnodes; i++)
-			if (fnmatch(o->nodes[i], f->node, 0) == 0)
-				break;
-		if (i == o->nnodes)
-			return 0;
-	}
-	if (o->njobs) {
-		size_t i;
-
-		for (i = 0; i < o->njobs; i++)
-			if (o->jobs[i].job == f->job &&
-			    (o->jobs[i].step == NULL || !strcmp(o->jobs[i].step, f->step)))
-				break;
-		if (i == o->njobs)
-			return 0;
-	}
-	return 1;
-}
-
-static int gpu_index(const struct gpumem_report_row *r)
-{
-	return r->node_index >= 0 ? r->node_index : r->cuda_index;
+	return node_matches(o, f->node) && job_matches(o, f->job, f->step);
 }
 
 /* Worst first, then newest; the rest only makes the order total. */
@@ -368,259 +415,9 @@ static int cmp_rows(const void *pa, const void *pb)
 		return c;
 	if ((c = strcmp(a->rep->phase, b->rep->phase)) != 0)
 		return c;
-	if (gpu_index(a) != gpu_index(b))
-		return gpu_index(a) < gpu_index(b) ? -1 : 1;
+	if (gpumem_report_gpu_index(a) != gpumem_report_gpu_index(b))
+		return gpumem_report_gpu_index(a) < gpumem_report_gpu_index(b) ? -1 : 1;
 	return strcmp(a->rep->name, b->rep->name);
-}
-
-/*
- * Copy s for a terminal: control characters (C0, DEL and the C1 range,
- * which some terminals obey) become '?', so a hostile policy name or
- * reason cannot move the cursor or retitle the window.  At most max
- * characters; returns the number of characters (display columns).
- */
-static size_t term_clean(const char *s, char *out, size_t outlen, size_t max)
-{
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-	size_t o = 0, chars = 0;
-
-	while (*p && chars < max) {
-		size_t n = *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc0 ? 2 : 1, k;
-
-		for (k = 1; k < n && (p[k] & 0xc0) == 0x80; k++)
-			;
-		if (o + n + 1 > outlen)
-			break;
-		if (k < n || (*p >= 0x80 && *p < 0xc0)) {
-			out[o++] = '?';         /* a cut or stray byte of UTF-8 */
-			n = 1;
-		} else if (*p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] < 0xa0)) {
-			out[o++] = '?';
-		} else {
-			memcpy(out + o, p, n);
-			o += n;
-		}
-		p += n;
-		chars++;
-	}
-	out[o] = '\0';
-	return chars;
-}
-
-static size_t utf8_chars(const char *s)
-{
-	size_t n = 0;
-
-	for (; *s; s++)
-		n += ((unsigned char)*s & 0xc0) != 0x80;
-	return n;
-}
-
-enum { C_TIME, C_NODE, C_JOB, C_PHASE, C_GPU, C_VERDICT, C_READ, C_COPY, C_TRIAD, C_H2D,
-       C_D2H, C_REASON, NCOLS };
-static const char *const col_names[NCOLS] = {
-	"TIME (UTC)", "NODE", "JOB.STEP", "PHASE", "GPU", "VERDICT", "READ", "COPY", "TRIAD",
-	"H2D", "D2H", "REASON"
-};
-static const int col_metric[NCOLS] = {
-	[C_READ] = GPUMEM_REPORT_M_READ, [C_COPY] = GPUMEM_REPORT_M_COPY,
-	[C_TRIAD] = GPUMEM_REPORT_M_TRIAD, [C_H2D] = GPUMEM_REPORT_M_H2D,
-	[C_D2H] = GPUMEM_REPORT_M_D2H,
-};
-#define CELL 160
-
-static void format_metric(const struct gpumem_report_metric *m, char *buf, size_t len)
-{
-	if (!m->present || !isfinite(m->best)) {
-		snprintf(buf, len, "-");
-		return;
-	}
-	/* Host links run at tens of GB/s, HBM at thousands: keep 3-4 digits. */
-	snprintf(buf, len, m->best < 100 ? "%.1f%s" : "%.0f%s", m->best,
-		 m->vclass == GPUMEM_REPORT_V_WARN || m->vclass == GPUMEM_REPORT_V_FAIL ||
-		 (isfinite(m->threshold) && m->best < m->threshold) ? "*" : "");
-}
-
-static void row_cells(const struct gpumem_report_row *r, char cells[NCOLS][CELL],
-		      size_t width[NCOLS])
-{
-	const struct gpumem_report_file *f = r->rep;
-	char tmp[CELL * 2];
-	struct tm tm;
-
-	for (int c = 0; c < NCOLS; c++) {
-		tmp[0] = '\0';
-		switch (c) {
-		case C_TIME:
-			gmtime_r(&f->time, &tm);
-			strftime(tmp, sizeof(tmp), "%Y-%m-%d %H:%M", &tm);
-			break;
-		case C_NODE:
-			snprintf(tmp, sizeof(tmp), "%s", f->node);
-			break;
-		case C_JOB:
-			snprintf(tmp, sizeof(tmp), "%lld.%s", f->job, f->step);
-			break;
-		case C_PHASE:
-			snprintf(tmp, sizeof(tmp), "%s", f->phase);
-			break;
-		case C_GPU:
-			if (!r->has_gpu) {
-				snprintf(tmp, sizeof(tmp), "-");
-				break;
-			}
-			/* "NVIDIA H200" is as clear as "H200" and takes a column. */
-			snprintf(tmp, sizeof(tmp), "%d %s", gpu_index(r),
-				 r->gpu_name ? (!strncmp(r->gpu_name, "NVIDIA ", 7) ?
-						r->gpu_name + 7 : r->gpu_name) : "?");
-			break;
-		case C_VERDICT: {
-			int not_ran = strcmp(f->status, "ran") &&
-				strcmp(f->status, gpumem_report_vclass_name(r->vclass));
-
-			snprintf(tmp, sizeof(tmp), "%s%s%s%s%s", gpumem_report_vclass_name(r->vclass),
-				 not_ran || f->drained ? " (" : "", not_ran ? f->status : "",
-				 not_ran && f->drained ? ", " : "",
-				 f->drained ? "drained)" : not_ran ? ")" : "");
-			break;
-		}
-		case C_REASON:
-			snprintf(tmp, sizeof(tmp), "%s", r->vclass == GPUMEM_REPORT_V_PASS || !r->reason ?
-				 "" : r->reason);
-			break;
-		default:
-			format_metric(&r->m[col_metric[c]], tmp, sizeof(tmp));
-			break;
-		}
-		width[c] = term_clean(tmp, cells[c], CELL, c == C_REASON ? CELL / 4 * 3 : 40);
-		if (c == C_REASON && r->reason && strlen(r->reason) > width[c] &&
-		    r->vclass != GPUMEM_REPORT_V_PASS) {
-			/* Long reasons are cut; --json has them whole. */
-			size_t n = strlen(cells[c]);
-
-			if (n + 4 < CELL)
-				memcpy(cells[c] + n, "...", 4);
-		}
-	}
-}
-
-static void print_table(struct gpumem_report_row *const *rows, size_t n)
-{
-	char (*cells)[NCOLS][CELL];
-	size_t width[NCOLS], w[NCOLS];
-
-	cells = calloc(n ? n : 1, sizeof(*cells));
-	if (cells == NULL) {
-		fprintf(stderr, "gpumem: report: out of memory\n");
-		return;
-	}
-	for (int c = 0; c < NCOLS; c++)
-		width[c] = strlen(col_names[c]);
-	for (size_t i = 0; i < n; i++) {
-		row_cells(rows[i], cells[i], w);
-		for (int c = 0; c < NCOLS; c++)
-			if (w[c] > width[c])
-				width[c] = w[c];
-	}
-	/* Columns are separated before each cell so no line ends in blanks. */
-	for (int c = 0; c < NCOLS; c++) {
-		int right = c >= C_READ && c <= C_D2H;
-
-		if (c == C_REASON)
-			printf("  %s\n", col_names[c]);
-		else
-			printf(right ? "%s%*s" : "%s%-*s", c ? "  " : "", (int)width[c], col_names[c]);
-	}
-	for (size_t i = 0; i < n; i++) {
-		for (int c = 0; c < NCOLS; c++) {
-			const char *cell = cells[i][c];
-			size_t pad = width[c] - utf8_chars(cell);
-			int right = c >= C_READ && c <= C_D2H;
-
-			if (c == C_REASON) {
-				if (cell[0])
-					printf("  %s", cell);
-				putchar('\n');
-				continue;
-			}
-			/* printf pads bytes, not characters: pad by hand for UTF-8. */
-			if (c)
-				fputs("  ", stdout);
-			if (right)
-				printf("%*s%s", (int)pad, "", cell);
-			else
-				printf("%s%*s", cell, (int)pad, "");
-		}
-	}
-	free(cells);
-}
-
-static struct json_object *json_metric(const struct gpumem_report_metric *m)
-{
-	struct json_object *o;
-
-	if (!m->present || (o = json_object_new_object()) == NULL)
-		return NULL;
-	gpumem_json_add(o, "verdict", gpumem_json_string(m->verdict));
-	gpumem_json_add(o, "best_gbps", gpumem_json_number(m->best));
-	gpumem_json_add(o, "median_gbps", gpumem_json_number(m->median));
-	gpumem_json_add(o, "reference_gbps", gpumem_json_number(m->reference));
-	gpumem_json_add(o, "threshold_gbps", gpumem_json_number(m->threshold));
-	gpumem_json_add(o, "warn_floor_gbps", gpumem_json_number(m->warn_floor));
-	return o;
-}
-
-/* One row as an object.  Field names here are an interface: REPORT-JSON.md documents each. */
-static struct json_object *json_row(const struct gpumem_report_row *r)
-{
-	const struct gpumem_report_file *f = r->rep;
-	struct json_object *o = json_object_new_object(), *metrics;
-
-	if (o == NULL)
-		return NULL;
-	gpumem_json_add(o, "file", gpumem_json_string(f->name));
-	gpumem_json_add(o, "time", gpumem_json_string(f->time_text));
-	gpumem_json_add(o, "epoch", gpumem_json_int((long long)f->time));
-	gpumem_json_add(o, "node", gpumem_json_string(f->node));
-	gpumem_json_add(o, "job", gpumem_json_int(f->job));
-	gpumem_json_add(o, "step", gpumem_json_string(f->step));
-	gpumem_json_add(o, "phase", gpumem_json_string(f->phase));
-	gpumem_json_add(o, "user", gpumem_json_string(f->user));
-	gpumem_json_add(o, "uid", f->has_uid ? gpumem_json_int(f->uid) : NULL);
-	gpumem_json_add(o, "policy", gpumem_json_string(f->policy));
-	gpumem_json_add(o, "gpus", gpumem_json_string(f->gpus));
-	gpumem_json_add(o, "status", gpumem_json_string(f->status));
-	gpumem_json_add(o, "exit_code", f->has_exit_code ? gpumem_json_int(f->exit_code) : NULL);
-	gpumem_json_add(o, "drained", gpumem_json_bool(f->drained));
-	gpumem_json_add(o, "report_verdict", gpumem_json_string(f->verdict));
-	gpumem_json_add(o, "gpu_index", r->has_gpu ? gpumem_json_int(gpu_index(r)) : NULL);
-	gpumem_json_add(o, "gpu_cuda_index", r->has_gpu ? gpumem_json_int(r->cuda_index) : NULL);
-	gpumem_json_add(o, "gpu_name", gpumem_json_string(r->gpu_name));
-	gpumem_json_add(o, "gpu_uuid", gpumem_json_string(r->gpu_uuid));
-	gpumem_json_add(o, "gpu_pci_bus_id", gpumem_json_string(r->gpu_pci));
-	gpumem_json_add(o, "verdict", gpumem_json_string(gpumem_report_vclass_name(r->vclass)));
-	gpumem_json_add(o, "verdict_text", gpumem_json_string(r->verdict));
-	gpumem_json_add(o, "reason", gpumem_json_string(r->reason));
-	metrics = json_object_new_object();
-	for (int m = 0; metrics && m < GPUMEM_REPORT_NMETRICS; m++)
-		gpumem_json_add(metrics, gpumem_report_metric_names[m],
-				r->has_gpu ? json_metric(&r->m[m]) : NULL);
-	gpumem_json_add(o, "metrics", metrics);
-	return o;
-}
-
-/* The rows as a JSON array, one row a line. */
-static void print_json(FILE *out, struct gpumem_report_row *const *rows, size_t n)
-{
-	fputc('[', out);
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *o = json_row(rows[i]);
-
-		fputs(i ? ",\n " : "\n ", out);
-		gpumem_json_write(out, o, GPUMEM_JSON_SPACED);
-		json_object_put(o);
-	}
-	fputs(n ? "\n]\n" : "]\n", out);
 }
 
 static int write_svg(const struct ropts *o, const char *dir, struct gpumem_report_row *const *rows,
@@ -657,6 +454,82 @@ static int write_svg(const struct ropts *o, const char *dir, struct gpumem_repor
 	return 0;
 }
 
+/* The summary, the rows, or both; a summary needs the rows as GPUs first. */
+static int print_text(const struct ropts *o, const char *dir, struct gpumem_report_row **rows,
+		      size_t n, size_t shown)
+{
+	struct gpumem_fleet fl;
+	int metric = o->metric_given ? o->metric : GPUMEM_REPORT_M_TRIAD;
+
+	if (o->json ? o->summary : !o->rows) {
+		if (gpumem_fleet_build(rows, n, metric, &fl) < 0) {
+			fprintf(stderr, "gpumem: report: out of memory\n");
+			return -1;
+		}
+		if (o->json)
+			gpumem_report_print_summary_json(stdout, &fl, o->worst);
+		else
+			gpumem_report_print_summary(stdout, &fl, dir, o->worst);
+		gpumem_fleet_free(&fl);
+		if (o->summary || o->json)
+			return 0;
+		putchar('\n');
+	}
+	if (o->json) {
+		gpumem_report_print_json(stdout, rows, shown);
+		return 0;
+	}
+	gpumem_report_print_table(rows, shown);
+	if (shown < n)
+		printf("(%zu of %zu rows; --limit)\n", shown, n);
+	return 0;
+}
+
+/* The rows the filters keep, worst first; NULL when out of memory. */
+static struct gpumem_report_row **select_rows(const struct ropts *o,
+					      struct gpumem_report_set *set, size_t *np)
+{
+	struct gpumem_report_row **rows = calloc(set->nrows ? set->nrows : 1, sizeof(*rows));
+	size_t n = 0;
+
+	if (rows == NULL) {
+		fprintf(stderr, "gpumem: report: out of memory\n");
+		return NULL;
+	}
+	for (size_t i = 0; i < set->nrows; i++)
+		if (row_matches(o, &set->rows[i]))
+			rows[n++] = &set->rows[i];
+	qsort(rows, n, sizeof(*rows), cmp_rows);
+	*np = n;
+	return rows;
+}
+
+static int load(struct ropts *o, const char *dir, struct gpumem_report_set *set)
+{
+	struct gpumem_report_want want = { .name = name_wanted, .arg = o };
+
+	/* An hour's slack: the node that ran the check and the file server
+	 * that stamped the file may disagree on the time. */
+	if (o->has_since && o->since > CLOCK_SLACK_S)
+		want.min_mtime = o->since - CLOCK_SLACK_S;
+	return gpumem_report_load_dir(dir, &want, set);
+}
+
+/* Nothing to show: say why (on stderr with --json, whose stdout is data). */
+static void say_empty(const struct ropts *o, const char *dir, const struct gpumem_report_set *set)
+{
+	int none = set->nlisted == set->nbad;
+
+	if (o->json)
+		fprintf(stderr, "gpumem: report: no reports in %s%s\n", dir,
+			none ? "" : " match the filters");
+	else if (none)
+		printf("no reports in %s%s\n", dir, set->nbad ? " (bad files skipped: see the warnings)" : "");
+	else
+		printf("no reports in %s match the filters (%zu report%s in all)\n", dir,
+		       set->nlisted, set->nlisted == 1 ? "" : "s");
+}
+
 int gpumem_report_main(int argc, char **argv)
 {
 	struct gpumem_report_set set = { 0 };
@@ -677,36 +550,19 @@ int gpumem_report_main(int argc, char **argv)
 	/* "DIR/" and "DIR" name files alike in warnings. */
 	for (size_t len = strlen(dir); len > 1 && dir[len - 1] == '/'; len--)
 		dir[len - 1] = '\0';
-	if (gpumem_report_load_dir(dir, &set) < 0)
+	if (load(&o, dir, &set) < 0 || (rows = select_rows(&o, &set, &n)) == NULL)
 		goto fail;
-	rows = calloc(set.nrows ? set.nrows : 1, sizeof(*rows));
-	if (rows == NULL) {
-		fprintf(stderr, "gpumem: report: out of memory\n");
-		goto fail;
-	}
-	for (size_t i = 0; i < set.nrows; i++)
-		if (row_matches(&o, &set.rows[i]))
-			rows[n++] = &set.rows[i];
-	qsort(rows, n, sizeof(*rows), cmp_rows);
 	shown = o.limit && o.limit < n ? o.limit : n;
-
 	if (o.svg && write_svg(&o, dir, rows, n) < 0)
 		goto fail;
-	if (o.json) {
-		print_json(stdout, rows, shown);
-	} else if (o.svg == NULL && set.nfiles == 0) {
-		printf("no reports in %s%s\n", dir, set.nbad ? " (bad files skipped: see the warnings)" : "");
-	} else if (o.svg == NULL && n == 0) {
-		printf("no reports in %s match the filters (%zu report%s in all)\n", dir,
-		       set.nfiles, set.nfiles == 1 ? "" : "s");
-	} else if (o.svg == NULL) {
-		print_table(rows, shown);
-		if (shown < n)
-			printf("(%zu of %zu rows; --limit)\n", shown, n);
+	if (o.json || o.svg == NULL) {
+		if (n == 0 && !o.json)
+			say_empty(&o, dir, &set);
+		else if (print_text(&o, dir, rows, n, shown) < 0)
+			goto fail;
+		if (n == 0 && o.json)
+			say_empty(&o, dir, &set);
 	}
-	if (o.json && n == 0)
-		fprintf(stderr, "gpumem: report: no reports in %s%s\n", dir,
-			set.nfiles ? " match the filters" : "");
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "gpumem: report: writing the output failed: %s\n", strerror(errno));
 		goto fail;

@@ -17,6 +17,14 @@
 #include "policy.h"
 #include "report.h"
 
+/* Where this thread's warnings go (report_dir.c gives each reader its own). */
+static __thread FILE *warn_out;
+
+void gpumem_report_warn_to(FILE *f)
+{
+	warn_out = f;
+}
+
 /*
  * One line per bad file, always ending "skipped": the listing goes on.
  * File names and the text quoted from a file are the writer's, not ours:
@@ -42,16 +50,21 @@ static void warn_file(const char *dir, const char *name, const char *fmt, ...)
 		else if (*c == 0xc2 && c[1] >= 0x80 && c[1] < 0xa0)
 			c[0] = c[1] = '?';
 	}
-	fprintf(stderr, "%s: skipped\n", line);
+	fprintf(warn_out ? warn_out : stderr, "%s: skipped\n", line);
 }
 
 #define WARN(dir, name, ...) warn_file(dir, name, __VA_ARGS__)
 
-/* Read a file of the directory: regular, not a link, at most the cap. */
-static int read_capped(int dfd, const char *dir, const char *name, char **bufp, size_t *lenp)
+/*
+ * Read a file of the directory: regular, not a link, at most the cap, into
+ * the caller's buffer (kept from file to file: one allocation per reader,
+ * not one per file).  1: older than min_mtime, not read (a report's file is
+ * written after its check ran, so it holds no later report); 0; -1.
+ */
+static int read_capped(int dfd, const char *dir, const char *name, time_t min_mtime,
+		       struct gpumem_report_buf *b, size_t *lenp)
 {
 	struct stat st;
-	char *buf = NULL;
 	size_t len = 0;
 	int fd, rv = -1;
 
@@ -71,18 +84,27 @@ static int read_capped(int dfd, const char *dir, const char *name, char **bufp, 
 		WARN(dir, name, "not a regular file");
 		goto fail;
 	}
+	if (st.st_mtime < min_mtime) {
+		rv = 1;
+		goto fail;
+	}
 	if (st.st_size > GPUMEM_REPORT_MAX_FILE_BYTES) {
 		WARN(dir, name, "%lld bytes, larger than the %d-byte limit",
 		     (long long)st.st_size, GPUMEM_REPORT_MAX_FILE_BYTES);
 		goto fail;
 	}
-	buf = malloc((size_t)st.st_size + 2);
-	if (buf == NULL) {
-		WARN(dir, name, "out of memory");
-		goto fail;
+	if ((size_t)st.st_size + 2 > b->cap) {
+		char *nb = realloc(b->data, (size_t)st.st_size + 2);
+
+		if (nb == NULL) {
+			WARN(dir, name, "out of memory");
+			goto fail;
+		}
+		b->data = nb;
+		b->cap = (size_t)st.st_size + 2;
 	}
 	/* Read one byte past the size: the file may have grown since fstat. */
-	if (gpumem_read_fd(fd, buf, (size_t)st.st_size + 1, &len) < 0) {
+	if (gpumem_read_fd(fd, b->data, (size_t)st.st_size + 1, &len) < 0) {
 		WARN(dir, name, "read failed: %s", strerror(errno));
 		goto fail;
 	}
@@ -90,13 +112,10 @@ static int read_capped(int dfd, const char *dir, const char *name, char **bufp, 
 		WARN(dir, name, "changed while being read");
 		goto fail;
 	}
-	buf[len] = '\0';
-	*bufp = buf;
+	b->data[len] = '\0';
 	*lenp = len;
-	buf = NULL;
 	rv = 0;
 fail:
-	free(buf);
 	close(fd);
 	return rv;
 }
@@ -445,91 +464,22 @@ fail:
 	return rv;
 }
 
-static int load_one(struct gpumem_report_set *set, int dfd, const char *dir, const char *name)
+int gpumem_report_load_file(struct gpumem_report_set *set, int dfd, const char *dir,
+			    const char *name, time_t min_mtime, struct gpumem_report_buf *b)
 {
 	struct json_object *root;
-	char *buf = NULL, err[320];
+	char err[320];
 	size_t len;
-	int rv = -1;
+	int rv;
 
-	if (read_capped(dfd, dir, name, &buf, &len) < 0)
-		return -1;
-	if (gpumem_json_parse_report(buf, len, &root, err, sizeof(err)) < 0) {
+	rv = read_capped(dfd, dir, name, min_mtime, b, &len);
+	if (rv != 0)
+		return rv;
+	if (gpumem_json_parse_report_with(&b->tok, b->data, len, &root, err, sizeof(err)) < 0) {
 		WARN(dir, name, "not valid JSON: %s", err);
-		goto fail;
+		return -1;
 	}
 	rv = extract(set, dir, name, root);
 	json_object_put(root);
-fail:
-	free(buf);
-	return rv;
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-int gpumem_report_load_dir(const char *dir, struct gpumem_report_set *set)
-{
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *e;
-	DIR *d;
-	int rv = -1;
-
-	memset(set, 0, sizeof(*set));
-	d = opendir(dir);
-	if (d == NULL) {
-		fprintf(stderr, "gpumem: report: %s: cannot read the report directory: %s\n",
-			dir, strerror(errno));
-		return -1;
-	}
-	for (;;) {
-		size_t len;
-
-		errno = 0;
-		e = readdir(d);
-		if (e == NULL) {
-			if (errno) {
-				fprintf(stderr, "gpumem: report: %s: cannot read the report "
-					"directory: %s\n", dir, strerror(errno));
-				goto fail;
-			}
-			break;
-		}
-		len = strlen(e->d_name);
-		/* '.', '..' and hidden files: the plugin's .*.tmp files are
-		 * reports being written, complete only once renamed. */
-		if (e->d_name[0] == '.' || len < 6 || strcmp(e->d_name + len - 5, ".json"))
-			continue;
-		if (e->d_type == DT_DIR)
-			continue;
-		if (n == cap) {
-			char **nn = realloc(names, (cap = cap ? cap * 2 : 256) * sizeof(*nn));
-
-			if (nn == NULL)
-				goto oom;
-			names = nn;
-		}
-		if ((names[n] = strdup(e->d_name)) == NULL)
-			goto oom;
-		n++;
-	}
-	/* A fixed order makes the warnings (and equal rows) reproducible. */
-	if (n)
-		qsort(names, n, sizeof(*names), cmp_names);
-	for (size_t i = 0; i < n; i++)
-		if (load_one(set, dirfd(d), dir, names[i]) < 0)
-			set->nbad++;
-	rv = 0;
-	goto fail;
-oom:
-	fprintf(stderr, "gpumem: report: %s: out of memory\n", dir);
-fail:
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	closedir(d);
 	return rv;
 }

@@ -175,3 +175,10 @@ int gpumem_report_parse_time(const char *s, time_t *out)
 	}
 	return 0;
 }
+
+/* The node's GPU index when the report says it, else the CUDA ordinal. */
+int gpumem_report_gpu_index(const struct gpumem_report_row *r)
+{
+	return r->node_index >= 0 ? r->node_index : r->cuda_index;
+}
+

@@ -208,6 +208,25 @@ oom:
 int gpumem_json_parse(const char *buf, size_t len, const struct gpumem_json_caps *caps,
 		      struct json_object **out, char *err, size_t errlen)
 {
+	return gpumem_json_parse_with(NULL, buf, len, caps, out, err, errlen);
+}
+
+/* A tokener kept by the caller (*keep) is reset, not made anew: one per reader. */
+static struct json_tokener *tokener(struct json_tokener **keep, int depth)
+{
+	if (keep && *keep) {
+		json_tokener_reset(*keep);
+		return *keep;
+	}
+	if (keep)
+		return *keep = json_tokener_new_ex(depth);
+	return json_tokener_new_ex(depth);
+}
+
+int gpumem_json_parse_with(struct json_tokener **keep, const char *buf, size_t len,
+			   const struct gpumem_json_caps *caps, struct json_object **out,
+			   char *err, size_t errlen)
+{
 	struct json_tokener *tok = NULL;
 	struct json_object *v;
 	enum json_tokener_error e;
@@ -234,7 +253,7 @@ int gpumem_json_parse(const char *buf, size_t len, const struct gpumem_json_caps
 	if (prescan(buf, len, caps, err, errlen) < 0)
 		return -1;
 	/* json-c's depth counts the level it refuses. */
-	tok = json_tokener_new_ex(caps->max_depth + 1);
+	tok = tokener(keep, caps->max_depth + 1);
 	if (tok == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -260,7 +279,8 @@ int gpumem_json_parse(const char *buf, size_t len, const struct gpumem_json_caps
 	*out = v;
 	rv = 0;
 fail:
-	json_tokener_free(tok);
+	if (keep == NULL)
+		json_tokener_free(tok);
 	return rv;
 }
 
@@ -268,6 +288,12 @@ int gpumem_json_parse_report(const char *buf, size_t len, struct json_object **o
 			     char *err, size_t errlen)
 {
 	return gpumem_json_parse(buf, len, &report_caps, out, err, errlen);
+}
+
+int gpumem_json_parse_report_with(struct json_tokener **keep, const char *buf, size_t len,
+				  struct json_object **out, char *err, size_t errlen)
+{
+	return gpumem_json_parse_with(keep, buf, len, &report_caps, out, err, errlen);
 }
 
 int gpumem_json_parse_check(const char *buf, size_t len, struct json_object **out,
@@ -431,8 +457,17 @@ void gpumem_json_write_string(FILE *f, const char *str)
 	left = strlen(str);
 	fputc('"', f);
 	while (*s) {
-		size_t n;
+		size_t n = 0;
 
+		/* Plain ASCII goes out as one run: most of a report is. */
+		while (s[n] >= 0x20 && s[n] < 0x7f && s[n] != '"' && s[n] != '\\')
+			n++;
+		if (n) {
+			fwrite(s, 1, n, f);
+			s += n;
+			left -= n;
+			continue;
+		}
 		switch (*s) {
 		case '"':  fputs("\\\"", f); break;
 		case '\\': fputs("\\\\", f); break;
@@ -480,6 +515,10 @@ static void write_value(FILE *f, struct json_object *v, enum gpumem_json_style s
 		/* json-c writes numbers, in their own text if they have one. */
 		if (gpumem_json_is(v, json_type_double) && !isfinite(json_object_get_double(v)))
 			fputs("null", f);
+		else if (gpumem_json_is(v, json_type_int))
+			fprintf(f, "%" PRId64, json_object_get_int64(v));
+		else if (json_object_get_userdata(v) != NULL)
+			fputs(json_object_get_userdata(v), f);  /* its text (json_object_new_double_s) */
 		else
 			fputs(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN), f);
 		break;

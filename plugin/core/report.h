@@ -89,6 +89,7 @@ struct gpumem_report_set {
 	struct gpumem_report_row *rows;
 	size_t nrows, cap;
 	size_t nbad;                    /* files skipped with a warning */
+	size_t nlisted;                 /* report files in the directory */
 };
 
 extern const char *const gpumem_report_metric_names[GPUMEM_REPORT_NMETRICS];
@@ -99,12 +100,40 @@ enum gpumem_report_vclass gpumem_report_vclass_of(const char *verdict);
 int gpumem_report_vclass_rank(enum gpumem_report_vclass v);
 
 /*
- * Read every *.json file of dir (names starting with '.', such as the
- * plugin's temporary files, are skipped); every unusable file gets one
- * warning on stderr and is skipped.  -1 (with a message) only when the
- * directory itself cannot be read.
+ * Which files to read.  A report file's name says its job, step and node
+ * (job<JOB>.<STEP>.<NODE>.<PHASE>.json, as the plugin writes it): a name
+ * the callback rules out is never opened, nor a file last written before
+ * min_mtime.  Both only narrow the read: rows are still filtered on what
+ * the files say.  A name of another form is always read.
  */
-int gpumem_report_load_dir(const char *dir, struct gpumem_report_set *set);
+struct gpumem_report_want {
+	int (*name)(long long job, const char *step, const char *node, void *arg);
+	void *arg;
+	time_t min_mtime;               /* 0: any */
+};
+
+/*
+ * Read the *.json files of dir (names starting with '.', such as the
+ * plugin's temporary files, are skipped; want may be NULL), on as many
+ * threads as there are CPUs (at most 8); every unusable file gets one
+ * warning on stderr, in file-name order, and is skipped.  -1 (with a
+ * message) only when the directory itself cannot be read.
+ */
+int gpumem_report_load_dir(const char *dir, const struct gpumem_report_want *want,
+			   struct gpumem_report_set *set);
+
+/* One reader's file buffer and JSON tokener, kept from file to file. */
+struct gpumem_report_buf {
+	char *data;
+	size_t cap;
+	struct json_tokener *tok;
+};
+
+/* One file of the directory into set: 0, 1 when older than min_mtime, -1 (warned). */
+int gpumem_report_load_file(struct gpumem_report_set *set, int dfd, const char *dir,
+			    const char *name, time_t min_mtime, struct gpumem_report_buf *b);
+/* This thread's warnings go to f (NULL: stderr). */
+void gpumem_report_warn_to(FILE *f);
 void gpumem_report_set_free(struct gpumem_report_set *set);
 
 /*
@@ -112,6 +141,9 @@ void gpumem_report_set_free(struct gpumem_report_set *set);
  * +HH[:MM]/-HH[:MM].  Without a zone the time is local.  0 or -1.
  */
 int gpumem_report_parse_time(const char *s, time_t *out);
+
+/* The node's GPU index when the report says it, else the CUDA ordinal. */
+int gpumem_report_gpu_index(const struct gpumem_report_row *r);
 
 /* Natural order for node names: gpu2 before gpu10. */
 int gpumem_report_natcmp(const char *a, const char *b);

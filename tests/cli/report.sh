@@ -28,8 +28,8 @@ D|0|GPU-a0|NVIDIA H200|4310|4300|3950|4110|4290|54|54|
 EOF
 is "$(ls "$t/r" | wc -l | tr -d ' ')" 7 "generator wrote 7 report files"
 
-# rows OUTPUT: "JOB.STEP:GPU" of each table row, in order.
-rows() { printf '%s\n' "$1" | awk 'NR > 1 && /^[0-9]/ { printf "%s%s:%s", sep, $4, $6; sep = " " }'; }
+# rows OUTPUT: "JOB.STEP:GPU" of each table row (after the summary), in order.
+rows() { printf '%s\n' "$1" | awk '/^TIME \(UTC\)/ { h = 1; next } h && /^[0-9]/ { printf "%s%s:%s", sep, $4, $6; sep = " " }'; }
 
 run "$GPUMEM" report "$t/r"
 is "$rc" 0 "report: exit 0"
@@ -79,6 +79,52 @@ is "$(rows "$out")" "107.0:0" "filters combine"
 run "$GPUMEM" report --limit 3 "$t/r"
 is "$(rows "$out")" "102.0:2 106.0:1 105.0:-" "--limit 3: the three worst"
 like "$out" "\(3 of 8 rows; --limit\)" "--limit says what it cut"
+
+# The summary before the rows: rows by verdict, GPUs by model, fractions of
+# the reference, drained nodes, the worst GPUs.
+run "$GPUMEM" report "$t/r"
+sum=$(printf '%s\n' "$out" | sed '/^TIME (UTC)/,$d')
+like "$(printf '%s\n' "$sum" | head -1)" "/r: 8 rows, 4 nodes, 4 GPUs, 2026-11-19 13:00 to 2026-11-22 09:00 UTC" "summary: rows, nodes, GPUs (by UUID), time span"
+like "$sum" "rows by verdict: fail 1, unusable 1, error 1, warn 1, skipped 1, not_run 1, pass 2" "summary: rows by verdict"
+like "$sum" "H200 +4 GPUs: fail 1, unusable 1, warn 1, pass 1" "summary: GPUs by model, newest verdict (GPU-a0's newest is the pass of job 107)"
+like "$sum" "H200 +4127.0 +0.703 +0.703 +0.703 +0.800 +0.996 +0.996  2 of 3" "summary: triad / reference quantiles, 2 of 3 measured GPUs under their threshold"
+like "$sum" "drained by gpumem .*
+  gpu02  2026-11-21 10:00  job 102.0 after" "summary: the node gpumem drained"
+is "$(printf '%s\n' "$sum" | awk '/worst GPU/ { w = 1; getline; next } w { printf "%s%s:%s:%s", sep, $1, $2, $6; sep = " " }')" \
+	"gpu02:2:fail gpu04:1:unusable gpu01:1:warn gpu01:0:pass" "summary: worst GPUs first (newest verdict, then fraction)"
+run "$GPUMEM" report --summary --worst 1 "$t/r"
+unlike "$out" "^TIME" "--summary: no rows"
+is "$(printf '%s\n' "$out" | grep -c 'GPU-')" 1 "--worst 1: one GPU listed"
+run "$GPUMEM" report --rows "$t/r"
+like "$(printf '%s\n' "$out" | head -1)" "^TIME \(UTC\)" "--rows: the table only"
+if [ -n "$have_python" ]; then
+	run sh -c '"$1" report --summary --json "$2" | python3 -c "import json,sys; d=json.load(sys.stdin); m=d[\"models\"][0]; print(d[\"gpus\"], d[\"rows_by_verdict\"][\"fail\"], m[\"gpus\"], m[\"below_threshold\"], round(m[\"fraction\"][\"min\"], 4), d[\"drained\"][0][\"node\"], [w[\"gpu_uuid\"] for w in d[\"worst\"]])"' sh "$GPUMEM" "$t/r"
+	is "$out" "4 1 4 2 0.7027 gpu02 ['GPU-b2', 'GPU-d1', 'GPU-a1', 'GPU-a0']" "--summary --json: the same, as one object"
+fi
+
+# Filters by job and node read only the files named for them; --since skips
+# files last written over an hour before it.  A bad file shows whether it was read.
+run2() { out=$("$@" 2>"$t/stderr"); rc=$?; err=$(cat "$t/stderr"); }
+cp -r "$t/r" "$t/pre"
+echo 'not JSON' >"$t/pre/job555.0.gpu09.after.json"
+run2 "$GPUMEM" report "$t/pre"
+like "$err" "job555.0.gpu09.after.json: not valid JSON" "unfiltered: every file is read"
+run2 "$GPUMEM" report --job 101 "$t/pre"
+is "$err" "" "--job 101: the file named for job 555 is not opened"
+is "$(rows "$out")" "101.0:1 101.0:0" "--job 101: its rows still"
+run2 "$GPUMEM" report --node 'gpu0[1-4]' "$t/pre"
+is "$err" "" "--node GLOB: the file named for gpu09 is not opened"
+run2 "$GPUMEM" report --node gpu09 "$t/pre"
+like "$err" "job555.*not valid JSON" "--node gpu09: the file named for it is read"
+touch -d '2026-11-01 00:00Z' "$t/pre/job555.0.gpu09.after.json"
+run2 "$GPUMEM" report --since 2026-11-21 "$t/pre"
+is "$err" "" "--since: a file last written weeks before is not opened"
+touch -d '2026-11-20 23:30Z' "$t/pre/job555.0.gpu09.after.json"
+run2 "$GPUMEM" report --since 2026-11-21 "$t/pre"
+like "$err" "job555.*not valid JSON" "--since: a file written within the hour's slack is read"
+echo 'not JSON' >"$t/pre/odd-name.json"
+run2 "$GPUMEM" report --job 101 "$t/pre"
+like "$err" "odd-name.json: not valid JSON" "a name of another form is always read"
 
 # Relative --since, against the clock.
 now=$(date +%s)
@@ -188,7 +234,7 @@ if [ "$n" -ge 200 ]; then pass "synthetic cluster: $n report files"; else fail "
 "$GPUMEM" report "$t/many" >"$t/many.out" 2>"$t/many.err"; rc=$?
 is "$rc" 0 "hundreds of files: exit 0"
 is "$(cat "$t/many.err")" "" "hundreds of files: no warnings"
-like "$(sed -n 2p "$t/many.out")" " fail " "hundreds of files: a fail first"
+like "$(sed -n '/^TIME (UTC)/{n;p;q;}' "$t/many.out")" " fail " "hundreds of files: a fail first"
 like "$(tail -1 "$t/many.out")" " pass" "hundreds of files: passes last"
 run "$GPUMEM" report --svg "$t/many.svg" "$t/many"
 like "$out" "triad of 11 GPU panels" "synthetic cluster: 11 panels (10 GPUs, one node never measured)"
@@ -293,7 +339,11 @@ pat="--verdict: 'bad' is not a verdict"; usage --verdict pass,bad
 pat="--job: 'x12' is not a job ID"; usage --job x12
 pat="--node: 'a,,b' has an empty node name"; usage --node a,,b
 pat="--metric: 'speed' is not a metric"; usage --svg "$t/x.svg" --metric speed
-pat="--metric: only with --svg"; usage --metric copy
+pat="--metric: only with --svg or the summary"; usage --metric copy --rows
+pat="--metric: only with --svg or the summary"; usage --metric copy --json
+pat="--summary and --rows: give one"; usage --summary --rows
+pat="--svg draws a picture: no --summary"; usage --svg x.svg --summary
+pat="--worst: '0' is not a count"; usage --worst 0
 pat="unknown or incomplete option '--frobnicate'"; usage --frobnicate
 pat="give at most one DIR"; usage "$t/r"
 

@@ -1,0 +1,66 @@
+/*
+ * What the files of `gpumem report` share among themselves (plugin/cli
+ * only; the rows and the loader are in plugin/core/report.h): the table
+ * and JSON writers (report_table.c), the fleet summary (report_summary.c)
+ * and the per-GPU view that the summary and the picture's overview both
+ * draw from (report_fleet.c).
+ */
+#ifndef GPUMEM_REPORT_CLI_H
+#define GPUMEM_REPORT_CLI_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include "report.h"
+
+/*
+ * Copy s for a terminal: control characters become '?'.  At most max
+ * characters; returns the number of characters (display columns).
+ */
+size_t gpumem_report_term_clean(const char *s, char *out, size_t outlen, size_t max);
+void gpumem_report_print_table(struct gpumem_report_row *const *rows, size_t n);
+void gpumem_report_print_json(FILE *out, struct gpumem_report_row *const *rows, size_t n);
+
+/* ------------------------------------------------------------ the fleet */
+struct gpumem_fleet_gpu {
+	const struct gpumem_report_row *last;   /* its newest row */
+	size_t nrows, nbad;             /* its rows; those warn, fail, unusable or error */
+	double frac;                    /* newest figure / reference; NaN: none */
+	double threshold_frac;          /* the pass threshold the check used, same scale */
+};
+
+struct gpumem_fleet_model {
+	const char *name;
+	size_t ngpus;
+	size_t count[GPUMEM_REPORT_NV]; /* GPUs by newest verdict */
+	double *fracs;                  /* sorted, one per GPU with a figure */
+	size_t nfracs;
+	size_t below;                   /* GPUs whose newest figure is under its threshold */
+	double reference;               /* GB/s; NaN: none */
+};
+
+struct gpumem_fleet {
+	int metric;
+	size_t nrows, nnodes;
+	size_t count[GPUMEM_REPORT_NV]; /* rows by verdict */
+	time_t first, last;
+	struct gpumem_fleet_gpu *gpus;
+	size_t ngpus;
+	struct gpumem_fleet_gpu **worst; /* every GPU, worst first */
+	struct gpumem_fleet_model *models;
+	size_t nmodels;
+	const struct gpumem_report_file **drained; /* newest drained report per node */
+	size_t ndrained;
+};
+
+int gpumem_fleet_build(struct gpumem_report_row *const *rows, size_t n, int metric,
+		       struct gpumem_fleet *fl);
+void gpumem_fleet_free(struct gpumem_fleet *fl);
+size_t gpumem_fleet_count_nodes(struct gpumem_report_row *const *rows, size_t n);
+double gpumem_fleet_quantile(const double *sorted, size_t n, double q);
+
+/* The summary before the rows: text, or one JSON object. */
+void gpumem_report_print_summary(FILE *out, const struct gpumem_fleet *fl, const char *dir,
+				 size_t worst);
+void gpumem_report_print_summary_json(FILE *out, const struct gpumem_fleet *fl, size_t worst);
+
+#endif

@@ -1,0 +1,271 @@
+/*
+ * gpumem report's rows for people and for programs: the table (columns
+ * sized to their widest cell, control characters made harmless, long
+ * reasons cut) and the JSON array (every field, REPORT-JSON.md).  A fleet
+ * has 100,000 rows: the table sizes its columns in one pass and prints in
+ * a second, holding one row's cells at a time, and the JSON goes out a row
+ * at a time.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "report.h"
+#include "report_cli.h"
+
+/*
+ * Copy s for a terminal: control characters (C0, DEL and the C1 range,
+ * which some terminals obey) become '?', so a hostile policy name or
+ * reason cannot move the cursor or retitle the window.  At most max
+ * characters; returns the number of characters (display columns).
+ */
+size_t gpumem_report_term_clean(const char *s, char *out, size_t outlen, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t o = 0, chars = 0;
+
+	while (*p && chars < max) {
+		size_t n = *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc0 ? 2 : 1, k;
+
+		for (k = 1; k < n && (p[k] & 0xc0) == 0x80; k++)
+			;
+		if (o + n + 1 > outlen)
+			break;
+		if (k < n || (*p >= 0x80 && *p < 0xc0)) {
+			out[o++] = '?';         /* a cut or stray byte of UTF-8 */
+			n = 1;
+		} else if (*p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] < 0xa0)) {
+			out[o++] = '?';
+		} else {
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p += n;
+		chars++;
+	}
+	out[o] = '\0';
+	return chars;
+}
+
+static size_t utf8_chars(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+enum { C_TIME, C_NODE, C_JOB, C_PHASE, C_GPU, C_VERDICT, C_READ, C_COPY, C_TRIAD, C_H2D,
+       C_D2H, C_REASON, NCOLS };
+static const char *const col_names[NCOLS] = {
+	"TIME (UTC)", "NODE", "JOB.STEP", "PHASE", "GPU", "VERDICT", "READ", "COPY", "TRIAD",
+	"H2D", "D2H", "REASON"
+};
+static const int col_metric[NCOLS] = {
+	[C_READ] = GPUMEM_REPORT_M_READ, [C_COPY] = GPUMEM_REPORT_M_COPY,
+	[C_TRIAD] = GPUMEM_REPORT_M_TRIAD, [C_H2D] = GPUMEM_REPORT_M_H2D,
+	[C_D2H] = GPUMEM_REPORT_M_D2H,
+};
+#define CELL 160
+
+static void format_metric(const struct gpumem_report_metric *m, char *buf, size_t len)
+{
+	if (!m->present || !isfinite(m->best)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	/* Host links run at tens of GB/s, HBM at thousands: keep 3-4 digits. */
+	snprintf(buf, len, m->best < 100 ? "%.1f%s" : "%.0f%s", m->best,
+		 m->vclass == GPUMEM_REPORT_V_WARN || m->vclass == GPUMEM_REPORT_V_FAIL ||
+		 (isfinite(m->threshold) && m->best < m->threshold) ? "*" : "");
+}
+
+static void row_cells(const struct gpumem_report_row *r, char cells[NCOLS][CELL],
+		      size_t width[NCOLS])
+{
+	const struct gpumem_report_file *f = r->rep;
+	char tmp[CELL * 2];
+	struct tm tm;
+
+	for (int c = 0; c < NCOLS; c++) {
+		tmp[0] = '\0';
+		switch (c) {
+		case C_TIME:
+			gmtime_r(&f->time, &tm);
+			strftime(tmp, sizeof(tmp), "%Y-%m-%d %H:%M", &tm);
+			break;
+		case C_NODE:
+			snprintf(tmp, sizeof(tmp), "%s", f->node);
+			break;
+		case C_JOB:
+			snprintf(tmp, sizeof(tmp), "%lld.%s", f->job, f->step);
+			break;
+		case C_PHASE:
+			snprintf(tmp, sizeof(tmp), "%s", f->phase);
+			break;
+		case C_GPU:
+			if (!r->has_gpu) {
+				snprintf(tmp, sizeof(tmp), "-");
+				break;
+			}
+			/* "NVIDIA H200" is as clear as "H200" and takes a column. */
+			snprintf(tmp, sizeof(tmp), "%d %s", gpumem_report_gpu_index(r),
+				 r->gpu_name ? (!strncmp(r->gpu_name, "NVIDIA ", 7) ?
+						r->gpu_name + 7 : r->gpu_name) : "?");
+			break;
+		case C_VERDICT: {
+			int not_ran = strcmp(f->status, "ran") &&
+				strcmp(f->status, gpumem_report_vclass_name(r->vclass));
+
+			snprintf(tmp, sizeof(tmp), "%s%s%s%s%s", gpumem_report_vclass_name(r->vclass),
+				 not_ran || f->drained ? " (" : "", not_ran ? f->status : "",
+				 not_ran && f->drained ? ", " : "",
+				 f->drained ? "drained)" : not_ran ? ")" : "");
+			break;
+		}
+		case C_REASON:
+			snprintf(tmp, sizeof(tmp), "%s", r->vclass == GPUMEM_REPORT_V_PASS || !r->reason ?
+				 "" : r->reason);
+			break;
+		default:
+			format_metric(&r->m[col_metric[c]], tmp, sizeof(tmp));
+			break;
+		}
+		width[c] = gpumem_report_term_clean(tmp, cells[c], CELL, c == C_REASON ? CELL / 4 * 3 : 40);
+		if (c == C_REASON && r->reason && strlen(r->reason) > width[c] &&
+		    r->vclass != GPUMEM_REPORT_V_PASS) {
+			/* Long reasons are cut; --json has them whole. */
+			size_t n = strlen(cells[c]);
+
+			if (n + 4 < CELL)
+				memcpy(cells[c] + n, "...", 4);
+		}
+	}
+}
+
+/* Columns are separated before each cell so no line ends in blanks. */
+static void print_header(const size_t width[NCOLS])
+{
+	for (int c = 0; c < NCOLS; c++) {
+		int right = c >= C_READ && c <= C_D2H;
+
+		if (c == C_REASON)
+			printf("  %s\n", col_names[c]);
+		else
+			printf(right ? "%s%*s" : "%s%-*s", c ? "  " : "", (int)width[c], col_names[c]);
+	}
+}
+
+static void print_cells(char cells[NCOLS][CELL], const size_t width[NCOLS])
+{
+	for (int c = 0; c < NCOLS; c++) {
+		const char *cell = cells[c];
+		size_t pad = width[c] - utf8_chars(cell);
+		int right = c >= C_READ && c <= C_D2H;
+
+		if (c == C_REASON) {
+			if (cell[0])
+				printf("  %s", cell);
+			putchar('\n');
+			continue;
+		}
+		/* printf pads bytes, not characters: pad by hand for UTF-8. */
+		if (c)
+			fputs("  ", stdout);
+		if (right)
+			printf("%*s%s", (int)pad, "", cell);
+		else
+			printf("%s%*s", cell, (int)pad, "");
+	}
+}
+
+/* Two passes over the rows: widths, then lines; one row's cells at a time. */
+void gpumem_report_print_table(struct gpumem_report_row *const *rows, size_t n)
+{
+	char cells[NCOLS][CELL];
+	size_t width[NCOLS], w[NCOLS];
+
+	for (int c = 0; c < NCOLS; c++)
+		width[c] = strlen(col_names[c]);
+	for (size_t i = 0; i < n; i++) {
+		row_cells(rows[i], cells, w);
+		for (int c = 0; c < NCOLS; c++)
+			if (w[c] > width[c])
+				width[c] = w[c];
+	}
+	print_header(width);
+	for (size_t i = 0; i < n; i++) {
+		row_cells(rows[i], cells, w);
+		print_cells(cells, width);
+	}
+}
+
+static struct json_object *json_metric(const struct gpumem_report_metric *m)
+{
+	struct json_object *o;
+
+	if (!m->present || (o = json_object_new_object()) == NULL)
+		return NULL;
+	gpumem_json_add(o, "verdict", gpumem_json_string(m->verdict));
+	gpumem_json_add(o, "best_gbps", gpumem_json_number(m->best));
+	gpumem_json_add(o, "median_gbps", gpumem_json_number(m->median));
+	gpumem_json_add(o, "reference_gbps", gpumem_json_number(m->reference));
+	gpumem_json_add(o, "threshold_gbps", gpumem_json_number(m->threshold));
+	gpumem_json_add(o, "warn_floor_gbps", gpumem_json_number(m->warn_floor));
+	return o;
+}
+
+/* One row as an object.  Field names here are an interface: REPORT-JSON.md documents each. */
+static struct json_object *json_row(const struct gpumem_report_row *r)
+{
+	const struct gpumem_report_file *f = r->rep;
+	struct json_object *o = json_object_new_object(), *metrics;
+
+	if (o == NULL)
+		return NULL;
+	gpumem_json_add(o, "file", gpumem_json_string(f->name));
+	gpumem_json_add(o, "time", gpumem_json_string(f->time_text));
+	gpumem_json_add(o, "epoch", gpumem_json_int((long long)f->time));
+	gpumem_json_add(o, "node", gpumem_json_string(f->node));
+	gpumem_json_add(o, "job", gpumem_json_int(f->job));
+	gpumem_json_add(o, "step", gpumem_json_string(f->step));
+	gpumem_json_add(o, "phase", gpumem_json_string(f->phase));
+	gpumem_json_add(o, "user", gpumem_json_string(f->user));
+	gpumem_json_add(o, "uid", f->has_uid ? gpumem_json_int(f->uid) : NULL);
+	gpumem_json_add(o, "policy", gpumem_json_string(f->policy));
+	gpumem_json_add(o, "gpus", gpumem_json_string(f->gpus));
+	gpumem_json_add(o, "status", gpumem_json_string(f->status));
+	gpumem_json_add(o, "exit_code", f->has_exit_code ? gpumem_json_int(f->exit_code) : NULL);
+	gpumem_json_add(o, "drained", gpumem_json_bool(f->drained));
+	gpumem_json_add(o, "report_verdict", gpumem_json_string(f->verdict));
+	gpumem_json_add(o, "gpu_index", r->has_gpu ? gpumem_json_int(gpumem_report_gpu_index(r)) : NULL);
+	gpumem_json_add(o, "gpu_cuda_index", r->has_gpu ? gpumem_json_int(r->cuda_index) : NULL);
+	gpumem_json_add(o, "gpu_name", gpumem_json_string(r->gpu_name));
+	gpumem_json_add(o, "gpu_uuid", gpumem_json_string(r->gpu_uuid));
+	gpumem_json_add(o, "gpu_pci_bus_id", gpumem_json_string(r->gpu_pci));
+	gpumem_json_add(o, "verdict", gpumem_json_string(gpumem_report_vclass_name(r->vclass)));
+	gpumem_json_add(o, "verdict_text", gpumem_json_string(r->verdict));
+	gpumem_json_add(o, "reason", gpumem_json_string(r->reason));
+	metrics = json_object_new_object();
+	for (int m = 0; metrics && m < GPUMEM_REPORT_NMETRICS; m++)
+		gpumem_json_add(metrics, gpumem_report_metric_names[m],
+				r->has_gpu ? json_metric(&r->m[m]) : NULL);
+	gpumem_json_add(o, "metrics", metrics);
+	return o;
+}
+
+/* The rows as a JSON array, one row a line. */
+void gpumem_report_print_json(FILE *out, struct gpumem_report_row *const *rows, size_t n)
+{
+	fputc('[', out);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *o = json_row(rows[i]);
+
+		fputs(i ? ",\n " : "\n ", out);
+		gpumem_json_write(out, o, GPUMEM_JSON_SPACED);
+		json_object_put(o);
+	}
+	fputs(n ? "\n]\n" : "]\n", out);
+}
+
