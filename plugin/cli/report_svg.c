@@ -133,77 +133,49 @@ static double legend(FILE *f, double y, double width, int draw)
 	return h;
 }
 
-int gpumem_report_svg(FILE *f, struct gpumem_report_row *const *rows, size_t n,
-		      const struct gpumem_report_svg_opts *o, size_t *total)
+/*
+ * One time axis for every panel shown, so panels compare at a glance; a
+ * lone point (or a burst) still gets an hour-wide axis.  Sets the span's
+ * ends as text and counts the nodes.
+ */
+static void time_axis(const struct panel *ps, size_t shown, struct xscale *xs, char *from,
+		      char *to, size_t len, size_t *nodes)
 {
-	const char *mname = gpumem_report_metric_names[o->metric];
-	struct panel *ps = NULL;
-	size_t np = 0, shown, nodes = 0, reports = 0;
-	struct xscale xs = { 0 };
-	double page_w, page_h, grid_y, legend_h;
-	char sub[512], from[32], to[32], src[160], foot[400];
-	int cols, nrows;
+	double span, pad;
 	struct tm tm;
 
-	*total = 0;
-	if (gpumem_svg_build_panels(rows, n, o->metric, &ps, &np) < 0)
-		return -1;
-	*total = np;
-	shown = o->max_panels && o->max_panels < np ? o->max_panels : np;
-	cols = shown <= 3 ? (int)(shown ? shown : 1) : shown <= 4 ? 2 : shown <= 9 ? 3 : 4;
-	nrows = shown ? (int)((shown + (size_t)cols - 1) / (size_t)cols) : 0;
-	page_w = 2 * MARGIN + cols * PW + (cols - 1) * GAP;
-	if (page_w < MIN_PAGE_W)
-		page_w = MIN_PAGE_W;
-
-	/* One time axis for every panel, so panels compare at a glance. */
+	*nodes = 0;
 	for (size_t i = 0, k; i < shown; i++) {
 		for (k = 0; k < ps[i].n; k++) {
 			time_t t = ps[i].pts[k].t;
 
-			if ((i == 0 && k == 0) || t < xs.t0) xs.t0 = t;
-			if ((i == 0 && k == 0) || t > xs.t1) xs.t1 = t;
+			if ((i == 0 && k == 0) || t < xs->t0) xs->t0 = t;
+			if ((i == 0 && k == 0) || t > xs->t1) xs->t1 = t;
 		}
 		for (k = 0; k < i && strcmp(ps[k].node, ps[i].node); k++)
 			;
-		nodes += k == i;
+		*nodes += k == i;
 	}
-	reports = count_reports(rows, n);
-	gpumem_svg_utc(xs.t0, &tm);
-	strftime(from, sizeof(from), "%Y-%m-%d %H:%M", &tm);
-	gpumem_svg_utc(xs.t1, &tm);
-	strftime(to, sizeof(to), "%Y-%m-%d %H:%M", &tm);
-	{
-		/* A lone point (or a burst) still gets an hour-wide axis. */
-		double span = difftime(xs.t1, xs.t0), pad;
-
-		if (span < 3600) {
-			xs.t0 -= (time_t)((3600 - span) / 2);
-			xs.t1 = xs.t0 + 3600;
-			span = 3600;
-		}
-		pad = span * 0.04;
-		xs.t0 -= (time_t)pad;
-		xs.t1 += (time_t)pad;
+	gpumem_svg_utc(xs->t0, &tm);
+	strftime(from, len, "%Y-%m-%d %H:%M", &tm);
+	gpumem_svg_utc(xs->t1, &tm);
+	strftime(to, len, "%Y-%m-%d %H:%M", &tm);
+	span = difftime(xs->t1, xs->t0);
+	if (span < 3600) {
+		xs->t0 -= (time_t)((3600 - span) / 2);
+		xs->t1 = xs->t0 + 3600;
+		span = 3600;
 	}
-	gpumem_svg_ticks(&xs, PW - PL - PR);
+	pad = span * 0.04;
+	xs->t0 -= (time_t)pad;
+	xs->t1 += (time_t)pad;
+	gpumem_svg_ticks(xs, PW - PL - PR);
+}
 
-	gpumem_svg_cut(o->source ? o->source : "", 60, src, sizeof(src));
-	if (shown)
-		snprintf(sub, sizeof(sub), "%zu GPU panel%s on %zu node%s, %zu report%s, %s to %s UTC, "
-			 "from %s", shown, shown == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s",
-			 reports, reports == 1 ? "" : "s", from, to, src);
-	else
-		snprintf(sub, sizeof(sub), "no reports match, from %s", src);
-	legend_h = legend(f, 0, page_w, 0);
-	grid_y = 78 + legend_h;
-	snprintf(foot, sizeof(foot), "Times in UTC. One point per check of a GPU (a job step's "
-		 "before or after check); marker: the %s verdict; hover a point for its job.", mname);
-	if (shown < np)
-		snprintf(foot + strlen(foot), sizeof(foot) - strlen(foot),
-			 " Showing the %zu worst of %zu GPUs (--limit).", shown, np);
-	page_h = grid_y + (nrows ? nrows * PH + (nrows - 1) * GAP : 40) + 16 +
-		14 * wrapped(f, 0, 0, 10, page_w - 2 * MARGIN, foot, 0);
+/* The page's head: the document, its style, the title and the subtitle. */
+static void head(FILE *f, double page_w, double page_h, const char *mname, const char *sub)
+{
+	char s2[512];
 
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" "
@@ -217,28 +189,76 @@ int gpumem_report_svg(FILE *f, struct gpumem_report_row *const *rows, size_t n,
 	fprintf(f, "<text x=\"%d\" y=\"30\" font-size=\"17\" font-weight=\"bold\" fill=\"#263238\">"
 		"GPU memory bandwidth: %s, GB/s (best of each check)</text>\n", MARGIN, mname);
 	fprintf(f, "<text x=\"%d\" y=\"50\" font-size=\"11.5\" fill=\"#546e7a\">", MARGIN);
-	{
-		char s2[512];
-
-		gpumem_svg_cut(sub, (size_t)((page_w - 2 * MARGIN) / (11.5 * 0.6)), s2, sizeof(s2));
-		gpumem_svg_xml(f, s2);
-	}
+	gpumem_svg_cut(sub, (size_t)((page_w - 2 * MARGIN) / (11.5 * 0.6)), s2, sizeof(s2));
+	gpumem_svg_xml(f, s2);
 	fputs("</text>\n", f);
-	legend(f, 72, page_w, 1);
+}
 
-	for (size_t i = 0; i < shown; i++)
-		gpumem_svg_draw_panel(f, &ps[i], MARGIN + (double)(i % (size_t)cols) * (PW + GAP),
-			   grid_y + (double)(i / (size_t)cols) * (PH + GAP), &xs, o->metric);
-	if (!shown)
-		fprintf(f, "<text x=\"%d\" y=\"%.0f\" font-size=\"13\" fill=\"#78909c\">No report "
-			"matches: nothing to draw.</text>\n", MARGIN, grid_y + 20);
-	wrapped(f, MARGIN, grid_y + (nrows ? nrows * PH + (nrows - 1) * GAP : 40) + 20, 10,
-		page_w - 2 * MARGIN, foot, 1);
-	fputs("</svg>\n", f);
-
+static void free_panels(struct panel *ps, size_t np)
+{
 	for (size_t i = 0; i < np; i++)
 		free(ps[i].pts);
 	free(ps);
-	return (int)shown;
 }
 
+int gpumem_report_svg(FILE *f, struct gpumem_report_row *const *rows, size_t n,
+		      const struct gpumem_report_svg_opts *o, size_t *total)
+{
+	const char *mname = gpumem_report_metric_names[o->metric];
+	struct gpumem_fleet fl;
+	struct panel *ps = NULL;
+	size_t np = 0, shown, nodes = 0, reports;
+	struct xscale xs = { 0 };
+	double page_w, page_h, fleet_y, grid_y, grid_h, fleet_h;
+	char sub[512], from[32], to[32], src[160], foot[400];
+	int cols, nrows;
+
+	*total = 0;
+	if (gpumem_svg_build_panels(rows, n, o->metric, &ps, &np) < 0)
+		return -1;
+	if (gpumem_fleet_build(rows, n, o->metric, &fl) < 0) {
+		free_panels(ps, np);
+		return -1;
+	}
+	*total = np;
+	shown = o->max_panels && o->max_panels < np ? o->max_panels : np;
+	cols = shown <= 3 ? (int)(shown ? shown : 1) : shown <= 4 ? 2 : shown <= 9 ? 3 : 4;
+	nrows = shown ? (int)((shown + (size_t)cols - 1) / (size_t)cols) : 0;
+	page_w = 2 * MARGIN + cols * PW + (cols - 1) * GAP;
+	if (page_w < MIN_PAGE_W)
+		page_w = MIN_PAGE_W;
+	time_axis(ps, shown, &xs, from, to, sizeof(from), &nodes);
+	reports = count_reports(rows, n);
+	gpumem_svg_cut(o->source ? o->source : "", 60, src, sizeof(src));
+	if (shown)
+		snprintf(sub, sizeof(sub), "%zu GPU panel%s on %zu node%s, %zu report%s, %s to %s UTC, "
+			 "from %s", shown, shown == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s",
+			 reports, reports == 1 ? "" : "s", from, to, src);
+	else
+		snprintf(sub, sizeof(sub), "no reports match, from %s", src);
+	fleet_y = 78 + legend(f, 0, page_w, 0);
+	fleet_h = gpumem_svg_fleet(NULL, &fl, MARGIN, fleet_y, page_w - 2 * MARGIN, 0);
+	grid_y = fleet_y + (fleet_h > 0 ? fleet_h + GAP : 0);
+	grid_h = nrows ? nrows * PH + (nrows - 1) * GAP : 40;
+	snprintf(foot, sizeof(foot), "Times in UTC. One point per check of a GPU (a job step's "
+		 "before or after check); marker: the %s verdict; hover a point for its job.", mname);
+	if (shown < np)
+		snprintf(foot + strlen(foot), sizeof(foot) - strlen(foot),
+			 " Showing the %zu worst of %zu GPUs (--limit).", shown, np);
+	page_h = grid_y + grid_h + 16 + 14 * wrapped(f, 0, 0, 10, page_w - 2 * MARGIN, foot, 0);
+
+	head(f, page_w, page_h, mname, sub);
+	legend(f, 72, page_w, 1);
+	gpumem_svg_fleet(f, &fl, MARGIN, fleet_y, page_w - 2 * MARGIN, 1);
+	for (size_t i = 0; i < shown; i++)
+		gpumem_svg_draw_panel(f, &ps[i], MARGIN + (double)(i % (size_t)cols) * (PW + GAP),
+				      grid_y + (double)(i / (size_t)cols) * (PH + GAP), &xs, o->metric);
+	if (!shown)
+		fprintf(f, "<text x=\"%d\" y=\"%.0f\" font-size=\"13\" fill=\"#78909c\">No report "
+			"matches: nothing to draw.</text>\n", MARGIN, grid_y + 20);
+	wrapped(f, MARGIN, grid_y + grid_h + 20, 10, page_w - 2 * MARGIN, foot, 1);
+	fputs("</svg>\n", f);
+	free_panels(ps, np);
+	gpumem_fleet_free(&fl);
+	return (int)shown;
+}

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <time.h>
 #include "report.h"
+#include "report_cli.h"
 
 #define PW      360     /* a panel */
 #define PH      200
@@ -40,6 +41,7 @@ struct panel {
 	struct pt *pts;
 	size_t n, cap;
 	int worst;                              /* best sort rank among its points */
+	double low;                             /* its lowest figure / reference; HUGE_VAL */
 };
 
 struct tick {
@@ -76,5 +78,12 @@ int gpumem_svg_build_panels(struct gpumem_report_row *const *rows, size_t n, int
 			    struct panel **psp, size_t *npp);
 void gpumem_svg_draw_panel(FILE *f, const struct panel *p, double x0, double y0,
 			   const struct xscale *xs, int metric);
+
+/*
+ * The overview of every GPU (fl) in a box at x, y of the given width:
+ * drawn when draw, else only measured; returns its height (0: no GPU).
+ */
+double gpumem_svg_fleet(FILE *f, const struct gpumem_fleet *fl, double x, double y, double width,
+			int draw);
 
 #endif

@@ -68,6 +68,8 @@ static int add_point(struct panel *p, const struct gpumem_report_row *r, int met
 	pt->mclass = isfinite(pt->v) ? m->vclass : r->vclass;
 	if (gpumem_report_vclass_rank(r->vclass) < p->worst)
 		p->worst = gpumem_report_vclass_rank(r->vclass);
+	if (isfinite(pt->v) && m->reference > 0 && pt->v / m->reference < p->low)
+		p->low = pt->v / m->reference;
 	return 0;
 }
 
@@ -109,6 +111,7 @@ static struct panel *new_panel(struct panel **ps, size_t *np, size_t *cap)
 	}
 	memset(&(*ps)[*np], 0, sizeof(**ps));
 	(*ps)[*np].worst = GPUMEM_REPORT_NV;
+	(*ps)[*np].low = HUGE_VAL;
 	return &(*ps)[(*np)++];
 }
 
@@ -165,7 +168,11 @@ static int cmp_pt(const void *pa, const void *pb)
 	return a->row < b->row ? -1 : a->row > b->row;
 }
 
-/* Panels worst first (as the table), then in node and GPU order. */
+/*
+ * Panels worst first (as the table), then the lowest figure (as a fraction
+ * of its reference: in a fleet of passes, the ones closest to failing),
+ * then in node and GPU order.
+ */
 static int cmp_panel(const void *pa, const void *pb)
 {
 	const struct panel *a = pa, *b = pb;
@@ -173,6 +180,8 @@ static int cmp_panel(const void *pa, const void *pb)
 
 	if (a->worst != b->worst)
 		return a->worst < b->worst ? -1 : 1;
+	if (a->low != b->low)
+		return a->low < b->low ? -1 : 1;
 	if ((c = gpumem_report_natcmp(a->node, b->node)) != 0)
 		return c;
 	if (a->nogpu != b->nogpu)
