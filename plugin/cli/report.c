@@ -44,6 +44,7 @@ struct ropts {
 	size_t limit;                   /* 0: none */
 	size_t worst;                   /* GPUs in the summary's worst list */
 	int summary, rows;              /* what to print (table output) */
+	int no_cache;
 };
 
 static void usage(FILE *out)
@@ -75,6 +76,9 @@ static void usage(FILE *out)
 		"  --metric NAME    of the picture and the summary: read, write, copy,\n"
 		"                   triad (default), d2d, h2d, d2h\n"
 		"  --site FILE      site file for report.dir (default $GPUMEM_SITE, %s)\n"
+		"  --no-cache       parse every file; neither read nor write the cache of the\n"
+		"                   rows of files already read ($XDG_CACHE_HOME/gpumem, else\n"
+		"                   ~/.cache/gpumem)\n"
 		"In the table, a figure marked * is below its pass threshold; times are UTC.\n"
 		"Exit status: 0 listed (even nothing), 1 DIR unreadable or output failed,\n"
 		"64 usage error.\n", GPUMEM_REPORT_DEFAULT_DIR, WORST_DEFAULT, SVG_DEFAULT_PANELS,
@@ -262,6 +266,7 @@ static int parse_opts(int argc, char **argv, struct ropts *o)
 		{ "summary", no_argument, NULL, 'U' },
 		{ "rows", no_argument, NULL, 'R' },
 		{ "worst", required_argument, NULL, 'W' },
+		{ "no-cache", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -308,6 +313,7 @@ static int parse_opts(int argc, char **argv, struct ropts *o)
 			break;
 		case 'U': o->summary = 1; break;
 		case 'R': o->rows = 1; break;
+		case 'C': o->no_cache = 1; break;
 		case 'M':
 			o->metric = gpumem_report_metric_id(optarg);
 			o->metric_given = 1;
@@ -512,7 +518,7 @@ static int load(struct ropts *o, const char *dir, struct gpumem_report_set *set)
 	 * that stamped the file may disagree on the time. */
 	if (o->has_since && o->since > CLOCK_SLACK_S)
 		want.min_mtime = o->since - CLOCK_SLACK_S;
-	return gpumem_report_load_dir(dir, &want, set);
+	return gpumem_report_load_dir_cached(dir, &want, !o->no_cache, set);
 }
 
 /* Nothing to show: say why (on stderr with --json, whose stdout is data). */

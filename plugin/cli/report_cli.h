@@ -10,7 +10,15 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include "report.h"
+
+/* report_load.c's pieces, for the cache (report_cache.c) and the reader threads. */
+int gpumem_report_add_row(struct gpumem_report_set *set, struct gpumem_report_row **out);
+int gpumem_report_add_file(struct gpumem_report_set *set, struct gpumem_report_file *f);
+void gpumem_report_file_free(struct gpumem_report_file *f);
+void gpumem_report_row_free(struct gpumem_report_row *r);
+void gpumem_report_stamp_of(const struct stat *st, struct gpumem_report_stamp *s);
 
 /*
  * Copy s for a terminal: control characters become '?'.  At most max
@@ -19,6 +27,25 @@
 size_t gpumem_report_term_clean(const char *s, char *out, size_t outlen, size_t max);
 void gpumem_report_print_table(struct gpumem_report_row *const *rows, size_t n);
 void gpumem_report_print_json(FILE *out, struct gpumem_report_row *const *rows, size_t n);
+
+/* ------------------------------------------------------------ the cache */
+struct gpumem_report_cache_run {
+	int cfd;                        /* the cache directory, -1: no cache */
+	char *real;                     /* the report directory's real path */
+	int stale;                      /* the cache no longer matches the directory */
+};
+
+/*
+ * For each of the n sorted names: its rows from the cache into set when
+ * the file is unchanged since it was cached, else its name into todo (room
+ * for n) for the readers.  Files older than min_mtime are left out.
+ */
+int gpumem_report_cache_pass(struct gpumem_report_cache_run *run, const char *dir, int dfd,
+			     char **names, size_t n, time_t min_mtime,
+			     struct gpumem_report_set *set, char **todo, size_t *ntodo);
+/* Rewrite the cache when set is the whole directory (complete) and it changed. */
+void gpumem_report_cache_done(struct gpumem_report_cache_run *run,
+			      const struct gpumem_report_set *set, int complete);
 
 /* ------------------------------------------------------------ the fleet */
 struct gpumem_fleet_gpu {

@@ -5,8 +5,9 @@
  * it) is never opened; the rest are split into contiguous slices, one per
  * reader thread, each with its own rows, file buffer and warning stream,
  * and the slices are joined in name order, so the rows and the warnings
- * come out as a single reader would give them.  report_load.c reads one
- * file.
+ * come out as a single reader would give them.  Before them, files read
+ * before and unchanged since come from the cache (report_cache.c).
+ * report_load.c reads one file.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "report.h"
+#include "report_cli.h"
 
 #define MAX_READERS 8
 #define FILES_PER_READER 256    /* fewer files are not worth a thread */
@@ -24,7 +26,7 @@ struct slice {
 	int dfd;
 	char **names;
 	size_t n;
-	const struct gpumem_report_want *want;
+	time_t min_mtime;
 	struct gpumem_report_set set;
 	char *warn;                     /* this slice's warnings, in order */
 	size_t warnlen;
@@ -81,13 +83,10 @@ static void *read_slice(void *arg)
 	FILE *w = open_memstream(&s->warn, &s->warnlen);
 
 	gpumem_report_warn_to(w);      /* NULL (no memory): straight to stderr */
-	for (size_t i = 0; i < s->n; i++) {
-		if (!wanted(s->want, s->names[i]))
-			continue;
-		if (gpumem_report_load_file(&s->set, s->dfd, s->dir, s->names[i],
-					    s->want ? s->want->min_mtime : 0, &b) < 0)
+	for (size_t i = 0; i < s->n; i++)
+		if (gpumem_report_load_file(&s->set, s->dfd, s->dir, s->names[i], s->min_mtime,
+					    &b) < 0)
 			s->set.nbad++;
-	}
 	gpumem_report_warn_to(NULL);
 	if (w)
 		fclose(w);
@@ -95,6 +94,16 @@ static void *read_slice(void *arg)
 	if (b.tok)
 		json_tokener_free(b.tok);
 	return NULL;
+}
+
+/* The capacity gpumem_report_add_file keeps: a power of two, 16 at least. */
+static size_t pow2(size_t n)
+{
+	size_t c = 16;
+
+	while (c < n)
+		c *= 2;
+	return c;
 }
 
 /* Append src's rows and files to dst, in order; src is left empty. */
@@ -110,7 +119,7 @@ static int join(struct gpumem_report_set *dst, struct gpumem_report_set *src)
 		dst->rows = rows;
 		dst->cap = dst->nrows + src->nrows;
 	}
-	files = realloc(dst->files, (dst->nfiles + src->nfiles + 1) * sizeof(*files));
+	files = realloc(dst->files, pow2(dst->nfiles + src->nfiles) * sizeof(*files));
 	if (files == NULL)
 		return -1;
 	dst->files = files;
@@ -138,8 +147,8 @@ static int readers(size_t n)
 }
 
 /* Read the sorted names on k threads (the first slice on this one). */
-static int read_all(const char *dir, int dfd, char **names, size_t n,
-		    const struct gpumem_report_want *want, struct gpumem_report_set *set)
+static int read_all(const char *dir, int dfd, char **names, size_t n, time_t min_mtime,
+		    struct gpumem_report_set *set)
 {
 	struct slice sl[MAX_READERS];
 	pthread_t tid[MAX_READERS];
@@ -150,7 +159,7 @@ static int read_all(const char *dir, int dfd, char **names, size_t n,
 		size_t a = n * (size_t)i / (size_t)k, b = n * (size_t)(i + 1) / (size_t)k;
 
 		sl[i] = (struct slice){ .dir = dir, .dfd = dfd, .names = names + a, .n = b - a,
-					.want = want };
+					.min_mtime = min_mtime };
 		if (i > 0)
 			started[i] = pthread_create(&tid[i], NULL, read_slice, &sl[i]) == 0;
 	}
@@ -230,11 +239,27 @@ fail:
 	return -1;
 }
 
-int gpumem_report_load_dir(const char *dir, const struct gpumem_report_want *want,
-			   struct gpumem_report_set *set)
+/* The names the filters leave, in place; returns how many. */
+static size_t filter_names(char **names, size_t n, const struct gpumem_report_want *want)
 {
-	char **names = NULL;
-	size_t n = 0;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (wanted(want, names[i]))
+			names[k++] = names[i];
+		else
+			free(names[i]);
+	return k;
+}
+
+int gpumem_report_load_dir_cached(const char *dir, const struct gpumem_report_want *want,
+				  int use_cache, struct gpumem_report_set *set)
+{
+	struct gpumem_report_cache_run run = { .cfd = -1 };
+	struct gpumem_report_set parsed = { 0 };
+	time_t min_mtime = want ? want->min_mtime : 0;
+	char **names = NULL, **todo = NULL;
+	size_t n = 0, ntodo;
 	DIR *d;
 	int rv = -1;
 
@@ -248,12 +273,34 @@ int gpumem_report_load_dir(const char *dir, const struct gpumem_report_want *wan
 	if (list_names(d, dir, &names, &n) < 0)
 		goto fail;
 	set->nlisted = n;
-	rv = read_all(dir, dirfd(d), names, n, want, set);
-	set->nlisted = n;
+	n = filter_names(names, n, want);
+	set->nskipped = set->nlisted - n;
+	todo = names;
+	ntodo = n;
+	if (use_cache && (todo = malloc((n ? n : 1) * sizeof(*todo))) != NULL)
+		gpumem_report_cache_pass(&run, dir, dirfd(d), names, n, min_mtime, set, todo, &ntodo);
+	else
+		todo = names;
+	rv = read_all(dir, dirfd(d), todo, ntodo, min_mtime, &parsed);
+	if (rv == 0 && join(set, &parsed) < 0) {
+		fprintf(stderr, "gpumem: report: %s: out of memory\n", dir);
+		rv = -1;
+	}
+	gpumem_report_set_free(&parsed);
+	if (use_cache)
+		gpumem_report_cache_done(&run, set, rv == 0 && set->nskipped == 0 && min_mtime == 0);
+fail:
+	if (todo != names)
+		free(todo);
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
-fail:
 	closedir(d);
 	return rv;
+}
+
+int gpumem_report_load_dir(const char *dir, const struct gpumem_report_want *want,
+			   struct gpumem_report_set *set)
+{
+	return gpumem_report_load_dir_cached(dir, want, 0, set);
 }

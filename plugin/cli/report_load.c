@@ -62,7 +62,7 @@ static void warn_file(const char *dir, const char *name, const char *fmt, ...)
  * written after its check ran, so it holds no later report); 0; -1.
  */
 static int read_capped(int dfd, const char *dir, const char *name, time_t min_mtime,
-		       struct gpumem_report_buf *b, size_t *lenp)
+		       struct gpumem_report_buf *b, size_t *lenp, struct stat *stp)
 {
 	struct stat st;
 	size_t len = 0;
@@ -114,10 +114,34 @@ static int read_capped(int dfd, const char *dir, const char *name, time_t min_mt
 	}
 	b->data[len] = '\0';
 	*lenp = len;
+	*stp = st;
 	rv = 0;
 fail:
 	close(fd);
 	return rv;
+}
+
+int gpumem_report_add_file(struct gpumem_report_set *set, struct gpumem_report_file *f)
+{
+	struct gpumem_report_file **files;
+
+	/* Doubling: a fleet's set holds 100,000 files. */
+	if ((set->nfiles & (set->nfiles - 1)) == 0) {
+		files = realloc(set->files, (set->nfiles ? set->nfiles * 2 : 16) * sizeof(*files));
+		if (files == NULL)
+			return -1;
+		set->files = files;
+	}
+	set->files[set->nfiles++] = f;
+	return 0;
+}
+
+void gpumem_report_stamp_of(const struct stat *st, struct gpumem_report_stamp *s)
+{
+	s->ino = (unsigned long long)st->st_ino;
+	s->size = (unsigned long long)st->st_size;
+	s->mtime_ns = (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+	s->ctime_ns = (long long)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
 }
 
 static char *dup_or_null(const char *s)
@@ -125,7 +149,7 @@ static char *dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
-static void file_free(struct gpumem_report_file *f)
+void gpumem_report_file_free(struct gpumem_report_file *f)
 {
 	if (f == NULL)
 		return;
@@ -143,7 +167,7 @@ static void file_free(struct gpumem_report_file *f)
 	free(f);
 }
 
-static void row_free(struct gpumem_report_row *r)
+void gpumem_report_row_free(struct gpumem_report_row *r)
 {
 	free(r->gpu_name);
 	free(r->gpu_uuid);
@@ -157,9 +181,9 @@ static void row_free(struct gpumem_report_row *r)
 void gpumem_report_set_free(struct gpumem_report_set *set)
 {
 	for (size_t i = 0; i < set->nrows; i++)
-		row_free(&set->rows[i]);
+		gpumem_report_row_free(&set->rows[i]);
 	for (size_t i = 0; i < set->nfiles; i++)
-		file_free(set->files[i]);
+		gpumem_report_file_free(set->files[i]);
 	free(set->rows);
 	free(set->files);
 	memset(set, 0, sizeof(*set));
@@ -202,7 +226,7 @@ static int node_index(const char *gpus, int cuda)
 	return -1;
 }
 
-static int add_row(struct gpumem_report_set *set, struct gpumem_report_row **out)
+int gpumem_report_add_row(struct gpumem_report_set *set, struct gpumem_report_row **out)
 {
 	if (set->nrows == set->cap) {
 		size_t cap = set->cap ? set->cap * 2 : 256;
@@ -276,7 +300,7 @@ static int device_row(struct gpumem_report_set *set, const struct gpumem_report_
 	const char *verdict = gpumem_json_str(dev, "verdict");
 	double idx;
 
-	if (add_row(set, &r) < 0)
+	if (gpumem_report_add_row(set, &r) < 0)
 		return -1;
 	r->rep = f;
 	r->has_gpu = 1;
@@ -325,7 +349,7 @@ static int report_row(struct gpumem_report_set *set, const struct gpumem_report_
 	const char *why = f->reason;
 	struct gpumem_report_row *r;
 
-	if (add_row(set, &r) < 0)
+	if (gpumem_report_add_row(set, &r) < 0)
 		return -1;
 	r->rep = f;
 	r->cuda_index = r->node_index = -1;
@@ -365,7 +389,7 @@ static int extract(struct gpumem_report_set *set, const char *dir, const char *n
 		   struct json_object *root)
 {
 	struct json_object *v, *check, *devices;
-	struct gpumem_report_file *f = NULL, **files;
+	struct gpumem_report_file *f = NULL;
 	const char *schema, *node, *phase, *time_s, *status, *verdict;
 	size_t first_row = set->nrows;
 	double job, x;
@@ -447,20 +471,17 @@ static int extract(struct gpumem_report_set *set, const char *dir, const char *n
 	} else if (report_row(set, f, check) < 0) {
 		BAD("out of memory");
 	}
-	files = realloc(set->files, (set->nfiles + 1) * sizeof(*files));
-	if (files == NULL)
+	if (gpumem_report_add_file(set, f) < 0)
 		BAD("out of memory");
-	set->files = files;
-	set->files[set->nfiles++] = f;
 	f = NULL;
 	rv = 0;
 fail:
 	if (rv < 0) {
 		/* Take back the rows of a file that turned out bad halfway. */
 		while (set->nrows > first_row)
-			row_free(&set->rows[--set->nrows]);
+			gpumem_report_row_free(&set->rows[--set->nrows]);
 	}
-	file_free(f);
+	gpumem_report_file_free(f);
 	return rv;
 }
 
@@ -468,11 +489,12 @@ int gpumem_report_load_file(struct gpumem_report_set *set, int dfd, const char *
 			    const char *name, time_t min_mtime, struct gpumem_report_buf *b)
 {
 	struct json_object *root;
+	struct stat st;
 	char err[320];
 	size_t len;
 	int rv;
 
-	rv = read_capped(dfd, dir, name, min_mtime, b, &len);
+	rv = read_capped(dfd, dir, name, min_mtime, b, &len, &st);
 	if (rv != 0)
 		return rv;
 	if (gpumem_json_parse_report_with(&b->tok, b->data, len, &root, err, sizeof(err)) < 0) {
@@ -481,5 +503,7 @@ int gpumem_report_load_file(struct gpumem_report_set *set, int dfd, const char *
 	}
 	rv = extract(set, dir, name, root);
 	json_object_put(root);
+	if (rv == 0)
+		gpumem_report_stamp_of(&st, &set->files[set->nfiles - 1]->stamp);
 	return rv;
 }

@@ -51,9 +51,16 @@ enum gpumem_report_metric_id {
 	GPUMEM_REPORT_M_D2H, GPUMEM_REPORT_NMETRICS
 };
 
+/* What says a file is the one read before (report_cache.c). */
+struct gpumem_report_stamp {
+	unsigned long long ino, size;
+	long long mtime_ns, ctime_ns;
+};
+
 /* One report file, as far as the rows need it. */
 struct gpumem_report_file {
 	char *name;                     /* file name within the directory */
+	struct gpumem_report_stamp stamp;
 	long long job;
 	char *step, *node, *user, *policy, *phase, *time_text, *gpus, *status, *reason;
 	char *verdict;                  /* as written */
@@ -90,6 +97,8 @@ struct gpumem_report_set {
 	size_t nrows, cap;
 	size_t nbad;                    /* files skipped with a warning */
 	size_t nlisted;                 /* report files in the directory */
+	size_t nskipped;                /* of them, not read: ruled out by the filters */
+	size_t ncached;                 /* of them, taken from the cache */
 };
 
 extern const char *const gpumem_report_metric_names[GPUMEM_REPORT_NMETRICS];
@@ -121,6 +130,16 @@ struct gpumem_report_want {
  */
 int gpumem_report_load_dir(const char *dir, const struct gpumem_report_want *want,
 			   struct gpumem_report_set *set);
+
+/*
+ * With a cache (the default of `gpumem report`): the rows of every file
+ * read before, unchanged since (inode, size, mtime, ctime), come from the
+ * user's cache file instead of being parsed again, and the cache is
+ * rewritten when the directory changed.  report_cache.c says where and why
+ * it can be trusted.
+ */
+int gpumem_report_load_dir_cached(const char *dir, const struct gpumem_report_want *want,
+				  int use_cache, struct gpumem_report_set *set);
 
 /* One reader's file buffer and JSON tokener, kept from file to file. */
 struct gpumem_report_buf {

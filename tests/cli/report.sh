@@ -7,6 +7,9 @@ gen="$top_srcdir/tests/cli/report-gen.sh"
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
 TZ=UTC; export TZ
 unset GPUMEM_SITE
+run2() { out=$("$@" 2>"$t/stderr"); rc=$?; err=$(cat "$t/stderr"); }
+# The cache of rows already read: here, never in the caller's home.
+XDG_CACHE_HOME="$t/cache"; export XDG_CACHE_HOME
 have_python=; command -v python3 >/dev/null 2>&1 && have_python=1
 
 # One of each verdict and status; expected order, worst first then newest:
@@ -104,7 +107,6 @@ fi
 
 # Filters by job and node read only the files named for them; --since skips
 # files last written over an hour before it.  A bad file shows whether it was read.
-run2() { out=$("$@" 2>"$t/stderr"); rc=$?; err=$(cat "$t/stderr"); }
 cp -r "$t/r" "$t/pre"
 echo 'not JSON' >"$t/pre/job555.0.gpu09.after.json"
 run2 "$GPUMEM" report "$t/pre"
@@ -125,6 +127,52 @@ like "$err" "job555.*not valid JSON" "--since: a file written within the hour's 
 echo 'not JSON' >"$t/pre/odd-name.json"
 run2 "$GPUMEM" report --job 101 "$t/pre"
 like "$err" "odd-name.json: not valid JSON" "a name of another form is always read"
+
+# The cache: a second run takes the rows of unchanged files from it, and
+# gives what parsing them gives; a changed, new or deleted file is seen; a
+# cache that does not read back whole, or that another user could have
+# written, is not used.
+cp -r "$t/r" "$t/c"
+cachefile() { ls "$t/cache/gpumem/"report-*.cache 2>/dev/null | head -1; }
+rm -rf "$t/cache"
+"$GPUMEM" report --no-cache "$t/c" >"$t/c.plain" 2>&1
+is "$(ls -A "$t/cache/gpumem" 2>/dev/null)" "" "--no-cache: no cache written"
+"$GPUMEM" report "$t/c" >"$t/c.1" 2>&1
+cf=$(cachefile)
+[ -n "$cf" ] && pass "first run: the cache is written ($(wc -c <"$cf") bytes)" || fail "no cache file in $t/cache/gpumem"
+is "$(stat -c '%a %U' "$t/cache/gpumem" "$cf" | tr '\n' ' ')" "700 $(id -un) 600 $(id -un) " "the cache is the user's alone (0700 directory, 0600 file)"
+"$GPUMEM" report "$t/c" >"$t/c.2" 2>&1
+is "$(cat "$t/c.2")" "$(cat "$t/c.plain")" "second run, from the cache: the same output as parsing every file"
+"$GPUMEM" report --json "$t/c" >"$t/c.j1" 2>&1; "$GPUMEM" report --json --no-cache "$t/c" >"$t/c.j2" 2>&1
+is "$(cat "$t/c.j1")" "$(cat "$t/c.j2")" "--json from the cache: byte for byte the same"
+# The cache is really read: an edit in it shows (the file is the user's own).
+python3 - "$cf" <<'PY'
+import sys; p = sys.argv[1]; d = open(p, "rb").read(); open(p, "wb").write(d.replace(b"GPU-b2", b"GPU-q9"))
+PY
+run "$GPUMEM" report --summary "$t/c"
+like "$out" "GPU-q9" "an unchanged file's rows come from the cache"
+chmod 666 "$cf"
+run "$GPUMEM" report --summary "$t/c"
+unlike "$out" "GPU-q9" "a cache others can write is not used"
+like "$out" "GPU-b2" "... the file is parsed instead"
+is "$(stat -c %a "$(cachefile)")" 600 "... and the cache made again, the user's alone"
+sed 's/GPU-b2/GPU-b7/' "$t/c/job102.0.gpu02.after.json" >"$t/c/new" && mv "$t/c/new" "$t/c/job102.0.gpu02.after.json"
+rm "$t/c/job107.0.gpu01.before.json"
+sed 's/"job": 107,/"job": 108,/' "$t/r/job107.0.gpu01.before.json" >"$t/c/job108.0.gpu01.before.json"
+run "$GPUMEM" report "$t/c"
+like "$out" "GPU-b7" "a rewritten file: its new rows"
+like "$out" "108.0 " "a new file: its rows"
+unlike "$out" "107.0 " "a deleted file: no rows"
+head -c 300 "$(cachefile)" >"$t/cut" && cat "$t/cut" >"$(cachefile)"
+run2 "$GPUMEM" report "$t/c"
+like "$err" "the cache of .*/c does not read back whole: it is made again" "a cut cache: said"
+is "$out" "$("$GPUMEM" report --no-cache "$t/c" 2>/dev/null)" "... and the output is right"
+run2 "$GPUMEM" report "$t/c"
+is "$err" "" "... and the next run has a whole cache again"
+rm -rf "$t/cache"; mkdir -p "$t/elsewhere" "$t/cache"; ln -s "$t/elsewhere" "$t/cache/gpumem"
+run2 "$GPUMEM" report "$t/c"
+is "$rc.$(ls -A "$t/elsewhere")" "0." "a cache directory that is a link: not used, nothing written through it"
+rm -rf "$t/cache"
 
 # Relative --since, against the clock.
 now=$(date +%s)
