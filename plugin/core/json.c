@@ -258,6 +258,7 @@ int gpumem_json_parse_with(struct json_tokener **keep, const char *buf, size_t l
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	/* Not JSON_TOKENER_VALIDATE_UTF8: prescan checked every byte already. */
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	v = json_tokener_parse_ex(tok, buf + start, (int)(len - start));
 	e = json_tokener_get_error(tok);
