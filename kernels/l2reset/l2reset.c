@@ -284,7 +284,8 @@ fail:
 	return rv;
 }
 
-int main(int argc, char **argv)
+/* The options: 0 go on, 1 done (help, version), -1 usage error (said). */
+static int parse_args(int argc, char **argv, int *devs, int *ndevs, long *timeout)
 {
 	static const struct option opts[] = {
 		{ "devices", required_argument, NULL, 'd' },
@@ -294,84 +295,94 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct drv d;
-	int devs[MAX_DEVICES], ndevs = -1, count = 0, failed = 0, c, rv = EXIT_FAIL;
-	long timeout = 30;
-	double t0 = now(), t_init;
-	CUresult r;
 	char *end;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "d:t:qhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			if (parse_devices(optarg, devs, &ndevs) < 0) {
+			if (parse_devices(optarg, devs, ndevs) < 0) {
 				msg("--devices '%s': want 'all' or CUDA ordinals like 0,1 (below %d)",
 				    optarg, MAX_DEVICES);
-				goto fail;
+				return -1;
 			}
 			break;
 		case 't':
 			errno = 0;
-			timeout = strtol(optarg, &end, 10);
-			if (errno != 0 || *end != '\0' || end == optarg || timeout < 0 ||
-			    timeout > 86400) {
+			*timeout = strtol(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || end == optarg || *timeout < 0 ||
+			    *timeout > 86400) {
 				msg("--timeout '%s': want whole seconds, 0 to 86400", optarg);
-				goto fail;
+				return -1;
 			}
 			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			rv = EXIT_OK;
-			goto fail;
-		case 'V':
-			printf("%s %s\n", PROG, PACKAGE_VERSION);
-			rv = EXIT_OK;
-			goto fail;
-		default:
-			usage(stderr);
-			goto fail;
+		case 'q': quiet = 1; break;
+		case 'h': usage(stdout); return 1;
+		case 'V': printf("%s %s\n", PROG, PACKAGE_VERSION); return 1;
+		default: usage(stderr); return -1;
 		}
 	}
 	if (optind < argc) {
 		msg("unexpected argument '%s'", argv[optind]);
 		usage(stderr);
-		goto fail;
+		return -1;
 	}
-	if (timeout > 0) {
-		struct sigaction sa;
+	return 0;
+}
 
-		snprintf(timeout_msg, sizeof(timeout_msg), "%s: timed out after %ld s\n", PROG,
-			 timeout);
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_alarm;
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGALRM, &sa, NULL);
-		alarm((unsigned int)timeout);
-	}
+/* --timeout: SIGALRM ends the program with a line saying so. */
+static void arm_timeout(long timeout)
+{
+	struct sigaction sa;
 
-	if (load_driver(&d) < 0) {
-		rv = EXIT_NO_GPU;
-		goto fail;
-	}
-	r = d.init(0);
+	if (timeout <= 0)
+		return;
+	snprintf(timeout_msg, sizeof(timeout_msg), "%s: timed out after %ld s\n", PROG, timeout);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	alarm((unsigned int)timeout);
+}
+
+/* The driver, started, and how many GPUs it sees; -1 (said): no usable GPU. */
+static int start_driver(struct drv *d, int *count)
+{
+	CUresult r;
+
+	if (load_driver(d) < 0)
+		return -1;
+	r = d->init(0);
 	if (r != CUDA_SUCCESS) {
-		msg("cuInit failed: %s (no usable GPU)", err_str(&d, r));
-		rv = EXIT_NO_GPU;
-		goto fail;
+		msg("cuInit failed: %s (no usable GPU)", err_str(d, r));
+		return -1;
 	}
-	r = d.count(&count);
-	if (r != CUDA_SUCCESS || count <= 0) {
+	r = d->count(count);
+	if (r != CUDA_SUCCESS || *count <= 0) {
 		msg("no GPU visible%s%s", r != CUDA_SUCCESS ? ": " : "",
-		    r != CUDA_SUCCESS ? err_str(&d, r) : "");
-		rv = EXIT_NO_GPU;
-		goto fail;
+		    r != CUDA_SUCCESS ? err_str(d, r) : "");
+		return -1;
 	}
+	if (*count > MAX_DEVICES)
+		*count = MAX_DEVICES;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct drv d;
+	int devs[MAX_DEVICES], ndevs = -1, count = 0, failed = 0, rv = EXIT_FAIL;
+	long timeout = 30;
+	double t0 = now(), t_init;
+
+	switch (parse_args(argc, argv, devs, &ndevs, &timeout)) {
+	case 1: return EXIT_OK;
+	case -1: return EXIT_FAIL;
+	}
+	arm_timeout(timeout);
+	if (start_driver(&d, &count) < 0)
+		return EXIT_NO_GPU;
 	t_init = now() - t0;
-	if (count > MAX_DEVICES)
-		count = MAX_DEVICES;
 	if (ndevs < 0) {
 		for (int i = 0; i < count; i++)
 			devs[i] = i;
@@ -381,7 +392,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < ndevs; i++) {
 		if (devs[i] >= count) {
 			msg("gpu %d: no such device (%d visible)", devs[i], count);
-			goto fail;
+			return rv;
 		}
 	}
 	for (int i = 0; i < ndevs; i++)
@@ -389,7 +400,5 @@ int main(int argc, char **argv)
 			failed++;
 	out("%d GPU(s), %d failed, %.3f s (driver start %.3f s)", ndevs, failed, now() - t0,
 	    t_init);
-	rv = failed ? EXIT_FAIL : EXIT_OK;
-fail:
-	return rv;
+	return failed ? EXIT_FAIL : EXIT_OK;
 }

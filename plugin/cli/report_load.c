@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "policy.h"
 #include "report.h"
+#include "report_cli.h"
 
 /* Where this thread's warnings go (report_dir.c gives each reader its own). */
 static __thread FILE *warn_out;
@@ -374,6 +375,19 @@ static int report_row(struct gpumem_report_set *set, const struct gpumem_report_
 
 #define BAD(...) do { WARN(dir, name, __VA_ARGS__); goto fail; } while (0)
 
+/* Slurm step IDs are numbers or names ("batch"): either form, "?" when neither. */
+static char *step_of(struct json_object *v)
+{
+	if (gpumem_json_is(v, json_type_int) || gpumem_json_is(v, json_type_double)) {
+		char tmp[32];
+
+		snprintf(tmp, sizeof(tmp), "%lld", (long long)json_object_get_double(v));
+		return strdup(tmp);
+	}
+	return strdup(gpumem_json_is(v, json_type_string) && json_object_get_string(v)[0] ?
+		      json_object_get_string(v) : "?");
+}
+
 /* A required string member, or a warning naming it. */
 static const char *need_str(struct json_object *root, const char *key,
 			    const char *dir, const char *name)
@@ -385,15 +399,14 @@ static const char *need_str(struct json_object *root, const char *key,
 	return s && s[0] ? s : NULL;
 }
 
-static int extract(struct gpumem_report_set *set, const char *dir, const char *name,
-		   struct json_object *root)
+/* The report's own fields (not its rows) into a new file; NULL (warned). */
+static struct gpumem_report_file *make_file(struct json_object *root, const char *dir,
+					     const char *name)
 {
-	struct json_object *v, *check, *devices;
-	struct gpumem_report_file *f = NULL;
 	const char *schema, *node, *phase, *time_s, *status, *verdict;
-	size_t first_row = set->nrows;
+	struct gpumem_report_file *f = NULL;
+	struct json_object *v;
 	double job, x;
-	int rv = -1;
 
 	if (!gpumem_json_is(root, json_type_object))
 		BAD("not a JSON object: not a gpumem report");
@@ -421,17 +434,7 @@ static int extract(struct gpumem_report_set *set, const char *dir, const char *n
 	if (gpumem_report_parse_time(time_s, &f->time) < 0)
 		BAD("\"time\" \"%.64s\" is not an ISO 8601 time", time_s);
 	f->job = (long long)job;
-	/* Slurm step IDs are numbers or names ("batch"); accept either form. */
-	v = gpumem_json_get(root, "step");
-	if (gpumem_json_is(v, json_type_int) || gpumem_json_is(v, json_type_double)) {
-		char tmp[32];
-
-		snprintf(tmp, sizeof(tmp), "%lld", (long long)json_object_get_double(v));
-		f->step = strdup(tmp);
-	} else {
-		f->step = strdup(gpumem_json_is(v, json_type_string) && json_object_get_string(v)[0] ?
-				 json_object_get_string(v) : "?");
-	}
+	f->step = step_of(gpumem_json_get(root, "step"));
 	f->name = strdup(name);
 	f->node = strdup(node);
 	f->phase = strdup(phase);
@@ -456,7 +459,22 @@ static int extract(struct gpumem_report_set *set, const char *dir, const char *n
 	}
 	v = gpumem_json_get(root, "drained");
 	f->drained = gpumem_json_is(v, json_type_boolean) && json_object_get_boolean(v);
+	return f;
+fail:
+	gpumem_report_file_free(f);
+	return NULL;
+}
 
+static int extract(struct gpumem_report_set *set, const char *dir, const char *name,
+		   struct json_object *root)
+{
+	struct gpumem_report_file *f = make_file(root, dir, name);
+	struct json_object *check, *devices;
+	size_t first_row = set->nrows;
+	int rv = -1;
+
+	if (f == NULL)
+		return -1;
 	check = gpumem_json_get(root, "check");
 	if (check && !gpumem_json_is(check, json_type_object))
 		BAD("\"check\" is neither an object nor null");

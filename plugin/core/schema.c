@@ -187,85 +187,209 @@ static int parse_size(struct gpumem_walk *w, const struct gpumem_ynode *n, const
 	return 0;
 }
 
+static int kt_section(struct gpumem_walk *w, const struct gpumem_key *k,
+		      const struct gpumem_ynode *v, const char *key)
+{
+	if (v->kind != GPUMEM_Y_MAP) {
+		gpumem_walk_error(w, v, "%s: expected a mapping of keys, got %s%s", key,
+				  kind_name(v), v->kind == GPUMEM_Y_SCALAR &&
+				  !v->str[0] ? " (write {} for an empty section)" : "");
+		return -1;
+	}
+	gpumem_walk_map(w, k->sub, v, key);
+	return 0;
+}
+
+static int kt_policy(struct gpumem_walk *w, const struct gpumem_ynode *v, const char *key,
+		     void *dst)
+{
+	struct gpumem_policy *p = dst;
+	struct gpumem_walk sub = { w->file, w->d, dst, &p->set, &p->sections };
+
+	if (v->kind != GPUMEM_Y_MAP) {
+		gpumem_walk_error(w, v, "%s: expected a mapping of policy sections, got %s",
+				  key, kind_name(v));
+		return -1;
+	}
+	gpumem_walk_map(&sub, gpumem_policy_sections, v, key);
+	return 0;
+}
+
+static int kt_bool(struct gpumem_walk *w, const struct gpumem_ynode *v, const char *key,
+		   void *dst)
+{
+	if (v->kind != GPUMEM_Y_SCALAR || (strcmp(v->str, "true") && strcmp(v->str, "false"))) {
+		gpumem_walk_error(w, v, "%s: expected true or false, got %s%s%s%s", key,
+				  v->kind == GPUMEM_Y_SCALAR ? "'" : kind_name(v),
+				  v->kind == GPUMEM_Y_SCALAR ? v->str : "",
+				  v->kind == GPUMEM_Y_SCALAR ? "'" : "", "");
+		return -1;
+	}
+	*(int *)dst = v->str[0] == 't';
+	return 0;
+}
+
+/* A size with a maximum (0: none). */
+static int kt_size(struct gpumem_walk *w, const struct gpumem_key *k,
+		   const struct gpumem_ynode *v, const char *key, void *dst)
+{
+	uint64_t uv;
+
+	if (parse_size(w, v, key, &uv) < 0)
+		return -1;
+	if (k->max > 0 && (double)uv > k->max) {
+		gpumem_walk_error(w, v, "%s: %s is larger than the %.0f-byte maximum",
+				  key, v->str, k->max);
+		return -1;
+	}
+	*(uint64_t *)dst = uv;
+	return 0;
+}
+
+/* l2.persisting_limit: a percentage of the L2, or a size. */
+static int kt_l2limit(struct gpumem_walk *w, const struct gpumem_key *k,
+		      const struct gpumem_ynode *v, const char *key)
+{
+	struct gpumem_policy *p = (struct gpumem_policy *)w->base;
+	uint64_t uv;
+	double dv;
+
+	if (v->kind == GPUMEM_Y_SCALAR && strchr(v->str, '%')) {
+		if (parse_percent(w, v, key, 0, 100, &dv) < 0)
+			return -1;
+		p->l2.limit_is_percent = 1;
+		p->l2.limit_percent = dv;
+		p->l2.limit_bytes = 0;
+		return 0;
+	}
+	if (kt_size(w, k, v, key, &uv) < 0)
+		return -1;
+	p->l2.limit_is_percent = 0;
+	p->l2.limit_percent = 0;
+	p->l2.limit_bytes = uv;
+	return 0;
+}
+
+static int kt_fraction_auto(struct gpumem_walk *w, const struct gpumem_key *k,
+			    const struct gpumem_ynode *v, const char *key, void *dst)
+{
+	double dv;
+
+	if (v->kind == GPUMEM_Y_SCALAR && strcmp(v->str, "auto") == 0) {
+		*(double *)dst = GPUMEM_FRACTION_AUTO;
+		return 0;
+	}
+	if (v->kind == GPUMEM_Y_SCALAR && isalpha((unsigned char)v->str[0])) {
+		static const char *const autos[] = { "auto", NULL };
+		const char *near = closest(v->str, autos, sizeof(char *));
+
+		gpumem_walk_error(w, v, "%s: '%s' is neither auto nor a number in [%g, %g]%s",
+				  key, v->str, k->min, k->max,
+				  near ? " (did you mean 'auto'?)" : "");
+		return -1;
+	}
+	if (gpumem_walk_number(w, v, key, k->min, k->max, &dv) < 0)
+		return -1;
+	*(double *)dst = dv;
+	return 0;
+}
+
+static int kt_pow2size(struct gpumem_walk *w, const struct gpumem_key *k,
+		       const struct gpumem_ynode *v, const char *key, void *dst)
+{
+	uint64_t uv;
+
+	if (parse_size(w, v, key, &uv) < 0)
+		return -1;
+	if ((double)uv < k->min || (double)uv > k->max || (uv & (uv - 1)) != 0) {
+		char lo[32], hi[32];
+
+		gpumem_format_size((uint64_t)k->min, lo, sizeof(lo));
+		gpumem_format_size((uint64_t)k->max, hi, sizeof(hi));
+		gpumem_walk_error(w, v, "%s: %s is not a power of two from %s to %s", key,
+				  v->str, lo, hi);
+		return -1;
+	}
+	*(uint64_t *)dst = uv;
+	return 0;
+}
+
+/* A list of names (a single word is a one-item list), as bits. */
+static int kt_enum_list(struct gpumem_walk *w, const struct gpumem_key *k,
+			const struct gpumem_ynode *v, const char *key, void *dst)
+{
+	unsigned bits = 0;
+	int bad = 0, iv;
+
+	if (v->kind == GPUMEM_Y_SCALAR) {
+		if (parse_enum(w, v, key, k->names, &iv) < 0)
+			return -1;
+		bits = 1u << iv;
+	} else if (v->kind == GPUMEM_Y_SEQ) {
+		for (size_t i = 0; i < v->n; i++) {
+			if (parse_enum(w, v->items[i], key, k->names, &iv) < 0) {
+				bad = 1;
+				continue;
+			}
+			if (bits & (1u << iv)) {
+				gpumem_walk_error(w, v->items[i], "%s: '%s' is listed twice",
+						  key, v->items[i]->str);
+				bad = 1;
+			}
+			bits |= 1u << iv;
+		}
+	} else {
+		gpumem_walk_error(w, v, "%s: expected a list, got a mapping", key);
+		return -1;
+	}
+	if (bad)
+		return -1;
+	*(unsigned *)dst = bits;
+	return 0;
+}
+
+static int kt_string(struct gpumem_walk *w, const struct gpumem_key *k,
+		     const struct gpumem_ynode *v, const char *key, void *dst)
+{
+	char **sp = dst;
+
+	if (v->kind != GPUMEM_Y_SCALAR) {
+		gpumem_walk_error(w, v, "%s: expected a string, got %s", key, kind_name(v));
+		return -1;
+	}
+	if (k->type == GPUMEM_KT_PATH && v->str[0] != '/') {
+		gpumem_walk_error(w, v, "%s: '%s' must be an absolute path", key, v->str);
+		return -1;
+	}
+	for (const char *c = v->str; *c; c++)
+		if ((unsigned char)*c < 0x20) {
+			gpumem_walk_error(w, v, "%s: control character in value", key);
+			return -1;
+		}
+	free(*sp);
+	*sp = strdup(v->str);
+	return *sp ? 0 : -1;
+}
+
+/* One key's value into its place, by the key's type; -1 with an error said. */
 static int handle(struct gpumem_walk *w, const struct gpumem_key *k,
 		  const struct gpumem_ynode *v, const char *key)
 {
 	void *dst = w->base + k->off;
 	int iv;
 	double dv;
-	uint64_t uv;
 
 	switch (k->type) {
-	case GPUMEM_KT_SECTION:
-		if (v->kind != GPUMEM_Y_MAP) {
-			gpumem_walk_error(w, v, "%s: expected a mapping of keys, got %s%s", key,
-					  kind_name(v), v->kind == GPUMEM_Y_SCALAR &&
-					  !v->str[0] ? " (write {} for an empty section)" : "");
-			return -1;
-		}
-		gpumem_walk_map(w, k->sub, v, key);
-		return 0;
-	case GPUMEM_KT_POLICY: {
-		struct gpumem_policy *p = dst;
-		struct gpumem_walk sub = { w->file, w->d, dst, &p->set, &p->sections };
-
-		if (v->kind != GPUMEM_Y_MAP) {
-			gpumem_walk_error(w, v, "%s: expected a mapping of policy sections, got %s",
-					  key, kind_name(v));
-			return -1;
-		}
-		gpumem_walk_map(&sub, gpumem_policy_sections, v, key);
-		return 0;
-	}
-	case GPUMEM_KT_BOOL:
-		if (v->kind != GPUMEM_Y_SCALAR ||
-		    (strcmp(v->str, "true") && strcmp(v->str, "false"))) {
-			gpumem_walk_error(w, v, "%s: expected true or false, got %s%s%s%s", key,
-					  v->kind == GPUMEM_Y_SCALAR ? "'" : kind_name(v),
-					  v->kind == GPUMEM_Y_SCALAR ? v->str : "",
-					  v->kind == GPUMEM_Y_SCALAR ? "'" : "", "");
-			return -1;
-		}
-		*(int *)dst = v->str[0] == 't';
-		return 0;
+	case GPUMEM_KT_SECTION: return kt_section(w, k, v, key);
+	case GPUMEM_KT_POLICY: return kt_policy(w, v, key, dst);
+	case GPUMEM_KT_BOOL: return kt_bool(w, v, key, dst);
 	case GPUMEM_KT_INT:
 		if (parse_int(w, v, key, (long)k->min, (long)k->max, &iv) < 0)
 			return -1;
 		*(int *)dst = iv;
 		return 0;
-	case GPUMEM_KT_SIZE:
-		if (parse_size(w, v, key, &uv) < 0)
-			return -1;
-		if (k->max > 0 && (double)uv > k->max) {
-			gpumem_walk_error(w, v, "%s: %s is larger than the %.0f-byte maximum",
-					  key, v->str, k->max);
-			return -1;
-		}
-		*(uint64_t *)dst = uv;
-		return 0;
-	case GPUMEM_KT_L2LIMIT: {
-		struct gpumem_policy *p = (struct gpumem_policy *)w->base;
-
-		if (v->kind == GPUMEM_Y_SCALAR && strchr(v->str, '%')) {
-			if (parse_percent(w, v, key, 0, 100, &dv) < 0)
-				return -1;
-			p->l2.limit_is_percent = 1;
-			p->l2.limit_percent = dv;
-			p->l2.limit_bytes = 0;
-			return 0;
-		}
-		if (parse_size(w, v, key, &uv) < 0)
-			return -1;
-		if ((double)uv > k->max) {
-			gpumem_walk_error(w, v, "%s: %s is larger than the %.0f-byte maximum",
-					  key, v->str, k->max);
-			return -1;
-		}
-		p->l2.limit_is_percent = 0;
-		p->l2.limit_percent = 0;
-		p->l2.limit_bytes = uv;
-		return 0;
-	}
+	case GPUMEM_KT_SIZE: return kt_size(w, k, v, key, dst);
+	case GPUMEM_KT_L2LIMIT: return kt_l2limit(w, k, v, key);
 	case GPUMEM_KT_PERCENT:
 		if (parse_percent(w, v, key, k->min, k->max, &dv) < 0)
 			return -1;
@@ -276,97 +400,17 @@ static int handle(struct gpumem_walk *w, const struct gpumem_key *k,
 			return -1;
 		*(double *)dst = dv;
 		return 0;
-	case GPUMEM_KT_FRACTION_AUTO:
-		if (v->kind == GPUMEM_Y_SCALAR && strcmp(v->str, "auto") == 0) {
-			*(double *)dst = GPUMEM_FRACTION_AUTO;
-			return 0;
-		}
-		if (v->kind == GPUMEM_Y_SCALAR && isalpha((unsigned char)v->str[0])) {
-			static const char *const autos[] = { "auto", NULL };
-			const char *near = closest(v->str, autos, sizeof(char *));
-
-			gpumem_walk_error(w, v, "%s: '%s' is neither auto nor a number in [%g, %g]%s",
-					  key, v->str, k->min, k->max,
-					  near ? " (did you mean 'auto'?)" : "");
-			return -1;
-		}
-		if (gpumem_walk_number(w, v, key, k->min, k->max, &dv) < 0)
-			return -1;
-		*(double *)dst = dv;
-		return 0;
-	case GPUMEM_KT_POW2SIZE:
-		if (parse_size(w, v, key, &uv) < 0)
-			return -1;
-		if ((double)uv < k->min || (double)uv > k->max || (uv & (uv - 1)) != 0) {
-			char lo[32], hi[32];
-
-			gpumem_format_size((uint64_t)k->min, lo, sizeof(lo));
-			gpumem_format_size((uint64_t)k->max, hi, sizeof(hi));
-			gpumem_walk_error(w, v, "%s: %s is not a power of two from %s to %s", key,
-					  v->str, lo, hi);
-			return -1;
-		}
-		*(uint64_t *)dst = uv;
-		return 0;
+	case GPUMEM_KT_FRACTION_AUTO: return kt_fraction_auto(w, k, v, key, dst);
+	case GPUMEM_KT_POW2SIZE: return kt_pow2size(w, k, v, key, dst);
 	case GPUMEM_KT_ENUM:
 		if (parse_enum(w, v, key, k->names, &iv) < 0)
 			return -1;
 		*(int *)dst = iv;
 		return 0;
-	case GPUMEM_KT_ENUM_LIST: {
-		unsigned bits = 0;
-		int bad = 0;
-
-		/* A single word is accepted as a one-item list. */
-		if (v->kind == GPUMEM_Y_SCALAR) {
-			if (parse_enum(w, v, key, k->names, &iv) < 0)
-				return -1;
-			bits = 1u << iv;
-		} else if (v->kind == GPUMEM_Y_SEQ) {
-			for (size_t i = 0; i < v->n; i++) {
-				if (parse_enum(w, v->items[i], key, k->names, &iv) < 0) {
-					bad = 1;
-					continue;
-				}
-				if (bits & (1u << iv)) {
-					gpumem_walk_error(w, v->items[i], "%s: '%s' is listed twice",
-							  key, v->items[i]->str);
-					bad = 1;
-				}
-				bits |= 1u << iv;
-			}
-		} else {
-			gpumem_walk_error(w, v, "%s: expected a list, got a mapping", key);
-			return -1;
-		}
-		if (bad)
-			return -1;
-		*(unsigned *)dst = bits;
-		return 0;
-	}
+	case GPUMEM_KT_ENUM_LIST: return kt_enum_list(w, k, v, key, dst);
 	case GPUMEM_KT_STRING:
-	case GPUMEM_KT_PATH: {
-		char **sp = dst;
-
-		if (v->kind != GPUMEM_Y_SCALAR) {
-			gpumem_walk_error(w, v, "%s: expected a string, got %s", key, kind_name(v));
-			return -1;
-		}
-		if (k->type == GPUMEM_KT_PATH && v->str[0] != '/') {
-			gpumem_walk_error(w, v, "%s: '%s' must be an absolute path", key, v->str);
-			return -1;
-		}
-		for (const char *c = v->str; *c; c++)
-			if ((unsigned char)*c < 0x20) {
-				gpumem_walk_error(w, v, "%s: control character in value", key);
-				return -1;
-			}
-		free(*sp);
-		*sp = strdup(v->str);
-		return *sp ? 0 : -1;
-	}
-	case GPUMEM_KT_CUSTOM:
-		return k->custom(w, v);
+	case GPUMEM_KT_PATH: return kt_string(w, k, v, key, dst);
+	case GPUMEM_KT_CUSTOM: return k->custom(w, v);
 	}
 	return -1;
 }

@@ -94,6 +94,99 @@ void gpumem_ynode_free(struct gpumem_ynode *n)
 	free(n);
 }
 
+/* A scalar, mapping or sequence event: checked against the caps, as a node in *out. */
+static int node_event(const yaml_event_t *ev, const char *name, int depth, int *nodes,
+		      struct gpumem_ynode **out, struct gpumem_diags *d)
+{
+	const yaml_mark_t *m = &ev->start_mark;
+	const yaml_char_t *anchor = ev->type == YAML_SCALAR_EVENT ? ev->data.scalar.anchor :
+		ev->type == YAML_MAPPING_START_EVENT ? ev->data.mapping_start.anchor :
+		ev->data.sequence_start.anchor;
+	const yaml_char_t *tag = ev->type == YAML_SCALAR_EVENT ? ev->data.scalar.tag :
+		ev->type == YAML_MAPPING_START_EVENT ? ev->data.mapping_start.tag :
+		ev->data.sequence_start.tag;
+	int line = (int)m->line + 1, col = (int)m->column + 1;
+	struct gpumem_ynode *n;
+
+	if (anchor)
+		return E(d, name, line, col, "YAML anchors (&%s) are not allowed in a policy",
+			 (const char *)anchor), -1;
+	if (tag)
+		return E(d, name, line, col, "YAML tags (%s) are not allowed in a policy",
+			 (const char *)tag), -1;
+	if (++*nodes > GPUMEM_MAX_NODES)
+		return E(d, name, line, col, "more than %d YAML nodes: not a policy",
+			 GPUMEM_MAX_NODES), -1;
+	if (ev->type == YAML_SCALAR_EVENT) {
+		if (ev->data.scalar.length > GPUMEM_MAX_SCALAR)
+			return E(d, name, line, col, "value of %zu bytes is longer than the %d-byte "
+				 "limit", ev->data.scalar.length, GPUMEM_MAX_SCALAR), -1;
+		if (memchr(ev->data.scalar.value, 0, ev->data.scalar.length))
+			return E(d, name, line, col, "NUL character in value"), -1;
+		n = node_new(GPUMEM_Y_SCALAR, m);
+		if (n) {
+			n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+			n->str = strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
+			if (n->str == NULL) {
+				free(n);
+				n = NULL;
+			}
+		}
+	} else {
+		if (depth >= GPUMEM_MAX_DEPTH)
+			return E(d, name, line, col, "nesting deeper than %d levels",
+				 GPUMEM_MAX_DEPTH), -1;
+		n = node_new(ev->type == YAML_MAPPING_START_EVENT ? GPUMEM_Y_MAP : GPUMEM_Y_SEQ, m);
+	}
+	if (n == NULL)
+		return E(d, name, 0, 0, "out of memory"), -1;
+	*out = n;
+	return 0;
+}
+
+/* One event into the tree: 1 at the stream's end, 0, -1 (said). */
+static int event(const yaml_event_t *ev, const char *name, struct gpumem_ynode **stack,
+		 int *depth, int *nodes, int *docs, struct gpumem_ynode **root,
+		 struct gpumem_diags *d)
+{
+	const yaml_mark_t *m = &ev->start_mark;
+	struct gpumem_ynode *n = NULL;
+
+	switch (ev->type) {
+	case YAML_STREAM_END_EVENT:
+		return 1;
+	case YAML_DOCUMENT_START_EVENT:
+		if (++*docs > 1)
+			return E(d, name, (int)m->line + 1, (int)m->column + 1,
+				 "more than one YAML document: a policy is a single document"), -1;
+		return 0;
+	case YAML_ALIAS_EVENT:
+		return E(d, name, (int)m->line + 1, (int)m->column + 1,
+			 "YAML aliases (*%s) are not allowed in a policy",
+			 (const char *)ev->data.alias.anchor), -1;
+	case YAML_SCALAR_EVENT:
+	case YAML_MAPPING_START_EVENT:
+	case YAML_SEQUENCE_START_EVENT:
+		if (node_event(ev, name, *depth, nodes, &n, d) < 0)
+			return -1;
+		if (*depth == 0) {
+			*root = n;
+		} else if (node_append(stack[*depth - 1], n) < 0) {
+			gpumem_ynode_free(n);
+			return E(d, name, 0, 0, "out of memory"), -1;
+		}
+		if (n->kind != GPUMEM_Y_SCALAR)
+			stack[(*depth)++] = n;
+		return 0;
+	case YAML_MAPPING_END_EVENT:
+	case YAML_SEQUENCE_END_EVENT:
+		(*depth)--;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
 int gpumem_yaml_parse(const char *buf, size_t len, const char *name,
 		      struct gpumem_ynode **rootp, struct gpumem_diags *d)
 {
@@ -101,7 +194,7 @@ int gpumem_yaml_parse(const char *buf, size_t len, const char *name,
 	struct gpumem_ynode *root = NULL;
 	yaml_parser_t parser;
 	yaml_event_t ev;
-	int depth = 0, nodes = 0, docs = 0, done = 0;
+	int depth = 0, nodes = 0, docs = 0, r = 0;
 	int rv = -1;
 
 	*rootp = NULL;
@@ -117,10 +210,7 @@ int gpumem_yaml_parse(const char *buf, size_t len, const char *name,
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
-	while (!done) {
-		struct gpumem_ynode *n = NULL;
-		const yaml_mark_t *m;
-
+	while (r == 0) {
 		if (!yaml_parser_parse(&parser, &ev)) {
 			E(d, name, (int)parser.problem_mark.line + 1,
 			  (int)parser.problem_mark.column + 1, "YAML syntax error: %s%s%s",
@@ -128,113 +218,10 @@ int gpumem_yaml_parse(const char *buf, size_t len, const char *name,
 			  parser.context ? " " : "", parser.context ? parser.context : "");
 			goto fail;
 		}
-		m = &ev.start_mark;
-		switch (ev.type) {
-		case YAML_STREAM_END_EVENT:
-			done = 1;
-			break;
-		case YAML_DOCUMENT_START_EVENT:
-			if (++docs > 1) {
-				E(d, name, (int)m->line + 1, (int)m->column + 1,
-				  "more than one YAML document: a policy is a single document");
-				yaml_event_delete(&ev);
-				goto fail;
-			}
-			break;
-		case YAML_ALIAS_EVENT:
-			E(d, name, (int)m->line + 1, (int)m->column + 1,
-			  "YAML aliases (*%s) are not allowed in a policy",
-			  (const char *)ev.data.alias.anchor);
-			yaml_event_delete(&ev);
-			goto fail;
-		case YAML_SCALAR_EVENT:
-		case YAML_MAPPING_START_EVENT:
-		case YAML_SEQUENCE_START_EVENT: {
-			const yaml_char_t *anchor = ev.type == YAML_SCALAR_EVENT ?
-				ev.data.scalar.anchor : ev.type == YAML_MAPPING_START_EVENT ?
-				ev.data.mapping_start.anchor : ev.data.sequence_start.anchor;
-			const yaml_char_t *tag = ev.type == YAML_SCALAR_EVENT ?
-				ev.data.scalar.tag : ev.type == YAML_MAPPING_START_EVENT ?
-				ev.data.mapping_start.tag : ev.data.sequence_start.tag;
-
-			if (anchor) {
-				E(d, name, (int)m->line + 1, (int)m->column + 1,
-				  "YAML anchors (&%s) are not allowed in a policy",
-				  (const char *)anchor);
-				yaml_event_delete(&ev);
-				goto fail;
-			}
-			if (tag) {
-				E(d, name, (int)m->line + 1, (int)m->column + 1,
-				  "YAML tags (%s) are not allowed in a policy", (const char *)tag);
-				yaml_event_delete(&ev);
-				goto fail;
-			}
-			if (++nodes > GPUMEM_MAX_NODES) {
-				E(d, name, (int)m->line + 1, (int)m->column + 1,
-				  "more than %d YAML nodes: not a policy", GPUMEM_MAX_NODES);
-				yaml_event_delete(&ev);
-				goto fail;
-			}
-			if (ev.type == YAML_SCALAR_EVENT) {
-				if (ev.data.scalar.length > GPUMEM_MAX_SCALAR) {
-					E(d, name, (int)m->line + 1, (int)m->column + 1,
-					  "value of %zu bytes is longer than the %d-byte limit",
-					  ev.data.scalar.length, GPUMEM_MAX_SCALAR);
-					yaml_event_delete(&ev);
-					goto fail;
-				}
-				if (memchr(ev.data.scalar.value, 0, ev.data.scalar.length)) {
-					E(d, name, (int)m->line + 1, (int)m->column + 1,
-					  "NUL character in value");
-					yaml_event_delete(&ev);
-					goto fail;
-				}
-				n = node_new(GPUMEM_Y_SCALAR, m);
-				if (n) {
-					n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-					n->str = strndup((const char *)ev.data.scalar.value,
-							 ev.data.scalar.length);
-					if (n->str == NULL) {
-						free(n);
-						n = NULL;
-					}
-				}
-			} else {
-				if (depth >= GPUMEM_MAX_DEPTH) {
-					E(d, name, (int)m->line + 1, (int)m->column + 1,
-					  "nesting deeper than %d levels", GPUMEM_MAX_DEPTH);
-					yaml_event_delete(&ev);
-					goto fail;
-				}
-				n = node_new(ev.type == YAML_MAPPING_START_EVENT ?
-					     GPUMEM_Y_MAP : GPUMEM_Y_SEQ, m);
-			}
-			if (n == NULL) {
-				E(d, name, 0, 0, "out of memory");
-				yaml_event_delete(&ev);
-				goto fail;
-			}
-			if (depth == 0) {
-				root = n;
-			} else if (node_append(stack[depth - 1], n) < 0) {
-				gpumem_ynode_free(n);
-				E(d, name, 0, 0, "out of memory");
-				yaml_event_delete(&ev);
-				goto fail;
-			}
-			if (n->kind != GPUMEM_Y_SCALAR)
-				stack[depth++] = n;
-			break;
-		}
-		case YAML_MAPPING_END_EVENT:
-		case YAML_SEQUENCE_END_EVENT:
-			depth--;
-			break;
-		default:
-			break;
-		}
+		r = event(&ev, name, stack, &depth, &nodes, &docs, &root, d);
 		yaml_event_delete(&ev);
+		if (r < 0)
+			goto fail;
 	}
 	*rootp = root;
 	root = NULL;

@@ -295,6 +295,111 @@ static void mig_notes(struct gpumem_state *st, char node[][64], char task[][64],
 	st->mig_notes = notes;
 }
 
+/* The step's GPUs: Slurm's list, the tasks' numbering of it, what the node knows of them. */
+static void step_gpus(spank_t sp, struct gpumem_state *st, struct gpumem_node *node,
+		      uid_t uid, gid_t gid, uint32_t job, uint32_t step, const char **src)
+{
+	char list[GPUMEM_MAX_GPUS][64], tlist[GPUMEM_MAX_GPUS][64];
+	int ngpu_env = gpumem_gpus_from_env(job_getenv, sp, list, GPUMEM_MAX_GPUS, src);
+
+	/* Helpers run in the step's devices cgroup: they get the tasks' numbering. */
+	if (ngpu_env > 0)
+		gpumem_gpus_for_tasks(job_getenv, sp, *src, list, ngpu_env, tlist, GPUMEM_MAX_GPUS);
+	st->has_dev = access(st->args.nvidia_dev, F_OK) == 0;
+	node->ngpus = 0;
+	if (st->has_dev && ngpu_env != 0 && (st->eff.set & GPUMEM_K_L2_LIMIT) &&
+	    cached_gpus(list, ngpu_env, node) < 0)
+		probe(&st->args, uid, gid, tlist, ngpu_env, node);
+	st->ngpus = node->ngpus;
+	if (ngpu_env > 0) {
+		st->step_gpus = join_list(list, ngpu_env, GPUMEM_GPU_MIG + 100);
+		st->task_gpus = join_list(tlist, ngpu_env, GPUMEM_GPU_MIG + 100);
+		st->l2_gpus = join_list(list, ngpu_env, GPUMEM_GPU_MIG);
+		mig_notes(st, list, tlist, ngpu_env, job, step);
+	}
+	if (access(st->args.um_library, R_OK) == 0)
+		node->um_library = st->args.um_library;
+}
+
+/*
+ * mps.daemon=job: the job's daemon (started by the job prolog), else one
+ * started for this step; its directories into node.  -1 (deferred) when
+ * it cannot start.
+ */
+static int step_mps(struct gpumem_state *st, struct gpumem_node *node, uid_t uid, gid_t gid,
+		    uint32_t job, uint32_t step)
+{
+	static char pipe_dir[4300], log_dir[4300];
+	struct gpumem_diags quiet = { 0 };
+	struct gpumem_env env;
+	const char *l2 = NULL, *control, *dir;
+	char job_mps[4200], *err = NULL;
+
+	/* The MPS server takes its L2 limit from its own environment. */
+	if (gpumem_policy_env(&st->eff, node, &env, &quiet) == 0)
+		for (int i = 0; i < env.n; i++)
+			if (!strcmp(env.var[i].name, GPUMEM_ENV_L2_PCT))
+				l2 = env.var[i].value;
+	gpumem_diags_free(&quiet);
+	control = gpumem_mps_find(st->args.mps_control);
+	if (st->has_dev && gpumem_state_mps_find(st->args.state_dir, job, uid, job_mps,
+						 sizeof(job_mps)) == 0) {
+		dir = job_mps;          /* the job's own, stopped by the job epilog */
+	} else if (!st->has_dev || control == NULL) {
+		gpumem_info("gpumem: job %s: mps.daemon=job skipped: %s", step_name(job, step),
+			   !st->has_dev ? "no GPU on this node" : "nvidia-cuda-mps-control not found");
+		return 0;
+	} else if (gpumem_mps_start(control, uid, gid, st->task_gpus,
+				    l2 && !st->mig ? atoi(l2) : -1, job, step,
+				    st->args.timeout, &st->mps_dir, &err) < 0) {
+		defer("cannot start the per-job MPS daemon: %s", err ? err : "error");
+		free(err);
+		return -1;
+	} else {
+		dir = st->mps_dir;
+	}
+	snprintf(pipe_dir, sizeof(pipe_dir), "%s/pipe", dir);
+	snprintf(log_dir, sizeof(log_dir), "%s/log", dir);
+	node->mps_pipe_dir = pipe_dir;
+	node->mps_log_dir = log_dir;
+	return 0;
+}
+
+/*
+ * What only the node can know (the GPU's own L2 maximum, a missing
+ * library) is shown to the user too, from task_init, whose stderr is the
+ * task's.
+ */
+static void keep_user_notes(struct gpumem_state *st, struct gpumem_diags *envd)
+{
+	char *all = NULL;
+
+	st->user_notes = gpumem_diags_join(envd, 0);
+	if (st->mig_notes &&
+	    asprintf(&all, "%s%s%s", st->user_notes ? st->user_notes : "",
+		     st->user_notes && *st->user_notes ? "\n" : "", st->mig_notes) >= 0) {
+		free(st->user_notes);
+		st->user_notes = all;
+	}
+}
+
+/* One line in slurmd's log: the policy, the GPUs and what was set. */
+static void log_step(const struct gpumem_env *env, uint32_t job, uint32_t step,
+		     const char *policy, const char *src, int has_dev)
+{
+	char summary[2048];
+	int off = 0;
+
+	for (int i = 0; i < env->n && off < (int)sizeof(summary) - 1; i++)
+		off += snprintf(summary + off, sizeof(summary) - (size_t)off, " %s=%s",
+				env->var[i].name, env->var[i].value);
+	if (off == 0)
+		snprintf(summary, sizeof(summary), " (nothing to set)");
+	gpumem_info("gpumem: job %s: policy %s; GPUs %s%s; set%s", step_name(job, step), policy,
+		   src ? src : "none", has_dev ? "" : " (no GPU device on this node: probe, MPS "
+		   "daemon, check and L2 reset skipped)", summary);
+}
+
 int gpumem_remote_user_init(spank_t sp)
 {
 	struct gpumem_state *st = &gpumem_state;
@@ -302,13 +407,12 @@ int gpumem_remote_user_init(spank_t sp)
 	struct gpumem_policy user;
 	struct gpumem_node node;
 	struct gpumem_env env;
-	char list[GPUMEM_MAX_GPUS][64], tlist[GPUMEM_MAX_GPUS][64], summary[2048], job_mps[4200];
-	const char *src = NULL, *control;
+	const char *src = NULL;
 	char *name = NULL;
 	uint32_t job = 0, step = 0;
 	uid_t uid = 0;
 	gid_t gid = 0;
-	int have_user, ngpu_env, has_dev, off = 0;
+	int have_user;
 
 	spank_get_item(sp, S_JOB_UID, &uid);
 	spank_get_item(sp, S_JOB_GID, &gid);
@@ -334,99 +438,20 @@ int gpumem_remote_user_init(spank_t sp)
 		goto out;
 
 	memset(&node, 0, sizeof(node));
-	ngpu_env = gpumem_gpus_from_env(job_getenv, sp, list, GPUMEM_MAX_GPUS, &src);
-	/* Helpers run in the step's devices cgroup: they get the tasks' numbering. */
-	if (ngpu_env > 0)
-		gpumem_gpus_for_tasks(job_getenv, sp, src, list, ngpu_env, tlist, GPUMEM_MAX_GPUS);
-	has_dev = access(st->args.nvidia_dev, F_OK) == 0;
-	st->has_dev = has_dev;
-	node.ngpus = 0;
-	if (has_dev && ngpu_env != 0 && (st->eff.set & GPUMEM_K_L2_LIMIT) &&
-	    cached_gpus(list, ngpu_env, &node) < 0)
-		probe(&st->args, uid, gid, tlist, ngpu_env, &node);
-	st->ngpus = node.ngpus;
-	if (ngpu_env > 0) {
-		st->step_gpus = join_list(list, ngpu_env, GPUMEM_GPU_MIG + 100);
-		st->task_gpus = join_list(tlist, ngpu_env, GPUMEM_GPU_MIG + 100);
-		st->l2_gpus = join_list(list, ngpu_env, GPUMEM_GPU_MIG);
-		mig_notes(st, list, tlist, ngpu_env, job, step);
-	}
-	if (access(st->args.um_library, R_OK) == 0)
-		node.um_library = st->args.um_library;
-
-	if (st->eff.mps.daemon == GPUMEM_DAEMON_JOB) {
-		struct gpumem_diags quiet = { 0 };
-		const char *l2 = NULL;
-		char *err = NULL;
-
-		/* The MPS server takes its L2 limit from its own environment. */
-		if (gpumem_policy_env(&st->eff, &node, &env, &quiet) == 0)
-			for (int i = 0; i < env.n; i++)
-				if (!strcmp(env.var[i].name, GPUMEM_ENV_L2_PCT))
-					l2 = env.var[i].value;
-		gpumem_diags_free(&quiet);
-		control = gpumem_mps_find(st->args.mps_control);
-		if (has_dev && gpumem_state_mps_find(st->args.state_dir, job, uid, job_mps,
-						     sizeof(job_mps)) == 0) {
-			/* The job's own daemon, started by the prolog, stopped by the epilog. */
-			static char pipe_dir[4300], log_dir[4300];
-
-			snprintf(pipe_dir, sizeof(pipe_dir), "%s/pipe", job_mps);
-			snprintf(log_dir, sizeof(log_dir), "%s/log", job_mps);
-			node.mps_pipe_dir = pipe_dir;
-			node.mps_log_dir = log_dir;
-		} else if (!has_dev || control == NULL) {
-			gpumem_info("gpumem: job %s: mps.daemon=job skipped: %s", step_name(job, step),
-				   !has_dev ? "no GPU on this node" :
-				   "nvidia-cuda-mps-control not found");
-		} else if (gpumem_mps_start(control, uid, gid, st->task_gpus,
-					    l2 && !st->mig ? atoi(l2) : -1, job, step,
-					    st->args.timeout, &st->mps_dir, &err) < 0) {
-			defer("cannot start the per-job MPS daemon: %s", err ? err : "error");
-			free(err);
-			goto out;
-		} else {
-			static char pipe_dir[4200], log_dir[4200];
-
-			snprintf(pipe_dir, sizeof(pipe_dir), "%s/pipe", st->mps_dir);
-			snprintf(log_dir, sizeof(log_dir), "%s/log", st->mps_dir);
-			node.mps_pipe_dir = pipe_dir;
-			node.mps_log_dir = log_dir;
-		}
-	}
+	step_gpus(sp, st, &node, uid, gid, job, step, &src);
+	if (st->eff.mps.daemon == GPUMEM_DAEMON_JOB && step_mps(st, &node, uid, gid, job, step) < 0)
+		goto out;
 	if (gpumem_policy_env(&st->eff, &node, &env, &envd) < 0 ||
 	    (st->mig && drop_l2(&env)) || set_env(sp, &env) < 0) {
 		defer("%s", "cannot build the task environment");
 		goto out;
 	}
-	/*
-	 * What only the node can know (the GPU's own L2 maximum, a missing
-	 * library) is shown to the user too, from task_init, whose stderr
-	 * is the task's.
-	 */
-	st->user_notes = gpumem_diags_join(&envd, 0);
-	if (st->mig_notes) {
-		char *all = NULL;
-
-		if (asprintf(&all, "%s%s%s", st->user_notes ? st->user_notes : "",
-			     st->user_notes && *st->user_notes ? "\n" : "", st->mig_notes) >= 0) {
-			free(st->user_notes);
-			st->user_notes = all;
-		}
-	}
+	keep_user_notes(st, &envd);
 	spank_setenv(sp, "GPUMEM_POLICY", have_user ? name : "site defaults", 1);
 	before_failed(job);
 	log_diags(&d, job, step);
 	log_diags(&envd, job, step);
-	for (int i = 0; i < env.n && off < (int)sizeof(summary) - 1; i++)
-		off += snprintf(summary + off, sizeof(summary) - (size_t)off, " %s=%s",
-				env.var[i].name, env.var[i].value);
-	if (off == 0)
-		snprintf(summary, sizeof(summary), " (nothing to set)");
-	gpumem_info("gpumem: job %s: policy %s; GPUs %s%s; set%s", step_name(job, step),
-		   have_user ? name : "site defaults", src ? src : "none",
-		   has_dev ? "" : " (no GPU device on this node: probe, MPS daemon, check "
-		   "and L2 reset skipped)", summary);
+	log_step(&env, job, step, have_user ? name : "site defaults", src, st->has_dev);
 out:
 	gpumem_diags_free(&d);
 	gpumem_diags_free(&envd);
