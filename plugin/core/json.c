@@ -516,8 +516,10 @@ static void write_value(FILE *f, struct json_object *v, enum gpumem_json_style s
 		/* json-c writes numbers, in their own text if they have one. */
 		if (gpumem_json_is(v, json_type_double) && !isfinite(json_object_get_double(v)))
 			fputs("null", f);
-		else if (gpumem_json_is(v, json_type_int))
+		else if (gpumem_json_is(v, json_type_int) && json_object_get_int64(v) != INT64_MAX)
 			fprintf(f, "%" PRId64, json_object_get_int64(v));
+		else if (gpumem_json_is(v, json_type_int))   /* json-c keeps past INT64_MAX unsigned */
+			fprintf(f, "%" PRIu64, json_object_get_uint64(v));
 		else if (json_object_get_userdata(v) != NULL)
 			fputs(json_object_get_userdata(v), f);  /* its text (json_object_new_double_s) */
 		else

@@ -154,6 +154,8 @@ run srun -w gpumem1 --gpumem-policy="$t/before-fail.yaml" echo ran
 [ "$rc" -ne 0 ] && pass "a failing check.before fails the step" || fail "a failing check.before fails the step"
 unlike "$out" "^ran$" "... before the task runs"
 like "$out" "GPU check before the job failed on gpumem1: gpu0: triad 1200.0 GB/s below" "... saying why"
+# The job's epilog may still be running (COMPLETING): judge the state after it.
+for _ in $(seq 1 60); do case "$(node_state gpumem1)" in *COMPLETING*) sleep 0.25 ;; *) break ;; esac; done
 is "$(node_state gpumem1)" "IDLE" "on_fail: fail does not drain"
 rm -f "$t/fail/gpumem1"
 

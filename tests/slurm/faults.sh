@@ -50,9 +50,11 @@ like "$(json "$f" 'd["status"] + "|" + str(d["reason"])' 2>&1)" "^(ran\|None|fai
 no_leftovers "scancel during the check"
 
 # --- kill -9 of a task --------------------------------------------------------
-run srun -N1 --gpumem-policy="$t/both.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; kill -9 $$'
+# The job ID goes to a file: a line on stdout may not be forwarded before the kill.
+rm -f "$GPUMEM_CLUSTER_TMP/kill9.jid"
+run srun -N1 --gpumem-policy="$t/both.yaml" sh -c 'echo "$SLURM_JOB_ID" >"$1"; kill -9 $$' sh "$GPUMEM_CLUSTER_TMP/kill9.jid"
 [ "$rc" -ne 0 ] && pass "kill -9: the step fails" || fail "kill -9: the step fails"
-jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
+jid=$(cat "$GPUMEM_CLUSTER_TMP/kill9.jid" 2>/dev/null)
 wait_file "$t/reports/job$jid.epilog.gpumem1.after.json" 40 && pass "kill -9: teardown ran, the after report is there" || fail "kill -9: after report"
 is "$(json "$t/reports/job$jid.epilog.gpumem1.after.json" 'd["status"] + "|" + d["verdict"]' 2>&1)" "ran|pass" "kill -9: the after-check ran"
 no_leftovers "kill -9 of a task"
