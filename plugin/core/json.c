@@ -252,8 +252,8 @@ int gpumem_json_parse_with(struct json_tokener **keep, const char *buf, size_t l
 	}
 	if (prescan(buf, len, caps, err, errlen) < 0)
 		return -1;
-	/* json-c's depth counts the level it refuses. */
-	tok = tokener(keep, caps->max_depth + 1);
+	/* json-c's depth is the number of levels it takes (65 took 65: fuzz_report). */
+	tok = tokener(keep, caps->max_depth);
 	if (tok == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;

@@ -324,6 +324,13 @@ like "$err" "job906.*: \"time\" \"last tuesday\" is not an ISO 8601 time" "bad t
 like "$err" "job907.*: \"job\" is missing or not a job ID" "bad job"
 like "$err" "job908.*: [0-9]+ bytes, larger than the 1048576-byte limit" "over the size cap"
 like "$err" "job909.*: nesting deeper than 64 levels" "too deep"
+# The depth cap exactly: 64 levels are JSON (just not a report), 65 are not.
+mkdir -p "$t/depth"
+python3 -c 'print("[" * 64 + "]" * 64)' >"$t/depth/job1.0.n1.after.json"
+python3 -c 'print("[" * 65 + "]" * 65)' >"$t/depth/job2.0.n1.after.json"
+"$GPUMEM" report --no-cache "$t/depth" >/dev/null 2>"$t/depth.err"
+like "$(cat "$t/depth.err")" "job1.0.n1.after.json: not a JSON object" "64 levels: read (and refused as no report)"
+like "$(cat "$t/depth.err")" "job2.0.n1.after.json: not valid JSON: line 1, column 65: nesting deeper than 64 levels" "65 levels: refused by the depth cap"
 like "$err" "job910.*: not a regular file" "FIFO: refused, not waited on"
 like "$err" "job911.*: a symbolic link" "symbolic link refused"
 unlike "$err" "job912|README" "temporary and non-JSON files: skipped silently"
