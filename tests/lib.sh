@@ -57,3 +57,12 @@ slurm_test() {
 	chmod 755 "$t"
 	trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
 }
+
+# slurm_standin: the stand-ins a node without a GPU gets for the plugstack's
+# check= and nvidia_dev=: $t/standin-check (a GPU check: pass, or fail when
+# $t/fail/NODE exists) and $t/nvidiactl (a device node with /dev/null's
+# numbers: "the driver is here").
+slurm_standin() {
+	cp "$top_srcdir/tests/slurm/standin-check" "$t/standin-check"
+	mknod -m 0666 "$t/nvidiactl" c 1 3
+}

@@ -518,7 +518,7 @@ static int load(struct ropts *o, const char *dir, struct gpumem_report_set *set)
 	 * that stamped the file may disagree on the time. */
 	if (o->has_since && o->since > CLOCK_SLACK_S)
 		want.min_mtime = o->since - CLOCK_SLACK_S;
-	return gpumem_report_load_dir_cached(dir, &want, !o->no_cache, set);
+	return gpumem_report_load_dir(dir, &want, !o->no_cache, set);
 }
 
 /* Nothing to show: say why (on stderr with --json, whose stdout is data). */

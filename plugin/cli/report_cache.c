@@ -29,7 +29,7 @@
 #include "report.h"
 #include "report_cli.h"
 
-#define MAGIC "gpumem-report-cache/1\n"
+#define MAGIC "gpumem-report-cache/2\n"
 #define STR_MAX (64 * 1024)
 #define ROWS_MAX 4096
 #define NO_STR UINT32_MAX
@@ -198,7 +198,7 @@ static int vclass_ok(int v)
 	return v >= 0 && v < GPUMEM_REPORT_NV;
 }
 
-/* A string that must be there (NULL in the cache is no string). */
+/* n strings into *ps[i]; bit i of required: that one may not be null. */
 static int get_strs(struct cache *c, char **const *ps, size_t n, unsigned required)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -243,7 +243,7 @@ static int get_row(struct cache *c, struct gpumem_report_row *r, const struct gp
 static int get_file(struct cache *c, struct gpumem_report_file *f, uint32_t *nrows)
 {
 	char **strs[NFILE_STRS] = FILE_STRS(f);
-	long long ll[4];
+	long long ll[3];
 	int ints[4];
 
 	if (get(c, &f->job, sizeof(f->job)) < 0 ||
@@ -352,7 +352,7 @@ static void put_entry(FILE *f, struct out *o, const struct gpumem_report_file *f
 {
 	char **strs[NFILE_STRS] = FILE_STRS((struct gpumem_report_file *)fi);
 	int ints[4] = { (int)fi->vclass, fi->has_uid, fi->has_exit_code, fi->drained };
-	long long ll[4] = { fi->uid, fi->exit_code, (long long)fi->time, 0 };
+	long long ll[3] = { fi->uid, fi->exit_code, (long long)fi->time };
 	uint32_t len;
 
 	o->len = 0;

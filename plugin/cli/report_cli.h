@@ -1,6 +1,7 @@
 /*
  * What the files of `gpumem report` share among themselves (plugin/cli
- * only; the rows and the loader are in plugin/core/report.h): the table
+ * only; the rows and the directory loader are in plugin/core/report.h):
+ * reading one file (report_load.c), the cache (report_cache.c), the table
  * and JSON writers (report_table.c), the fleet summary (report_summary.c)
  * and the per-GPU view that the summary and the picture's overview both
  * draw from (report_fleet.c).
@@ -13,7 +14,20 @@
 #include <sys/stat.h>
 #include "report.h"
 
-/* report_load.c's pieces, for the cache (report_cache.c) and the reader threads. */
+/* ------------------------------------------------------------ reading (report_load.c) */
+/* One reader's file buffer and JSON tokener, kept from file to file. */
+struct gpumem_report_buf {
+	char *data;
+	size_t cap;
+	struct json_tokener *tok;
+};
+
+/* One file of the directory into set: 0, 1 when older than min_mtime, -1 (warned). */
+int gpumem_report_load_file(struct gpumem_report_set *set, int dfd, const char *dir,
+			    const char *name, time_t min_mtime, struct gpumem_report_buf *b);
+/* This thread's warnings go to f (NULL: stderr). */
+void gpumem_report_warn_to(FILE *f);
+/* The set's pieces, for the cache (report_cache.c) and the reader threads. */
 int gpumem_report_add_row(struct gpumem_report_set *set, struct gpumem_report_row **out);
 int gpumem_report_add_file(struct gpumem_report_set *set, struct gpumem_report_file *f);
 void gpumem_report_file_free(struct gpumem_report_file *f);
@@ -63,6 +77,9 @@ struct gpumem_fleet_model {
 	size_t nfracs;
 	size_t below;                   /* GPUs whose newest figure is under its threshold */
 	double reference;               /* GB/s; NaN: none */
+	double *thrs;                   /* sorted, the GPUs' threshold fractions */
+	size_t nthrs;
+	double threshold_frac;          /* their median: the model's usual threshold; NaN */
 };
 
 struct gpumem_fleet {
@@ -82,6 +99,8 @@ struct gpumem_fleet {
 int gpumem_fleet_build(struct gpumem_report_row *const *rows, size_t n, int metric,
 		       struct gpumem_fleet *fl);
 void gpumem_fleet_free(struct gpumem_fleet *fl);
+/* Its newest figure is under the threshold its check applied. */
+int gpumem_fleet_below(const struct gpumem_fleet_gpu *g);
 size_t gpumem_fleet_count_nodes(struct gpumem_report_row *const *rows, size_t n);
 double gpumem_fleet_quantile(const double *sorted, size_t n, double q);
 

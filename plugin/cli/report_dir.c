@@ -96,21 +96,10 @@ static void *read_slice(void *arg)
 	return NULL;
 }
 
-/* The capacity gpumem_report_add_file keeps: a power of two, 16 at least. */
-static size_t pow2(size_t n)
-{
-	size_t c = 16;
-
-	while (c < n)
-		c *= 2;
-	return c;
-}
-
 /* Append src's rows and files to dst, in order; src is left empty. */
 static int join(struct gpumem_report_set *dst, struct gpumem_report_set *src)
 {
 	struct gpumem_report_row *rows;
-	struct gpumem_report_file **files;
 
 	if (dst->nrows + src->nrows > dst->cap) {
 		rows = realloc(dst->rows, (dst->nrows + src->nrows) * sizeof(*rows));
@@ -119,14 +108,14 @@ static int join(struct gpumem_report_set *dst, struct gpumem_report_set *src)
 		dst->rows = rows;
 		dst->cap = dst->nrows + src->nrows;
 	}
-	files = realloc(dst->files, pow2(dst->nfiles + src->nfiles) * sizeof(*files));
-	if (files == NULL)
-		return -1;
-	dst->files = files;
+	for (size_t i = 0; i < src->nfiles; i++) {
+		if (gpumem_report_add_file(dst, src->files[i]) < 0) {
+			dst->nfiles -= i;       /* src keeps them all: it frees them */
+			return -1;
+		}
+	}
 	memcpy(dst->rows + dst->nrows, src->rows, src->nrows * sizeof(*src->rows));
-	memcpy(dst->files + dst->nfiles, src->files, src->nfiles * sizeof(*files));
 	dst->nrows += src->nrows;
-	dst->nfiles += src->nfiles;
 	dst->nbad += src->nbad;
 	free(src->rows);
 	free(src->files);
@@ -252,14 +241,13 @@ static size_t filter_names(char **names, size_t n, const struct gpumem_report_wa
 	return k;
 }
 
-int gpumem_report_load_dir_cached(const char *dir, const struct gpumem_report_want *want,
-				  int use_cache, struct gpumem_report_set *set)
+int gpumem_report_load_dir(const char *dir, const struct gpumem_report_want *want,
+			   int use_cache, struct gpumem_report_set *set)
 {
 	struct gpumem_report_cache_run run = { .cfd = -1 };
-	struct gpumem_report_set parsed = { 0 };
 	time_t min_mtime = want ? want->min_mtime : 0;
 	char **names = NULL, **todo = NULL;
-	size_t n = 0, ntodo;
+	size_t n = 0, ntodo = 0;
 	DIR *d;
 	int rv = -1;
 
@@ -275,32 +263,18 @@ int gpumem_report_load_dir_cached(const char *dir, const struct gpumem_report_wa
 	set->nlisted = n;
 	n = filter_names(names, n, want);
 	set->nskipped = set->nlisted - n;
-	todo = names;
-	ntodo = n;
-	if (use_cache && (todo = malloc((n ? n : 1) * sizeof(*todo))) != NULL)
+	/* The cache first (without memory for the list: no cache, every file read). */
+	todo = use_cache ? malloc((n ? n : 1) * sizeof(*todo)) : NULL;
+	if (todo)
 		gpumem_report_cache_pass(&run, dir, dirfd(d), names, n, min_mtime, set, todo, &ntodo);
-	else
-		todo = names;
-	rv = read_all(dir, dirfd(d), todo, ntodo, min_mtime, &parsed);
-	if (rv == 0 && join(set, &parsed) < 0) {
-		fprintf(stderr, "gpumem: report: %s: out of memory\n", dir);
-		rv = -1;
-	}
-	gpumem_report_set_free(&parsed);
-	if (use_cache)
+	rv = read_all(dir, dirfd(d), todo ? todo : names, todo ? ntodo : n, min_mtime, set);
+	if (todo)
 		gpumem_report_cache_done(&run, set, rv == 0 && set->nskipped == 0 && min_mtime == 0);
 fail:
-	if (todo != names)
-		free(todo);
+	free(todo);
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
 	closedir(d);
 	return rv;
-}
-
-int gpumem_report_load_dir(const char *dir, const struct gpumem_report_want *want,
-			   struct gpumem_report_set *set)
-{
-	return gpumem_report_load_dir_cached(dir, want, 0, set);
 }

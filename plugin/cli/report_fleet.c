@@ -99,7 +99,7 @@ static struct gpumem_fleet_model *model_of(struct gpumem_fleet *fl, const char *
 	m = &fl->models[fl->nmodels++];
 	memset(m, 0, sizeof(*m));
 	m->name = name;
-	m->reference = NAN;
+	m->reference = m->threshold_frac = NAN;
 	return m;
 }
 
@@ -124,7 +124,28 @@ static int build_gpus(struct gpumem_fleet *fl, struct gpumem_report_row **byg, s
 	return 0;
 }
 
-/* The models: GPU counts by newest verdict, fractions sorted. */
+int gpumem_fleet_below(const struct gpumem_fleet_gpu *g)
+{
+	return isfinite(g->threshold_frac) && g->frac < g->threshold_frac;
+}
+
+static int push(double **a, size_t *n, double v)
+{
+	if (*n % 256 == 0) {
+		double *b = realloc(*a, (*n + 256) * sizeof(*b));
+
+		if (b == NULL)
+			return -1;
+		*a = b;
+	}
+	(*a)[(*n)++] = v;
+	return 0;
+}
+
+/*
+ * The models: GPU counts by newest verdict, fractions sorted, and the
+ * threshold most of their GPUs were held to (the median of theirs).
+ */
 static int build_models(struct gpumem_fleet *fl)
 {
 	for (size_t i = 0; i < fl->ngpus; i++) {
@@ -137,20 +158,20 @@ static int build_models(struct gpumem_fleet *fl)
 		m->count[g->last->vclass]++;
 		if (!isfinite(g->frac))
 			continue;
-		if (m->nfracs % 256 == 0) {
-			double *f = realloc(m->fracs, (m->nfracs + 256) * sizeof(*f));
-
-			if (f == NULL)
-				return -1;
-			m->fracs = f;
-		}
-		m->fracs[m->nfracs++] = g->frac;
+		if (push(&m->fracs, &m->nfracs, g->frac) < 0 ||
+		    (isfinite(g->threshold_frac) && push(&m->thrs, &m->nthrs, g->threshold_frac) < 0))
+			return -1;
 		if (!isfinite(m->reference))
 			m->reference = g->last->m[fl->metric].reference;
-		m->below += isfinite(g->threshold_frac) && g->frac < g->threshold_frac;
+		m->below += gpumem_fleet_below(g);
 	}
-	for (size_t i = 0; i < fl->nmodels; i++)
-		qsort(fl->models[i].fracs, fl->models[i].nfracs, sizeof(double), cmp_frac);
+	for (size_t i = 0; i < fl->nmodels; i++) {
+		struct gpumem_fleet_model *m = &fl->models[i];
+
+		qsort(m->fracs, m->nfracs, sizeof(double), cmp_frac);
+		qsort(m->thrs, m->nthrs, sizeof(double), cmp_frac);
+		m->threshold_frac = m->nthrs ? m->thrs[m->nthrs / 2] : NAN;
+	}
 	return 0;
 }
 
@@ -259,8 +280,10 @@ double gpumem_fleet_quantile(const double *v, size_t n, double q)
 
 void gpumem_fleet_free(struct gpumem_fleet *fl)
 {
-	for (size_t i = 0; i < fl->nmodels; i++)
+	for (size_t i = 0; i < fl->nmodels; i++) {
 		free(fl->models[i].fracs);
+		free(fl->models[i].thrs);
+	}
 	free(fl->models);
 	free(fl->gpus);
 	free(fl->worst);

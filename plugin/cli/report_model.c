@@ -182,3 +182,19 @@ int gpumem_report_gpu_index(const struct gpumem_report_row *r)
 	return r->node_index >= 0 ? r->node_index : r->cuda_index;
 }
 
+/* "NVIDIA H200" is as clear as "H200" and takes a column; "?" for none. */
+const char *gpumem_report_short_model(const char *name)
+{
+	if (name == NULL)
+		return "?";
+	return strncmp(name, "NVIDIA ", 7) ? name : name + 7;
+}
+
+/* t as the table, the summary and the picture show it: "2026-11-22 03:40" (UTC). */
+void gpumem_report_utc(time_t t, char *buf, size_t len)
+{
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%d %H:%M", &tm);
+}

@@ -18,21 +18,6 @@ static const double quantiles[] = { 0, 0.01, 0.10, 0.50, 0.90, 1 };
 static const char *const quantile_names[] = { "min", "p1", "p10", "median", "p90", "max" };
 #define NQ (sizeof(quantiles) / sizeof(quantiles[0]))
 
-static const char *short_model(const char *name)
-{
-	if (name == NULL)
-		return "?";
-	return strncmp(name, "NVIDIA ", 7) ? name : name + 7;
-}
-
-static void utc(time_t t, char *buf, size_t len)
-{
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%d %H:%M", &tm);
-}
-
 /* A name from a file, cleaned and cut for a column. */
 static const char *clean(const char *s, char *buf, size_t len, size_t max)
 {
@@ -60,7 +45,7 @@ static void print_models(FILE *out, const struct gpumem_fleet *fl)
 
 	fprintf(out, "GPUs by model, newest check of each:\n");
 	for (size_t i = 0; i < fl->nmodels; i++) {
-		fprintf(out, "  %-24s %6zu GPUs: ", clean(short_model(fl->models[i].name), name,
+		fprintf(out, "  %-24s %6zu GPUs: ", clean(gpumem_report_short_model(fl->models[i].name), name,
 							 sizeof(name), 24), fl->models[i].ngpus);
 		print_counts(out, fl->models[i].count);
 	}
@@ -74,7 +59,7 @@ static void print_models(FILE *out, const struct gpumem_fleet *fl)
 
 		if (m->nfracs == 0)
 			continue;
-		fprintf(out, "  %-24s %9.1f", clean(short_model(m->name), name, sizeof(name), 24),
+		fprintf(out, "  %-24s %9.1f", clean(gpumem_report_short_model(m->name), name, sizeof(name), 24),
 			m->reference);
 		for (size_t q = 0; q < NQ; q++)
 			fprintf(out, " %6.3f", gpumem_fleet_quantile(m->fracs, m->nfracs, quantiles[q]));
@@ -94,7 +79,7 @@ static void print_drained(FILE *out, const struct gpumem_fleet *fl)
 	for (size_t i = 0; i < fl->ndrained; i++) {
 		const struct gpumem_report_file *f = fl->drained[i];
 
-		utc(f->time, when, sizeof(when));
+		gpumem_report_utc(f->time, when, sizeof(when));
 		fprintf(out, "  %s  %s  job %lld.%s %s\n", clean(f->node, node, sizeof(node), 40),
 			when, f->job, clean(f->step, step, sizeof(step), 20), f->phase);
 	}
@@ -116,14 +101,14 @@ static void print_worst(FILE *out, const struct gpumem_fleet *fl, size_t worst)
 		const struct gpumem_fleet_gpu *g = fl->worst[i];
 		const struct gpumem_report_row *r = g->last;
 
-		utc(r->rep->time, when, sizeof(when));
+		gpumem_report_utc(r->rep->time, when, sizeof(when));
 		snprintf(best, sizeof(best), isfinite(r->m[fl->metric].best) ? "%.0f" : "-",
 			 r->m[fl->metric].best);
 		snprintf(frac, sizeof(frac), isfinite(g->frac) ? "%.3f" : "-", g->frac);
 		snprintf(bad, sizeof(bad), "%zu of %zu", g->nbad, g->nrows);
 		fprintf(out, "  %-16s %4d  %-16s %-16s  %-8s %7s %6s  %-12s %s\n",
 			clean(r->rep->node, node, sizeof(node), 16), gpumem_report_gpu_index(r),
-			clean(short_model(r->gpu_name), model, sizeof(model), 16), when,
+			clean(gpumem_report_short_model(r->gpu_name), model, sizeof(model), 16), when,
 			gpumem_report_vclass_name(r->vclass), best, frac, bad,
 			clean(r->gpu_uuid, uuid, sizeof(uuid), 64));
 	}
@@ -134,8 +119,8 @@ void gpumem_report_print_summary(FILE *out, const struct gpumem_fleet *fl, const
 {
 	char first[32], last[32], d[512];
 
-	utc(fl->first, first, sizeof(first));
-	utc(fl->last, last, sizeof(last));
+	gpumem_report_utc(fl->first, first, sizeof(first));
+	gpumem_report_utc(fl->last, last, sizeof(last));
 	fprintf(out, "%s: %zu row%s, %zu node%s, %zu GPU%s, %s to %s UTC\n",
 		clean(dir, d, sizeof(d), 200), fl->nrows, fl->nrows == 1 ? "" : "s", fl->nnodes,
 		fl->nnodes == 1 ? "" : "s", fl->ngpus, fl->ngpus == 1 ? "" : "s", first, last);

@@ -142,7 +142,6 @@ static void time_axis(const struct panel *ps, size_t shown, struct xscale *xs, c
 		      char *to, size_t len, size_t *nodes)
 {
 	double span, pad;
-	struct tm tm;
 
 	*nodes = 0;
 	for (size_t i = 0, k; i < shown; i++) {
@@ -156,10 +155,8 @@ static void time_axis(const struct panel *ps, size_t shown, struct xscale *xs, c
 			;
 		*nodes += k == i;
 	}
-	gpumem_svg_utc(xs->t0, &tm);
-	strftime(from, len, "%Y-%m-%d %H:%M", &tm);
-	gpumem_svg_utc(xs->t1, &tm);
-	strftime(to, len, "%Y-%m-%d %H:%M", &tm);
+	gpumem_report_utc(xs->t0, from, len);
+	gpumem_report_utc(xs->t1, to, len);
 	span = difftime(xs->t1, xs->t0);
 	if (span < 3600) {
 		xs->t0 -= (time_t)((3600 - span) / 2);

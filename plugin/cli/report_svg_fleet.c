@@ -45,8 +45,7 @@ static double jitter(const struct gpumem_fleet_gpu *g)
 
 static int named(const struct gpumem_fleet_gpu *g)
 {
-	return g->last->vclass != GPUMEM_REPORT_V_PASS ||
-	       (isfinite(g->threshold_frac) && g->frac < g->threshold_frac);
+	return g->last->vclass != GPUMEM_REPORT_V_PASS || gpumem_fleet_below(g);
 }
 
 /* The fractions' range, in steps of 0.05, with the reference (1.0) in it. */
@@ -176,31 +175,6 @@ static int draw_names(FILE *f, const struct scale *s, double y, const struct gpu
 	return rows;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The threshold most of a model's GPUs were held to: the median of theirs; NaN. */
-static double model_threshold(const struct gpumem_fleet_gpu **g, size_t n)
-{
-	double *v = malloc((n ? n : 1) * sizeof(*v)), mid = NAN;
-	size_t k = 0;
-
-	if (v == NULL)
-		return NAN;
-	for (size_t i = 0; i < n; i++)
-		if (isfinite(g[i]->threshold_frac))
-			v[k++] = g[i]->threshold_frac;
-	qsort(v, k, sizeof(*v), cmp_double);
-	if (k)
-		mid = v[k / 2];
-	free(v);
-	return mid;
-}
-
 /* One model's band; returns its height. */
 static double draw_model(FILE *f, const struct gpumem_fleet *fl, const struct gpumem_fleet_model *m,
 			 const struct scale *s, double y, const struct gpumem_fleet_gpu **buf, int draw)
@@ -212,8 +186,7 @@ static double draw_model(FILE *f, const struct gpumem_fleet *fl, const struct gp
 
 	if (!draw)
 		return h;
-	gpumem_svg_cut(strncmp(m->name, "NVIDIA ", 7) ? m->name : m->name + 7, 22, name,
-		       sizeof(name));
+	gpumem_svg_cut(gpumem_report_short_model(m->name), 22, name, sizeof(name));
 	snprintf(count, sizeof(count), "%zu GPU%s", m->ngpus, m->ngpus == 1 ? "" : "s");
 	if (m->nfracs < m->ngpus)
 		snprintf(count + strlen(count), sizeof(count) - strlen(count), ", %zu without a figure",
@@ -225,7 +198,7 @@ static double draw_model(FILE *f, const struct gpumem_fleet *fl, const struct gp
 		s->x0 - LABEL_W + 10, y + 34, count);
 	fprintf(f, "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" fill=\"#fafbfc\"/>\n",
 		s->x0, y, s->x1 - s->x0, BAND_H);
-	thr = model_threshold(buf, n);
+	thr = m->threshold_frac;
 	if (isfinite(thr))
 		fprintf(f, "<path d=\"M%.1f %.0fV%.0f\" stroke=\"#455a64\" stroke-width=\"1.3\" "
 			"stroke-dasharray=\"6,4\" class=\"fleet-threshold\"/>"

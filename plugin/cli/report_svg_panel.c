@@ -362,8 +362,7 @@ static void draw_title(FILE *f, const struct look *k)
 		snprintf(right, sizeof(right), "no %s figure", gpumem_report_metric_names[k->metric]);
 	}
 	if (p->model)
-		snprintf(model, sizeof(model), " \xc2\xb7 %s",
-			 !strncmp(p->model, "NVIDIA ", 7) ? p->model + 7 : p->model);
+		snprintf(model, sizeof(model), " \xc2\xb7 %s", gpumem_report_short_model(p->model));
 	if (p->uuid)
 		snprintf(uuid, sizeof(uuid), "%.12s", p->uuid);
 	avail = PW - 16 - gpumem_svg_text_w(right, 10) - 10;

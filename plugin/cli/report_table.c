@@ -86,14 +86,12 @@ static void row_cells(const struct gpumem_report_row *r, char cells[NCOLS][CELL]
 {
 	const struct gpumem_report_file *f = r->rep;
 	char tmp[CELL * 2];
-	struct tm tm;
 
 	for (int c = 0; c < NCOLS; c++) {
 		tmp[0] = '\0';
 		switch (c) {
 		case C_TIME:
-			gmtime_r(&f->time, &tm);
-			strftime(tmp, sizeof(tmp), "%Y-%m-%d %H:%M", &tm);
+			gpumem_report_utc(f->time, tmp, sizeof(tmp));
 			break;
 		case C_NODE:
 			snprintf(tmp, sizeof(tmp), "%s", f->node);
@@ -109,10 +107,8 @@ static void row_cells(const struct gpumem_report_row *r, char cells[NCOLS][CELL]
 				snprintf(tmp, sizeof(tmp), "-");
 				break;
 			}
-			/* "NVIDIA H200" is as clear as "H200" and takes a column. */
 			snprintf(tmp, sizeof(tmp), "%d %s", gpumem_report_gpu_index(r),
-				 r->gpu_name ? (!strncmp(r->gpu_name, "NVIDIA ", 7) ?
-						r->gpu_name + 7 : r->gpu_name) : "?");
+				 gpumem_report_short_model(r->gpu_name));
 			break;
 		case C_VERDICT: {
 			int not_ran = strcmp(f->status, "ran") &&

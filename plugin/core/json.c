@@ -288,7 +288,7 @@ fail:
 int gpumem_json_parse_report(const char *buf, size_t len, struct json_object **out,
 			     char *err, size_t errlen)
 {
-	return gpumem_json_parse(buf, len, &report_caps, out, err, errlen);
+	return gpumem_json_parse_report_with(NULL, buf, len, out, err, errlen);
 }
 
 int gpumem_json_parse_report_with(struct json_tokener **keep, const char *buf, size_t len,

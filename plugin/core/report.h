@@ -128,31 +128,16 @@ struct gpumem_report_want {
  * warning on stderr, in file-name order, and is skipped.  -1 (with a
  * message) only when the directory itself cannot be read.
  */
-int gpumem_report_load_dir(const char *dir, const struct gpumem_report_want *want,
-			   struct gpumem_report_set *set);
-
 /*
- * With a cache (the default of `gpumem report`): the rows of every file
+ * With use_cache (the default of `gpumem report`), the rows of every file
  * read before, unchanged since (inode, size, mtime, ctime), come from the
  * user's cache file instead of being parsed again, and the cache is
- * rewritten when the directory changed.  report_cache.c says where and why
+ * rewritten when the directory changed; report_cache.c says where and why
  * it can be trusted.
  */
-int gpumem_report_load_dir_cached(const char *dir, const struct gpumem_report_want *want,
-				  int use_cache, struct gpumem_report_set *set);
+int gpumem_report_load_dir(const char *dir, const struct gpumem_report_want *want,
+			   int use_cache, struct gpumem_report_set *set);
 
-/* One reader's file buffer and JSON tokener, kept from file to file. */
-struct gpumem_report_buf {
-	char *data;
-	size_t cap;
-	struct json_tokener *tok;
-};
-
-/* One file of the directory into set: 0, 1 when older than min_mtime, -1 (warned). */
-int gpumem_report_load_file(struct gpumem_report_set *set, int dfd, const char *dir,
-			    const char *name, time_t min_mtime, struct gpumem_report_buf *b);
-/* This thread's warnings go to f (NULL: stderr). */
-void gpumem_report_warn_to(FILE *f);
 void gpumem_report_set_free(struct gpumem_report_set *set);
 
 /*
@@ -163,6 +148,10 @@ int gpumem_report_parse_time(const char *s, time_t *out);
 
 /* The node's GPU index when the report says it, else the CUDA ordinal. */
 int gpumem_report_gpu_index(const struct gpumem_report_row *r);
+/* A GPU model without its "NVIDIA " ("?" for NULL). */
+const char *gpumem_report_short_model(const char *name);
+/* "YYYY-MM-DD HH:MM", UTC. */
+void gpumem_report_utc(time_t t, char *buf, size_t len);
 
 /* Natural order for node names: gpu2 before gpu10. */
 int gpumem_report_natcmp(const char *a, const char *b);

@@ -59,6 +59,13 @@ void gpumem_walk_error(struct gpumem_walk *w, const struct gpumem_ynode *n,
 		       const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int gpumem_walk_number(struct gpumem_walk *w, const struct gpumem_ynode *n,
 		       const char *key, double min, double max, double *out);
+/* Between schema.c (the walk) and schema_value.c (one value by its type). */
+int gpumem_walk_value(struct gpumem_walk *w, const struct gpumem_key *k,
+		      const struct gpumem_ynode *v, const char *key);
+/* "a mapping", "a list", "a value" (for messages). */
+const char *gpumem_walk_kind(const struct gpumem_ynode *n);
+/* The candidate nearest to word (every stride bytes from cands, NULL-ended), or NULL. */
+const char *gpumem_walk_closest(const char *word, const char *const *cands, size_t stride);
 /* The required top-level "version: 1". */
 int gpumem_walk_version(struct gpumem_walk *w, const struct gpumem_ynode *n);
 /* Parse buf into a tree and walk it; shared by policy and site loading. */

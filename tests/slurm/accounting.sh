@@ -17,8 +17,7 @@ GM="$top_builddir/plugin/cli/gpumem"
 [ -x "$ACCT" ] || skip_all "gpumem-acct was not built"
 mkdir -p "$t/reports" "$t/fail" "$t/syn"
 chmod 777 "$t/fail"
-cp "$top_srcdir/tests/slurm/standin-check" "$t/standin-check"
-mknod -m 0666 "$t/nvidiactl" c 1 3
+slurm_standin
 cat >"$t/site.yaml" <<YAML
 version: 1
 report:

@@ -14,8 +14,7 @@ slurm_test checks
 mkdir -p "$t/reports" "$t/textfile" "$t/fail"
 chmod 777 "$t/fail"
 
-cp "$top_srcdir/tests/slurm/standin-check" "$t/standin-check"
-mknod -m 0666 "$t/nvidiactl" c 1 3
+slurm_standin
 
 cat >"$t/site.yaml" <<YAML
 version: 1

@@ -8,8 +8,7 @@
 . "$top_srcdir/tests/lib.sh"
 slurm_test faults
 mkdir -p "$t/reports" "$t/fail"
-cp "$top_srcdir/tests/slurm/standin-check" "$t/standin-check"
-mknod -m 0666 "$t/nvidiactl" c 1 3
+slurm_standin
 cat >"$t/site.yaml" <<YAML
 version: 1
 report:

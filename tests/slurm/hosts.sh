@@ -16,8 +16,7 @@ fi
 ip netns del "gpumem-hosts-probe-$$"
 mkdir -p "$t/reports" "$t/fail"
 chmod 777 "$t/fail"
-cp "$top_srcdir/tests/slurm/standin-check" "$t/standin-check"
-mknod -m 0666 "$t/nvidiactl" c 1 3
+slurm_standin
 json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
 node_state() { scontrol show node "$1" -o | grep -o 'State=[^ ]*' | cut -d= -f2; }
 

@@ -49,8 +49,7 @@ like "$out" "alertname: GpumemCheckFailed" "... naming the alert"
 # --- a real job on two nodes writes the textfiles ---------------------------------
 mkdir -p "$t/reports" "$t/textfile" "$t/fail" "$t/tsdb"
 chmod 777 "$t/fail"
-cp "$top_srcdir/tests/slurm/standin-check" "$t/standin-check"
-mknod -m 0666 "$t/nvidiactl" c 1 3
+slurm_standin
 cat >"$t/site.yaml" <<YAML
 version: 1
 report:

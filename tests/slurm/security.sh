@@ -21,8 +21,7 @@ user=${GPUMEM_TEST_USER:-gpumemtest}
 mkdir -p "$t/fail" "$t/mode" "$t/sigs" "$t/pub" "$t/victim"
 chmod 777 "$t/sigs"
 chmod 1777 "$t/pub"        # like /tmp: anyone may create entries
-cp "$top_srcdir/tests/slurm/standin-check" "$t/standin-check"
-mknod -m 0666 "$t/nvidiactl" c 1 3
+slurm_standin
 cat >"$t/check" <<'PL'
 #!/usr/bin/perl
 # Stand-in for gpumem-check: records the signal state it was started with
