@@ -169,7 +169,7 @@ struct gpumem_check_device {
 	struct gpumem_check_l2ab l2ab;
 	struct gpumem_check_numa numa;
 	struct {
-		double init, memtest, bandwidth, host, l2ab, nvml, total;
+		double init, memtest, bandwidth, host, l2ab, nvml, prepare, wait, total;
 	} t;                            /* seconds per phase */
 	/* Filled by gpumem_check_judge_device(). */
 	int has_reference;

@@ -2,13 +2,13 @@
  * gpumem-check: the check of one GPU, run in its own host thread so that
  * several GPUs are checked at the same time.
  *
- * Order, chosen to fit the 0.5 s budget: context creation (the dominant
+ * Order, chosen to fit the 0.35 s budget: context creation (the dominant
  * cost with cuInit, overlapping hwloc's start-up in another thread; NVML
  * starts once every context exists, as both take the driver's locks),
  * then the pattern test and all HBM figures are enqueued on one stream
- * without waiting; while the GPU works, NVML's health counters are read and
- * the host buffer for H2D/D2H is allocated, touched on the GPU's NUMA node
- * and pinned; then one synchronisation, the PCIe transfers (the PCIe link
+ * without waiting; while the GPU works, the host buffer for H2D/D2H is
+ * allocated, touched on the GPU's NUMA node and pinned (NVML starting
+ * meanwhile), then NVML's health counters are read; then one synchronisation, the PCIe transfers (the PCIe link
  * is read while they run, at its working speed) and the optional L2 A/B.
  *
  * This file holds the thread (gpumem_check_device_main, a row of those
@@ -236,6 +236,7 @@ static struct gpumem_check_topo *host_prepare(struct gpumem_check_job *job,
 {
 	struct gpumem_check_device *d = job->dev;
 	struct gpumem_check_topo *topo;
+	double t = gpumem_check_now();
 	size_t host_bytes;
 
 	host_bytes = (size_t)c->o->host_bytes;
@@ -248,6 +249,7 @@ static struct gpumem_check_topo *host_prepare(struct gpumem_check_job *job,
 	gpumem_check_host_alloc(topo, d->pci_bus_id, d->numa.cuda_node, host_bytes, hb, &d->numa);
 	if (!c->dead)
 		gpumem_check_host_pin(c, hb, pn);
+	d->t.prepare = gpumem_check_now() - t;
 	return topo;
 }
 
@@ -255,10 +257,12 @@ static struct gpumem_check_topo *host_prepare(struct gpumem_check_job *job,
 static void hbm_collect(struct gpumem_check_ctx *c)
 {
 	struct gpumem_check_device *d = c->d;
+	double t = gpumem_check_now();
 	cudaError_t e;
 
 	if (!c->dead) {
 		e = cudaStreamSynchronize(c->st);
+		d->t.wait = gpumem_check_now() - t;
 		if (e != cudaSuccess) {
 			if (d->memtest.run)
 				cuda_fail(c, d->memtest.error, &d->memtest.fatal, "memory test/bandwidth", e);
@@ -349,13 +353,15 @@ void *gpumem_check_device_main(void *arg)
 		gpumem_check_bandwidth_enqueue(&c);
 
 	/*
-	 * While the GPU works: NVML's health counters (read under load, where a
-	 * thermal slowdown shows; ~5 ms of host time that would otherwise add
-	 * to the wall time), then the host buffer, near the GPU.
+	 * While the GPU works: the host buffer, near the GPU, pinned (the
+	 * longest host step: 26 ms for 32 MiB on an H100), while NVML starts in
+	 * its own thread; then NVML's health counters, read with the GPU still
+	 * busy, where a thermal slowdown shows.  In the other order NVML's
+	 * start and the pinning added up (tests/gpu/results/2026-11-24-h100-b).
 	 */
+	topo = host_prepare(job, &c, &hb, &pn);
 	nvml = health_read(job);
 	health_done = 1;
-	topo = host_prepare(job, &c, &hb, &pn);
 	hbm_collect(&c);
 	d->t.bandwidth = gpumem_check_now() - t1 - d->t.memtest - d->t.nvml;
 

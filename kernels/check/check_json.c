@@ -205,6 +205,8 @@ static jo *device_timings(const struct gpumem_check_device *d)
 	add(o, "host", gpumem_json_fixed(d->t.host, 4));
 	add(o, "l2_ab", gpumem_json_fixed(d->t.l2ab, 4));
 	add(o, "nvml", gpumem_json_fixed(d->t.nvml, 4));
+	add(o, "host_prepare", gpumem_json_fixed(d->t.prepare, 4));
+	add(o, "gpu_wait", gpumem_json_fixed(d->t.wait, 4));
 	add(o, "total", gpumem_json_fixed(d->t.total, 4));
 	return o;
 }
