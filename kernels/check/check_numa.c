@@ -24,6 +24,8 @@ struct gpumem_check_topo {
 	hwloc_topology_t topo;
 };
 
+static const char *const gpu_plugins[] = { "cuda", "nvml", "opencl", "rsmi", "levelzero", "gl" };
+
 struct gpumem_check_topo *gpumem_check_topo_load(char *why, size_t len)
 {
 	struct gpumem_check_topo *t = calloc(1, sizeof(*t));
@@ -38,7 +40,15 @@ struct gpumem_check_topo *gpumem_check_topo_load(char *why, size_t len)
 		goto fail;
 	}
 	inited = 1;
-	/* Only what the placement needs: PCI devices, no caches (faster load). */
+	/*
+	 * Only what the placement needs: PCI devices, no caches (faster load),
+	 * and none of hwloc's GPU plugins (libhwloc-plugins, where installed):
+	 * they would start CUDA and NVML in this thread, beside the check's
+	 * own contexts and its NVML thread.
+	 */
+	for (size_t i = 0; i < sizeof(gpu_plugins) / sizeof(gpu_plugins[0]); i++)
+		hwloc_topology_set_components(t->topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
+					      gpu_plugins[i]);
 	hwloc_topology_set_io_types_filter(t->topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
 	hwloc_topology_set_cache_types_filter(t->topo, HWLOC_TYPE_FILTER_KEEP_NONE);
 	hwloc_topology_set_icache_types_filter(t->topo, HWLOC_TYPE_FILTER_KEEP_NONE);

@@ -248,13 +248,6 @@ int gpumem_report_add_row(struct gpumem_report_set *set, struct gpumem_report_ro
 	return 0;
 }
 
-static double num_or_nan(struct json_object *obj, const char *key)
-{
-	double v;
-
-	return gpumem_json_num(obj, key, &v) == 0 ? v : NAN;
-}
-
 /* "a; b; c" from an array of strings, or NULL when there is none. */
 static char *join_reasons(struct json_object *arr)
 {
@@ -293,6 +286,36 @@ static char *join_reasons(struct json_object *arr)
 	return s;
 }
 
+/* A metric of a compact row: [verdict, best, median, reference, threshold, warn floor]. */
+static double item_num(struct json_object *arr, size_t i)
+{
+	struct json_object *v = gpumem_json_at(arr, i);
+
+	return gpumem_json_is(v, json_type_int) || gpumem_json_is(v, json_type_double) ?
+		json_object_get_double(v) : NAN;
+}
+
+static void metric_of(struct gpumem_report_metric *rm, struct json_object *a)
+{
+	struct json_object *v = gpumem_json_at(a, 0);
+
+	rm->present = 1;
+	rm->verdict = gpumem_json_is(v, json_type_string) ?
+		strdup(json_object_get_string(v)) : NULL;
+	rm->vclass = gpumem_report_vclass_of(rm->verdict);
+	rm->best = item_num(a, 1);
+	rm->median = item_num(a, 2);
+	rm->reference = item_num(a, 3);
+	rm->threshold = item_num(a, 4);
+	rm->warn_floor = item_num(a, 5);
+	/* gpumem-check writes 0 for a metric it did not measure: no line. */
+	if (!(rm->threshold > 0))
+		rm->threshold = NAN;
+	if (!(rm->warn_floor > 0))
+		rm->warn_floor = NAN;
+}
+
+/* One GPU's row from its compact row (report_head.c: the head line's, or made from the check). */
 static int device_row(struct gpumem_report_set *set, const struct gpumem_report_file *f,
 		      struct json_object *dev, int pos)
 {
@@ -320,32 +343,17 @@ static int device_row(struct gpumem_report_set *set, const struct gpumem_report_
 			r->reason = strdup("the check document gives this GPU no verdict");
 	}
 	for (int i = 0; i < GPUMEM_REPORT_NMETRICS; i++) {
-		struct json_object *m = gpumem_json_get(metrics,
-									 gpumem_report_metric_names[i]);
-		struct gpumem_report_metric *rm = &r->m[i];
+		struct json_object *m = gpumem_json_get(metrics, gpumem_report_metric_names[i]);
 
-		if (!gpumem_json_is(m, json_type_object))
-			continue;
-		rm->present = 1;
-		rm->verdict = dup_or_null(gpumem_json_str(m, "verdict"));
-		rm->vclass = gpumem_report_vclass_of(rm->verdict);
-		rm->best = num_or_nan(m, "best_gbps");
-		rm->median = num_or_nan(m, "median_gbps");
-		rm->reference = num_or_nan(m, "reference_gbps");
-		rm->threshold = num_or_nan(m, "threshold_gbps");
-		rm->warn_floor = num_or_nan(m, "warn_floor_gbps");
-		/* gpumem-check writes 0 for a metric it did not measure: no line. */
-		if (!(rm->threshold > 0))
-			rm->threshold = NAN;
-		if (!(rm->warn_floor > 0))
-			rm->warn_floor = NAN;
+		if (gpumem_json_is(m, json_type_array))
+			metric_of(&r->m[i], m);
 	}
 	return 0;
 }
 
 /* The row of a report without a GPU: skipped, timed out, no devices. */
 static int report_row(struct gpumem_report_set *set, const struct gpumem_report_file *f,
-		      struct json_object *check)
+		      const char *check_reason)
 {
 	const char *why = f->reason;
 	struct gpumem_report_row *r;
@@ -364,7 +372,7 @@ static int report_row(struct gpumem_report_set *set, const struct gpumem_report_
 	    (r->vclass == GPUMEM_REPORT_V_SKIPPED || r->vclass == GPUMEM_REPORT_V_ERROR))
 		r->vclass = GPUMEM_REPORT_V_NOT_RUN;
 	if (why == NULL)
-		why = gpumem_json_str(gpumem_json_get(check, "overall"), "reason");
+		why = check_reason;
 	if (why == NULL && f->vclass != GPUMEM_REPORT_V_PASS && strcmp(f->status, "ran"))
 		why = f->status;
 	if (why == NULL && f->vclass != GPUMEM_REPORT_V_PASS)
@@ -465,30 +473,38 @@ fail:
 	return NULL;
 }
 
+/*
+ * The file's rows: from its head line's "rows" when HEAD, else made from
+ * its check as the plugin makes them (report_head.c), so both agree.
+ */
 static int extract(struct gpumem_report_set *set, const char *dir, const char *name,
-		   struct json_object *root)
+		   struct json_object *root, int head)
 {
 	struct gpumem_report_file *f = make_file(root, dir, name);
-	struct json_object *check, *devices;
+	struct json_object *rows = NULL, *check = gpumem_json_get(root, "check");
+	const char *reason;
 	size_t first_row = set->nrows;
+	char err[128];
 	int rv = -1;
 
 	if (f == NULL)
 		return -1;
-	check = gpumem_json_get(root, "check");
-	if (check && !gpumem_json_is(check, json_type_object))
-		BAD("\"check\" is neither an object nor null");
-	devices = gpumem_json_get(check, "devices");
-	if (gpumem_json_len(devices) > 0) {
-		for (size_t i = 0; i < gpumem_json_len(devices); i++) {
-			if (!gpumem_json_is(gpumem_json_at(devices, i), json_type_object))
-				BAD("check.devices[%zu] is not an object", i);
-			if (device_row(set, f, gpumem_json_at(devices, i), (int)i) < 0)
-				BAD("out of memory");
-		}
-	} else if (report_row(set, f, check) < 0) {
-		BAD("out of memory");
+	if (head) {
+		rows = json_object_get(gpumem_json_get(root, "rows"));
+		reason = gpumem_json_str(root, "check_reason");
+	} else {
+		if (gpumem_report_rows_of(check, &rows, err, sizeof(err)) < 0)
+			BAD("%s", err);
+		reason = gpumem_report_check_reason(check);
 	}
+	for (size_t i = 0; i < gpumem_json_len(rows); i++) {
+		if (!gpumem_json_is(gpumem_json_at(rows, i), json_type_object))
+			BAD("rows[%zu] is not an object", i);
+		if (device_row(set, f, gpumem_json_at(rows, i), (int)i) < 0)
+			BAD("out of memory");
+	}
+	if (gpumem_json_len(rows) == 0 && report_row(set, f, reason) < 0)
+		BAD("out of memory");
 	if (gpumem_report_add_file(set, f) < 0)
 		BAD("out of memory");
 	f = NULL;
@@ -499,8 +515,33 @@ fail:
 		while (set->nrows > first_row)
 			gpumem_report_row_free(&set->rows[--set->nrows]);
 	}
+	json_object_put(rows);
 	gpumem_report_file_free(f);
 	return rv;
+}
+
+/*
+ * The head line alone (report_head.c): the text up to the first newline,
+ * its final comma read as the closing brace.  0 and *root when that parses
+ * and has "rows"; 1 otherwise: the whole file is read, and judged.
+ */
+static int parse_head(struct gpumem_report_buf *b, size_t len, struct json_object **root)
+{
+	char *nl = memchr(b->data, '\n', len), err[320];
+	int rc;
+
+	*root = NULL;
+	if (nl == NULL || nl == b->data || nl[-1] != ',')
+		return 1;
+	nl[-1] = '}';
+	rc = gpumem_json_parse_report_with(&b->tok, b->data, (size_t)(nl - b->data), root, err,
+					   sizeof(err));
+	nl[-1] = ',';
+	if (rc == 0 && gpumem_json_is(gpumem_json_get(*root, "rows"), json_type_array))
+		return 0;
+	json_object_put(*root);
+	*root = NULL;
+	return 1;
 }
 
 int gpumem_report_load_file(struct gpumem_report_set *set, int dfd, const char *dir,
@@ -510,16 +551,18 @@ int gpumem_report_load_file(struct gpumem_report_set *set, int dfd, const char *
 	struct stat st;
 	char err[320];
 	size_t len;
-	int rv;
+	int rv, head;
 
 	rv = read_capped(dfd, dir, name, min_mtime, b, &len, &st);
 	if (rv != 0)
 		return rv;
-	if (gpumem_json_parse_report_with(&b->tok, b->data, len, &root, err, sizeof(err)) < 0) {
+	head = parse_head(b, len, &root) == 0;
+	if (!head &&
+	    gpumem_json_parse_report_with(&b->tok, b->data, len, &root, err, sizeof(err)) < 0) {
 		WARN(dir, name, "not valid JSON: %s", err);
 		return -1;
 	}
-	rv = extract(set, dir, name, root);
+	rv = extract(set, dir, name, root, head);
 	json_object_put(root);
 	if (rv == 0)
 		gpumem_report_stamp_of(&st, &set->files[set->nfiles - 1]->stamp);

@@ -1,6 +1,7 @@
 /*
  * The words of the report model that every part of `gpumem report` shares:
- * metric and verdict-class names, the natural order of node names, and the
+ * metric ids and verdict-class names (the metric names are core's,
+ * report_head.c), the natural order of node names, and the
  * ISO 8601 times of reports and of --since/--until.  Kept apart from
  * report_load.c, which reads files, so the loader stays one subject.
  */
@@ -8,10 +9,6 @@
 #include <string.h>
 #include <time.h>
 #include "report.h"
-
-const char *const gpumem_report_metric_names[GPUMEM_REPORT_NMETRICS] = {
-	"read", "write", "copy", "triad", "d2d", "h2d", "d2h"
-};
 
 int gpumem_report_metric_id(const char *name)
 {

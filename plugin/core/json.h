@@ -108,7 +108,7 @@ struct json_object *gpumem_json_string(const char *s);
 struct json_object *gpumem_json_fixed(double v, int decimals);
 /* A figure in printf format FMT ("%.6g"), written as such. */
 struct json_object *gpumem_json_fmt(double v, const char *fmt);
-/* An integer exactly, any other number so it reads back the same (%.17g). */
+/* An integer exactly, any other number so it reads back the same (two decimals where that is exact, else %.17g). */
 struct json_object *gpumem_json_number(double v);
 struct json_object *gpumem_json_int(long long v);
 struct json_object *gpumem_json_bool(int v);

@@ -381,11 +381,12 @@ static char *report_json(const struct gpumem_state *st, const struct gpumem_jobi
 	gpumem_json_add(o, "exit_code", r->exit_code >= 0 ? gpumem_json_int(r->exit_code) : NULL);
 	gpumem_json_add(o, "verdict", gpumem_json_string(r->verdict));
 	gpumem_json_add(o, "drained", gpumem_json_bool(r->drained));
-	/* Written by the JSON module (format.c), so taken as it is. */
-	gpumem_json_add(o, "effective", gpumem_json_raw(eff && eff[0] ? eff : NULL));
+	/*
+	 * The head line (report_head.c), then the policy, written by the JSON
+	 * module (format.c), and the check, both taken as they are.
+	 */
+	text = gpumem_report_text(o, eff && eff[0] ? eff : NULL, r->json);
 	free(eff);
-	gpumem_json_add(o, "check", gpumem_json_raw(r->json));
-	text = gpumem_json_dump(o, GPUMEM_JSON_SPACED);
 	json_object_put(o);
 	return text;
 }

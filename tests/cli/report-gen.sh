@@ -35,7 +35,8 @@ BEGIN {
 	job = ""
 }
 # One device of gpumem-check/1; sets dv (its verdict).
-function device(line,   f, i, m, v, r, thr, flo, mv, reasons, s, unusable, mism, prob) {
+function hreasons(r) { gsub(/","/, "\", \"", r); return r }
+function device(line,   f, i, m, v, r, thr, flo, mv, reasons, s, unusable, mism, prob, hm) {
 	split(line, f, "|")
 	prob = f[12]; unusable = ""; mism = 0; reasons = ""; dv = "pass"
 	if (prob ~ /^unusable:/) { unusable = substr(prob, 10); dv = "unusable"
@@ -74,6 +75,9 @@ function device(line,   f, i, m, v, r, thr, flo, mv, reasons, s, unusable, mism,
 		else if (v >= flo) { mv = "warn"; reasons = reasons (reasons == "" ? "" : ",") q(sprintf("%s %.1f GB/s below %.1f (0.85 of %.1f)", m, v, thr, r)) }
 		else { mv = "fail"; reasons = reasons (reasons == "" ? "" : ",") q(sprintf("%s %.1f GB/s below %.1f (0.75 of %.1f)", m, v, flo, r)) }
 		if (mv == "fail" || (mv == "warn" && dv == "pass")) dv = mv
+		hm = hm (i > 1 ? ", " : "") q(m) ": [" q(mv) ", " num(v) ", " (v == "-" ? "null" : sprintf("%.2f", v * 0.992)) \
+		    ", " (r > 0 ? sprintf("%.2f", r) : "null") ", " (r > 0 ? sprintf("%.2f", mv == "not run" ? 0 : thr) : "null") \
+		    ", " (r > 0 ? sprintf("%.2f", mv == "not run" ? 0 : flo) : "null") "]"
 		s = s (i > 1 ? "," : "") q(m) ":{\"verdict\":" q(mv) ",\"best_gbps\":" num(v) \
 		    ",\"median_gbps\":" (v == "-" ? "null" : sprintf("%.2f", v * 0.992)) ",\"repeats\":10,\"bytes\":2147483648" \
 		    ",\"reference_gbps\":" (r > 0 ? sprintf("%.2f", r) : "null") ",\"mps_scale\":1.0000" \
@@ -83,13 +87,18 @@ function device(line,   f, i, m, v, r, thr, flo, mv, reasons, s, unusable, mism,
 	s = s "},\"l2_ab\":null,\"reference\":{\"model\":" q(f[4]) "}," \
 	    "\"timings_s\":{\"init\":0.1490,\"memtest\":0.0064,\"bandwidth\":0.0460,\"host\":0.0340,\"l2_ab\":0.0000,\"nvml\":0.0040,\"total\":0.2480}," \
 	    "\"verdict\":" q(dv) ",\"reasons\":[" reasons "]}"
+	# The head line row, as report_head.c makes it from the above.
+	hr = "{\"index\": " f[2] ", \"name\": " q(f[4]) ", \"uuid\": " q(f[3]) \
+	    ", \"pci_bus_id\": " q(sprintf("0000:%02X:00.0", 25 + 16 * f[2])) ", \"verdict\": " q(dv) \
+	    ", \"reasons\": [" hreasons(reasons) "], \"metrics\": {" hm "}}"
 	return s
 }
-function flush(   name, devs, i, v, w, chk, ec, why) {
+function flush(   name, devs, i, v, w, chk, ec, why, rows, creason) {
 	if (job == "") return
-	v = "pass"; devs = ""
+	v = "pass"; devs = ""; rows = ""; creason = "null"
 	for (i = 1; i <= nd; i++) {
 		devs = devs (i > 1 ? "," : "") "\n  " device(D[i])
+		rows = rows (i > 1 ? ", " : "") hr
 		if (rank(dv) < rank(v)) v = dv
 	}
 	why = reason
@@ -107,17 +116,20 @@ function flush(   name, devs, i, v, w, chk, ec, why) {
 		chk = "{\"schema\":\"gpumem-check/1\",\"program\":\"gpumem-check\",\"version\":\"0.1.0\"," \
 		      "\"host\":" q(node) ",\"time\":" q(time) ",\"wall_s\":0.0100,\"devices\":[]," \
 		      "\"overall\":{\"verdict\":\"skipped\",\"exit_code\":3,\"reason\":" qn(why) "}}"
+		creason = qn(why)
 	} else {
 		v = "error"; ec = ""; chk = "null"        # as the plugin writes them
 	}
 	if (verdict != "") v = verdict
 	name = dir "/job" job "." step "." node "." phase ".json"
-	printf "{\"schema\": \"gpumem-report/1\", \"job\": %s, \"step\": %s, \"node\": %s, \"user\": %s, \"uid\": %d,\n", \
+	printf "{\"schema\": \"gpumem-report/1\", \"job\": %s, \"step\": %s, \"node\": %s, \"user\": %s, \"uid\": %d,", \
 		job, q(step), q(node), q(user == "" ? "alice" : user), user == "bob" ? 1001 : 1000 > name
-	printf " \"policy\": \"stream.yaml\", \"phase\": %s, \"time\": %s, \"gpus\": %s,\n", q(phase), q(time), q(gpus) > name
-	printf " \"status\": %s, \"reason\": %s, \"exit_code\": %s, \"verdict\": %s, \"drained\": %s,\n", \
+	printf " \"policy\": \"stream.yaml\", \"phase\": %s, \"time\": %s, \"gpus\": %s,", q(phase), q(time), q(gpus) > name
+	printf " \"status\": %s, \"reason\": %s, \"exit_code\": %s, \"verdict\": %s, \"drained\": %s,", \
 		q(status), qn(why), ec == "" ? "null" : ec, q(v), drained == "1" ? "true" : "false" > name
-	printf " \"check\": %s}\n", chk > name
+	# The head line ends here, as the plugin writes it (report_head.c).
+	printf " \"rows\": [%s], \"check_reason\": %s,\n", rows, creason > name
+	printf " \"effective\": null, \"check\": %s}\n", chk > name
 	close(name)
 	job = ""
 }

@@ -49,6 +49,21 @@ like "$out" "gpu04 +106.0 +after +1 H200 +unusable .* GPU unusable for the check
 unlike "$(printf '%s\n' "$out" | grep ' pass ')" "[*]|below" "pass rows: no marks, no reason"
 unlike "$out" " +$" "no trailing blanks"
 
+# The head line (doc/REPORT-JSON.md): the same files without "rows" on
+# their first line are read whole, their rows made from "check": the same
+# table and the same JSON, row for row.
+mkdir "$t/whole"
+for f in "$t"/r/*.json; do sed '1s/ "rows": .*$//' "$f" >"$t/whole/${f##*/}"; done
+is "$(head -1 "$t/r/job102.0.gpu02.after.json" | grep -c '"rows": \[{"index": 0')" 1 "the generator writes a head line with rows"
+is "$(grep -c '"rows"' "$t"/whole/*.json | grep -vc ':0$')" 0 "the copies have no rows"
+run "$GPUMEM" report --no-cache "$t/r"; head_out=$(printf '%s\n' "$out" | tail -n +2)
+run "$GPUMEM" report --no-cache "$t/whole"
+is "$(printf '%s\n' "$out" | tail -n +2)" "$head_out" "table: head line and whole file list the same"
+run "$GPUMEM" report --no-cache --json "$t/r"; head_out=$out
+run "$GPUMEM" report --no-cache --json "$t/whole"
+is "$out" "$head_out" "--json: head line and whole file list the same"
+like "$head_out" '"verdict": "fail"' "(and the JSON has the fail row)"
+
 # Filters.
 run "$GPUMEM" report --node gpu04 "$t/r"
 is "$(rows "$out")" "106.0:1 105.0:-" "--node NAME"

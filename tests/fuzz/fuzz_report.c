@@ -112,6 +112,39 @@ static void round_trip(struct json_object *v, enum gpumem_json_style style)
 	free(text);
 }
 
+/*
+ * The head line's rows (report_head.c) of any document taken as a check:
+ * either a message, or an array of objects, one per device, that writes
+ * and parses back; and every figure gpumem_json_number writes reads back
+ * as the same double.
+ */
+static void head_rows(struct json_object *check)
+{
+	struct json_object *rows = (struct json_object *)&rows, *again;
+	char err[128];
+	double d;
+
+	if (gpumem_report_rows_of(check, &rows, err, sizeof(err)) < 0) {
+		FUZZ_CHECK(rows == NULL && err[0], "rows_of failed without a message");
+		return;
+	}
+	FUZZ_CHECK(gpumem_json_is(rows, json_type_array), "rows is no array");
+	FUZZ_CHECK(gpumem_json_len(rows) == gpumem_json_len(gpumem_json_get(check, "devices")),
+		   "a row per device");
+	for (size_t i = 0; i < gpumem_json_len(rows); i++)
+		FUZZ_CHECK(gpumem_json_is(gpumem_json_get(gpumem_json_at(rows, i), "metrics"),
+					  json_type_object), "row %zu has no metrics", i);
+	round_trip(rows, GPUMEM_JSON_SPACED);
+	json_object_put(rows);
+	if (gpumem_json_is(check, json_type_double)) {
+		d = json_object_get_double(check);
+		again = gpumem_json_number(d);
+		FUZZ_CHECK(again && strtod(gpumem_json_text(again), NULL) == d,
+			   "gpumem_json_number(%.17g) wrote %s", d, gpumem_json_text(again));
+		json_object_put(again);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct json_object *v = (struct json_object *)&v;       /* not NULL before */
@@ -133,6 +166,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(n <= GPUMEM_REPORT_JSON_MAX_VALUES, "%zu values", n);
 	round_trip(v, GPUMEM_JSON_COMPACT);
 	round_trip(v, GPUMEM_JSON_SPACED);
+	head_rows(v);
+	head_rows(gpumem_json_get(v, "check"));
 	json_object_put(v);
 	return 0;
 }

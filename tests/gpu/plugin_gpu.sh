@@ -129,6 +129,16 @@ for ph in before after; do
 	diag "$ph: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["check"] or {}; dv=(c.get("devices") or [{}])[0]; print(d["status"], d["verdict"], d["reason"], "wall", c.get("wall_s"), {k: v["best_gbps"] for k, v in (dv.get("metrics") or {}).items()})' "$f" 2>&1)"
 	like "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["status"], d["verdict"])' "$f" 2>&1)" "^ran pass" "check $ph: ran on the GPU and passed"
 done
+# The head line (doc/REPORT-JSON.md) of a real check's report: gpumem report lists from it what
+# it lists from the whole file (the same file with its rows taken out).
+f="$t/reports/job$jid.epilog.gpumem1.after.json"
+mkdir -p "$t/whole"; sed '1s/ "rows": .*$//' "$f" >"$t/whole/${f##*/}"
+like "$(head -1 "$f")" '"rows": \[\{"index": 0, "name": "NVIDIA [^"]*", "uuid": "GPU-[0-9a-f-]+", .*"triad": \["pass", [0-9.]+, .*, "check_reason": null,$' \
+	"the real report's first line: its fields and the GPU's row"
+a=$("$B/plugin/cli/gpumem" report --no-cache --json --job "$jid" "$t/reports" 2>&1 | grep "epilog.gpumem1.after" | sed 's/,$//')
+b=$("$B/plugin/cli/gpumem" report --no-cache --json "$t/whole" 2>&1 | grep "epilog.gpumem1.after" | sed 's/,$//')
+[ -n "$a" ] && [ "$a" = "$b" ] && pass "gpumem report: head line and whole file agree on the real report" ||
+	fail "gpumem report: head line and whole file differ: $a / $b"
 ls "$t/textfile" | grep -q '^gpumem_GPU-.*\.prom$' && pass "node_exporter textfile written" || fail "node_exporter textfile written"
 grep -h 'gpumem: check' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -4 | sed 's/^/# slurmd: /'
 

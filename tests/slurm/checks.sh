@@ -96,6 +96,13 @@ jid=$(ls "$t/reports" | sed -n 's/^job\([0-9]*\)\.epilog\.gpumem2\..*/\1/p' | so
 f="$t/reports/job$jid.epilog.gpumem2.after.json"
 is "$(json "$f" 'd["verdict"] + " " + str(d["drained"])')" "fail True" "gpumem2's report: fail, drained"
 is "$(json "$t/reports/job$jid.epilog.gpumem1.after.json" 'd["verdict"] + " " + str(d["drained"])')" "pass False" "gpumem1's report: pass"
+# The head line (doc/REPORT-JSON.md): the report's fields and one row per GPU on the first line.
+h=$(head -1 "$f")
+like "$h" '^\{"schema": "gpumem-report/1", .*"drained": true, "rows": \[\{"index": 0, "name": "Stand-in GPU", "uuid": "GPU-00000000-0000-0000-0000-000000000002", .*"verdict": "fail", "reasons": \["[^"]*triad 1200.0 GB/s below[^"]*"\], "metrics": \{"triad": \["fail", 1200.0, null, null, 3508.0, null\]\}\}\], "check_reason": null,$' \
+	"the report's first line: its fields and the GPU's row (verdict, reasons, metrics), ending with a comma"
+is "$(json "$f" 'str(d["rows"][0]["metrics"]["triad"][1] == d["check"]["devices"][0]["metrics"]["triad"]["best_gbps"])')" "True" "... rows copied from the check"
+run "$GPUMEM" report --no-cache --job "$jid" "$t/reports"
+like "$out" "gpumem2 +$jid\.epilog +after +0 +Stand-in GPU +fail \(drained\)" "gpumem report lists it from the head line"
 like "$(cat "$t/textfile"/gpumem_GPU-00000000-0000-0000-0000-000000000002.prom 2>&1)" 'gpumem_check_verdict\{node="gpumem2",gpu="0",uuid="GPU-[0-9-]+"\} 2' "node_exporter textfile: verdict 2 for the failed GPU"
 like "$(cat "$t/textfile"/gpumem_GPU-00000000-0000-0000-0000-000000000001.prom 2>&1)" 'gpumem_bandwidth_gbps\{node="gpumem1",gpu="0",uuid="[^"]+",metric="triad"\} 4100.0' "node_exporter textfile: bandwidth per GPU and metric"
 like "$(grep -h "check after job $jid.epilog node gpumem2" "$GPUMEM_CLUSTER_DIR"/log/slurmd.gpumem2.log)" "fail \(gpu0: triad 1200.0" "one summary line in gpumem2's slurmd log"
