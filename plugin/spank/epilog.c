@@ -75,6 +75,15 @@ static void stop_mps(const struct gpumem_jobctx *c)
 
 	if (c->dfd >= 0 && gpumem_state_mps_find(st->args.state_dir, c->job, c->uid, path,
 						 sizeof(path)) == 0) {
+		char ready[64], failed[64], why[2100];
+
+		/* A job that ended before its daemon was up (prolog.c): let it come up first. */
+		snprintf(ready, sizeof(ready), GPUMEM_STATE_MPS_READY, c->job);
+		snprintf(failed, sizeof(failed), GPUMEM_STATE_MPS_FAILED, c->job);
+		if (gpumem_state_wait(c->dfd, ready, failed, st->args.timeout * 1000L, why,
+				      sizeof(why)) == -2)
+			gpumem_error("gpumem: job %u: the MPS daemon's start was not recorded in "
+				     "time: stopping it anyway", c->job);
 		snprintf(name, sizeof(name), "mps.%u", c->job);
 		gpumem_mps_quit(control, c->uid, c->gid, path, st->args.timeout);
 		remove_user_dir(c->dfd, name, path, c->uid, c->gid, st->args.timeout);
@@ -176,6 +185,10 @@ static void forget_job(const struct gpumem_jobctx *c)
 	snprintf(name, sizeof(name), GPUMEM_STATE_BEFORE, c->job);
 	unlinkat(c->dfd, name, 0);
 	snprintf(name, sizeof(name), GPUMEM_STATE_L2, c->job);
+	unlinkat(c->dfd, name, 0);
+	snprintf(name, sizeof(name), GPUMEM_STATE_MPS_READY, c->job);
+	unlinkat(c->dfd, name, 0);
+	snprintf(name, sizeof(name), GPUMEM_STATE_MPS_FAILED, c->job);
 	unlinkat(c->dfd, name, 0);
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <time.h>
 #include "gpus.h"
 #include "jobstate.h"
 #include "trust.h"
@@ -184,4 +185,27 @@ int gpumem_state_mps_find(const char *dir, unsigned job, uid_t uid, char *path, 
 
 	snprintf(path, plen, "%s/mps.%u", dir, job);
 	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid ? 0 : -1;
+}
+
+int gpumem_state_wait(int dfd, const char *ready, const char *failed, long timeout_ms,
+		      char *why, size_t wlen)
+{
+	const struct timespec tick = { 0, 1000000 };    /* 1 ms */
+	char *text;
+
+	for (long waited = 0;; waited++) {
+		if ((text = gpumem_state_read(dfd, ready, 64)) != NULL) {
+			free(text);
+			return 0;
+		}
+		if ((text = gpumem_state_read(dfd, failed, 2048)) != NULL) {
+			snprintf(why, wlen, "%s", text);
+			why[strcspn(why, "\n")] = '\0';
+			free(text);
+			return -1;
+		}
+		if (waited >= timeout_ms)
+			return -2;
+		nanosleep(&tick, NULL);
+	}
 }

@@ -45,4 +45,11 @@ int gpumem_state_mps_dir(int dfd, const char *dir, unsigned job, uid_t uid, gid_
  * and belongs to uid; 0 found, -1 not there.
  */
 int gpumem_state_mps_find(const char *dir, unsigned job, uid_t uid, char *path, size_t plen);
+/*
+ * Wait, at most timeout_ms, for one of the files READY and FAILED under the
+ * state directory fd DFD (root's, see gpumem_state_read): 0 READY, -1
+ * FAILED (its text in WHY), -2 neither in time.
+ */
+int gpumem_state_wait(int dfd, const char *ready, const char *failed, long timeout_ms,
+		      char *why, size_t wlen);
 #endif

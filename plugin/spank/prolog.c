@@ -15,6 +15,7 @@
  * validated again here exactly as a step does; the GPUs are physical
  * indexes (SLURM_JOB_GPUS), the prolog being outside the job's cgroup.
  */
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,6 +273,56 @@ void gpumem_perjob_check(struct gpumem_jobctx *c, const struct gpumem_node *node
 	gpumem_jobcheck_report(st, &c->ji, r);
 }
 
+/* The child's outcome, for the steps and the epilog (GPUMEM_STATE_MPS_*). */
+static void mps_outcome(const struct gpumem_jobctx *c, const char *dir, int ok, const char *why)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), ok ? GPUMEM_STATE_MPS_READY : GPUMEM_STATE_MPS_FAILED, c->job);
+	if (ok)
+		gpumem_info("gpumem: job %u: per-job MPS daemon started in %s", c->job, dir);
+	else
+		gpumem_error("gpumem: job %u: per-job MPS daemon not started: %.500s", c->job, why);
+	if (gpumem_state_write(c->dfd, name, ok ? "" : why) < 0)
+		gpumem_error("gpumem: job %u: cannot record the MPS daemon's start", c->job);
+}
+
+/*
+ * nvidia-cuda-mps-control -d returns once its daemon is up, 19-21 ms on
+ * an H100 (tests/gpu/results/2026-11-24-h100-b), time Slurm spends
+ * launching the job's first step anyway.  So the prolog returns at once and
+ * a child of it (its own session: nothing of the prolog's end reaches it)
+ * starts the daemon and records the outcome in root's state directory;
+ * the steps wait for that record before their tasks start (remote.c), the
+ * epilog before it stops the daemon (epilog.c).  Where no child can be
+ * made, the prolog starts the daemon itself.
+ */
+static void start_mps_child(const struct gpumem_jobctx *c, const char *control, const char *dir,
+			    int l2)
+{
+	struct gpumem_state *st = &gpumem_state;
+	char *why = NULL;
+	pid_t pid = fork();
+	int fd;
+
+	if (pid > 0)
+		return;
+	if (pid == 0) {
+		setsid();
+		fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		for (int i = 0; fd >= 0 && i < 3; i++)
+			dup2(fd, i);
+	}
+	if (gpumem_mps_start_in(control, c->uid, c->gid, c->ji.gpus, l2, dir, st->args.timeout,
+				&why) < 0)
+		mps_outcome(c, dir, 0, why ? why : "error");
+	else
+		mps_outcome(c, dir, 1, NULL);
+	free(why);
+	if (pid == 0)
+		_exit(0);
+}
+
 /* The per-job MPS daemon: root makes its directory, the user runs it. */
 static void start_mps(struct gpumem_jobctx *c, const struct gpumem_node *node)
 {
@@ -279,7 +330,7 @@ static void start_mps(struct gpumem_jobctx *c, const struct gpumem_node *node)
 	struct gpumem_diags quiet = { 0 };
 	struct gpumem_env env;
 	const char *control = gpumem_mps_find(st->args.mps_control), *l2 = NULL;
-	char dir[4200], err[4400], *why = NULL;
+	char dir[4200], err[4400];
 
 	if (!st->has_dev || control == NULL || c->dfd < 0) {
 		gpumem_info("gpumem: job %u: mps.daemon=job skipped: %s", c->job,
@@ -298,15 +349,8 @@ static void start_mps(struct gpumem_jobctx *c, const struct gpumem_node *node)
 		gpumem_error("gpumem: job %u: per-job MPS daemon not started: %s", c->job, err);
 		return;
 	}
-	if (gpumem_mps_start_in(control, c->uid, c->gid, c->ji.gpus, l2 ? atoi(l2) : -1, dir,
-				st->args.timeout, &why) < 0) {
-		gpumem_error("gpumem: job %u: per-job MPS daemon not started: %.500s", c->job,
-			    why ? why : "error");
-		free(why);
-		return;         /* the steps find no directory... */
-	}
+	start_mps_child(c, control, dir, l2 ? atoi(l2) : -1);
 	st->mps_dir = strdup(dir);
-	gpumem_info("gpumem: job %u: per-job MPS daemon started in %s", c->job, dir);
 }
 
 /*

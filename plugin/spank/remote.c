@@ -322,6 +322,32 @@ static void step_gpus(spank_t sp, struct gpumem_state *st, struct gpumem_node *n
 }
 
 /*
+ * The job's daemon is started by a child of the job prolog (prolog.c): no
+ * task starts before it is up, or CUDA would run without it.  -1 (deferred)
+ * when it did not start.
+ */
+static int job_mps_ready(struct gpumem_state *st, uint32_t job)
+{
+	char err[512], why[2100] = "", ready[64], failed[64];
+	int dfd = gpumem_state_open(st->args.state_dir, 0, err, sizeof(err)), rc = -2;
+
+	snprintf(ready, sizeof(ready), GPUMEM_STATE_MPS_READY, job);
+	snprintf(failed, sizeof(failed), GPUMEM_STATE_MPS_FAILED, job);
+	if (dfd >= 0) {
+		rc = gpumem_state_wait(dfd, ready, failed, st->args.timeout * 1000L, why,
+				       sizeof(why));
+		close(dfd);
+	} else {
+		snprintf(why, sizeof(why), "state directory: %s", err);
+	}
+	if (rc == 0)
+		return 0;
+	defer("the job's MPS daemon did not start: %s", rc == -2 && dfd >= 0 ?
+	      "not up within the timeout" : why);
+	return -1;
+}
+
+/*
  * mps.daemon=job: the job's daemon (started by the job prolog), else one
  * started for this step; its directories into node.  -1 (deferred) when
  * it cannot start.
@@ -345,6 +371,8 @@ static int step_mps(struct gpumem_state *st, struct gpumem_node *node, uid_t uid
 	if (st->has_dev && gpumem_state_mps_find(st->args.state_dir, job, uid, job_mps,
 						 sizeof(job_mps)) == 0) {
 		dir = job_mps;          /* the job's own, stopped by the job epilog */
+		if (job_mps_ready(st, job) < 0)
+			return -1;
 	} else if (!st->has_dev || control == NULL) {
 		gpumem_info("gpumem: job %s: mps.daemon=job skipped: %s", step_name(job, step),
 			   !st->has_dev ? "no GPU on this node" : "nvidia-cuda-mps-control not found");

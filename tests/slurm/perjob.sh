@@ -112,6 +112,26 @@ unlike "$(grep -a "did not quit" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log")" 
 [ -e "$t/run/mps.$jid" ] && fail "its directory is removed" || pass "its directory is removed"
 pgrep -f standin-mps >/dev/null && fail "no daemon left" || pass "no daemon left"
 
+# --- the daemon starts beside the prolog (prolog.c): no task before it is up -------------
+echo 1 >"$B/mps.delay"
+run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; test -s "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid" && echo DAEMON-UP'
+jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
+rm -f "$B/mps.delay"
+like "$out" "DAEMON-UP" "a daemon 1 s slow to start: the task starts only once it is up"
+log=$(grep -a -e "job $jid: per-job MPS daemon started" -e "check before job $jid\.prolog" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log")
+like "$(printf '%s\n' "$log" | head -1)" "check before job $jid\.prolog" "... and the prolog went on meanwhile (its before-check logged first)"
+like "$(printf '%s\n' "$log" | tail -1)" "per-job MPS daemon started" "... the daemon's start recorded after it"
+wait_idle gpumem1
+is "$(ls "$t/run" | grep -c "^mps\.$jid")" 0 "the epilog removed its directory and records"
+touch "$B/mps.fail"
+run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo TASK-RAN'
+rm -f "$B/mps.fail"
+[ "$rc" != 0 ] && pass "a daemon that does not start fails the step (exit $rc)" || fail "the step ran without its MPS daemon"
+unlike "$out" "TASK-RAN" "... its task does not run"
+like "$out" "the job's MPS daemon did not start: .*told to fail" "... and srun says why"
+wait_idle gpumem1
+pgrep -f standin-mps >/dev/null && fail "no daemon left after a failed start" || pass "no daemon left after a failed start"
+
 # --- kill -9 of a step's slurmstepd leaves nothing behind -------------------------------
 asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; sleep 60' >"$t/k.out" 2>&1 &
 bg=$!
