@@ -51,46 +51,31 @@ static void um_limits(const struct gpumem_site *s, struct gpumem_policy *out, co
 	}
 }
 
-int gpumem_policy_effective(const struct gpumem_site *s, const struct gpumem_policy *user,
-			    const char *user_name, struct gpumem_policy *out,
-			    struct gpumem_diags *d)
+/* The user's policy over OUT, less the sections the site keeps closed. */
+static void overlay_user(const struct gpumem_site *s, const struct gpumem_policy *user,
+			 struct gpumem_policy *out, const char *name, enum gpumem_sev sev,
+			 struct gpumem_diags *d)
 {
-	enum gpumem_sev sev = s && s->limits.strict ? GPUMEM_SEV_ERROR : GPUMEM_SEV_WARNING;
-	const char *name = user_name ? user_name : "policy";
 	const char *site = s && s->path ? s->path : "the site file";
-	int before = d ? d->nerrors : 0;
+	struct gpumem_policy u = *user;
+	unsigned denied = s ? u.sections & ~s->limits.sections_allowed : 0;
 
-	gpumem_policy_init(out);
-	if (s)
-		gpumem_policy_overlay(out, &s->defaults);
-	if (user) {
-		struct gpumem_policy u = *user;
-		unsigned denied = s ? u.sections & ~s->limits.sections_allowed : 0;
-
-		for (int i = 0; i < 4; i++) {
-			if (!(denied & (1u << i)))
-				continue;
-			gpumem_diag_add(d, sev, name, 0, 0,
-					"section '%s' is not open to users on this site (%s): "
-					"the site's settings are used instead", section_key[i], site);
-			u.set &= ~section_keys[i];
-			u.sections &= ~(1u << i);
-		}
-		gpumem_policy_overlay(out, &u);
-	}
-	if (s == NULL)
-		return 0;
-	/* Byte limits become percentages only on the node: take the cap along. */
-	out->l2.site_max_percent = s->limits.l2_max_percent;
-
-	if ((out->set & GPUMEM_K_L2_LIMIT) && out->l2.limit_is_percent &&
-	    out->l2.limit_percent > s->limits.l2_max_percent) {
+	for (int i = 0; i < 4; i++) {
+		if (!(denied & (1u << i)))
+			continue;
 		gpumem_diag_add(d, sev, name, 0, 0,
-				"l2.persisting_limit: %g%% is above the site limit of %g%%: "
-				"using %g%%", out->l2.limit_percent, s->limits.l2_max_percent,
-				s->limits.l2_max_percent);
-		out->l2.limit_percent = s->limits.l2_max_percent;
+				"section '%s' is not open to users on this site (%s): "
+				"the site's settings are used instead", section_key[i], site);
+		u.set &= ~section_keys[i];
+		u.sections &= ~(1u << i);
 	}
+	gpumem_policy_overlay(out, &u);
+}
+
+/* The site's MPS limits: share range, pinned memory cap, allowed daemons. */
+static void mps_limits(const struct gpumem_site *s, struct gpumem_policy *out, const char *name,
+		       enum gpumem_sev sev, struct gpumem_diags *d)
+{
 	if (out->set & GPUMEM_K_MPS_PCT) {
 		int pct = out->mps.active_thread_percentage;
 		int lo = s->limits.mps_min_pct, hi = s->limits.mps_max_pct;
@@ -124,6 +109,35 @@ int gpumem_policy_effective(const struct gpumem_site *s, const struct gpumem_pol
 				gpumem_daemon_name(s->defaults.mps.daemon));
 		out->mps.daemon = s->defaults.mps.daemon;
 	}
+}
+
+int gpumem_policy_effective(const struct gpumem_site *s, const struct gpumem_policy *user,
+			    const char *user_name, struct gpumem_policy *out,
+			    struct gpumem_diags *d)
+{
+	enum gpumem_sev sev = s && s->limits.strict ? GPUMEM_SEV_ERROR : GPUMEM_SEV_WARNING;
+	const char *name = user_name ? user_name : "policy";
+	int before = d ? d->nerrors : 0;
+
+	gpumem_policy_init(out);
+	if (s)
+		gpumem_policy_overlay(out, &s->defaults);
+	if (user)
+		overlay_user(s, user, out, name, sev, d);
+	if (s == NULL)
+		return 0;
+	/* Byte limits become percentages only on the node: take the cap along. */
+	out->l2.site_max_percent = s->limits.l2_max_percent;
+
+	if ((out->set & GPUMEM_K_L2_LIMIT) && out->l2.limit_is_percent &&
+	    out->l2.limit_percent > s->limits.l2_max_percent) {
+		gpumem_diag_add(d, sev, name, 0, 0,
+				"l2.persisting_limit: %g%% is above the site limit of %g%%: "
+				"using %g%%", out->l2.limit_percent, s->limits.l2_max_percent,
+				s->limits.l2_max_percent);
+		out->l2.limit_percent = s->limits.l2_max_percent;
+	}
+	mps_limits(s, out, name, sev, d);
 	um_limits(s, out, name, sev, d);
 	if (!(s->limits.onfail_allowed & (1u << out->check.on_fail))) {
 		gpumem_diag_add(d, sev, name, 0, 0,

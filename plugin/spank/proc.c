@@ -99,13 +99,55 @@ static int above_stdio(int fd)
 	return nfd;
 }
 
+/*
+ * The child's output into p->out (at most MAX bytes kept, the rest read
+ * and dropped) until it closes its end, or until the deadline, when its
+ * process group is killed.
+ */
+static void collect(struct gpumem_proc *p, int fd, pid_t pid, size_t max)
+{
+	long deadline = now_ms() + (p->timeout_s > 0 ? p->timeout_s : 60) * 1000L;
+	size_t len = 0;
+
+	for (;;) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		long left = deadline - now_ms();
+		ssize_t n;
+		char sink[4096];
+
+		if (left <= 0) {
+			p->timed_out = 1;
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			break;
+		}
+		if (poll(&pfd, 1, (int)left) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (!pfd.revents)
+			continue;
+		if (len < max)
+			n = read(fd, p->out + len, max - len);
+		else
+			n = read(fd, sink, sizeof(sink));       /* drain, drop */
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (len < max)
+			len += (size_t)n;
+	}
+	p->out[len] = '\0';
+}
+
 int gpumem_proc_run(struct gpumem_proc *p)
 {
 	int inp[2] = { -1, -1 }, outp[2] = { -1, -1 };
 	gid_t groups[256];
 	int ngroups = -1;
-	size_t len = 0, max = p->out_max ? p->out_max : OUT_MAX;
-	long deadline;
+	size_t max = p->out_max ? p->out_max : OUT_MAX;
 	pid_t pid = -1;
 	int status = 0, rv = -1;
 
@@ -143,38 +185,7 @@ int gpumem_proc_run(struct gpumem_proc *p)
 	}
 	close(inp[1]);
 	inp[1] = -1;
-	deadline = now_ms() + (p->timeout_s > 0 ? p->timeout_s : 60) * 1000L;
-	for (;;) {
-		struct pollfd pfd = { outp[0], POLLIN, 0 };
-		long left = deadline - now_ms();
-		ssize_t n;
-		char sink[4096];
-
-		if (left <= 0) {
-			p->timed_out = 1;
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			break;
-		}
-		if (poll(&pfd, 1, (int)left) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (!pfd.revents)
-			continue;
-		if (len < max)
-			n = read(outp[0], p->out + len, max - len);
-		else
-			n = read(outp[0], sink, sizeof(sink));  /* drain, drop */
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (len < max)
-			len += (size_t)n;
-	}
-	p->out[len] = '\0';
+	collect(p, outp[0], pid, max);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	p->status = WIFEXITED(status) ? WEXITSTATUS(status) :

@@ -103,7 +103,9 @@ done
 is "$(seen gpumem-probe | grep -c '^cvd ')" 1 "the probe ran once for the job, its result cached in state_dir"
 is "$(seen gpumem-check | grep -c '^gpus 1$')" 2 "the check measured GPU 1, before and after"
 is "$(seen gpumem-l2reset | grep '^gpus ')" "gpus 1" "the L2 reset acted on GPU 1"
-like "$(seen nvidia-cuda-mps-control | grep '^gpus ' | head -1)" "^gpus 1$" "the MPS daemon was given GPU 1"
+# Records are named NAME.NODE.PID, so their order is not the order of the runs:
+# the start (given GPU 1) is the one record that sees GPU 1 alone.
+is "$(seen nvidia-cuda-mps-control | grep -c '^gpus 1$')" 1 "the MPS daemon was given GPU 1"
 for phase in prolog.gpumem1.before epilog.gpumem1.after; do
 	f="$t/reports/job$jid.$phase.json"
 	is "$(json "$f" 'd["gpus"] + " " + d["status"] + " " + d["verdict"]')" "1 ran pass" "${phase##*.} report: GPU 1, the check ran and passed"
