@@ -450,25 +450,6 @@ struct json_object *gpumem_json_bool(int v)
 	return json_object_new_boolean(v ? 1 : 0);
 }
 
-/* Raw text is a string object carrying this tag; json-c writes it as is too. */
-static char raw_tag;
-
-static int raw_serializer(struct json_object *v, struct printbuf *pb, int level, int flags)
-{
-	(void)level;
-	(void)flags;
-	return printbuf_memappend(pb, json_object_get_string(v), json_object_get_string_len(v));
-}
-
-struct json_object *gpumem_json_raw(const char *text)
-{
-	struct json_object *v = text ? json_object_new_string(text) : NULL;
-
-	if (v)
-		json_object_set_serializer(v, raw_serializer, &raw_tag, NULL);
-	return v;
-}
-
 void gpumem_json_add(struct json_object *obj, const char *key, struct json_object *v)
 {
 	json_object_object_add(obj, key, v);
@@ -555,10 +536,7 @@ static void write_value(FILE *f, struct json_object *v, enum gpumem_json_style s
 			fputs(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN), f);
 		break;
 	case json_type_string:
-		if (json_object_get_userdata(v) == &raw_tag)
-			fputs(json_object_get_string(v), f);
-		else
-			gpumem_json_write_string(f, json_object_get_string(v));
+		gpumem_json_write_string(f, json_object_get_string(v));
 		break;
 	case json_type_array:
 		fputc('[', f);

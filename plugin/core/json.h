@@ -112,11 +112,6 @@ struct json_object *gpumem_json_fmt(double v, const char *fmt);
 struct json_object *gpumem_json_number(double v);
 struct json_object *gpumem_json_int(long long v);
 struct json_object *gpumem_json_bool(int v);
-/*
- * A document already parsed and checked (the check's, inside a report),
- * written as its own text: a report holds the check's bytes as they came.
- */
-struct json_object *gpumem_json_raw(const char *text);
 /* Add member KEY (V may be NULL: null); the object takes V. */
 void gpumem_json_add(struct json_object *obj, const char *key, struct json_object *v);
 

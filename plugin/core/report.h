@@ -109,15 +109,16 @@ extern const char *const gpumem_report_metric_names[GPUMEM_REPORT_NMETRICS];
  * *rows), CHECK NULL giving none; -1 with err for a check of the wrong
  * shape.  gpumem_report_check_reason: check.overall.reason or NULL.
  * gpumem_report_text: the file's text: HEAD (the report's own fields; it
- * gains "rows" and "check_reason") on the first line, ending with a comma,
- * then "effective" and "check" as the texts given (NULL: null); malloc'd,
- * or NULL.
+ * gains "rows" and "check_reason", made from CHECK_DOC, the parsed CHECK)
+ * on the first line, ending with a comma, then "effective" and "check" as
+ * the texts given (NULL: null); malloc'd, or NULL.
  */
 struct json_object;
 int gpumem_report_rows_of(struct json_object *check, struct json_object **rows, char *err,
 			  size_t errlen);
 const char *gpumem_report_check_reason(struct json_object *check);
-char *gpumem_report_text(struct json_object *head, const char *effective, const char *check);
+char *gpumem_report_text(struct json_object *head, const char *effective, const char *check,
+			 struct json_object *check_doc);
 int gpumem_report_metric_id(const char *name);      /* -1: unknown */
 const char *gpumem_report_vclass_name(enum gpumem_report_vclass v);
 enum gpumem_report_vclass gpumem_report_vclass_of(const char *verdict);

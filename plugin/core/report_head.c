@@ -148,24 +148,25 @@ static char *join(struct json_object *head, const char *effective, const char *c
 	return text;
 }
 
-char *gpumem_report_text(struct json_object *head, const char *effective, const char *check)
+char *gpumem_report_text(struct json_object *head, const char *effective, const char *check,
+			 struct json_object *check_doc)
 {
-	struct json_object *doc = NULL, *rows = NULL;
+	struct json_object *rows = NULL, *doc;
 	char err[320], *text;
 
-	/* The check was parsed and capped before it came here: it parses again. */
-	if (check && gpumem_json_parse_check(check, strlen(check), &doc, err, sizeof(err)) == 0 &&
-	    gpumem_report_rows_of(doc, &rows, err, sizeof(err)) == 0) {
+	/* No check: rows []; a check text without its document: no rows (read whole). */
+	if ((!check || check_doc) && gpumem_report_rows_of(check_doc, &rows, err, sizeof(err)) == 0) {
 		gpumem_json_add(head, "rows", rows);
 		gpumem_json_add(head, "check_reason",
-				gpumem_json_string(gpumem_report_check_reason(doc)));
-	} else if (!check) {
-		gpumem_json_add(head, "rows", json_object_new_array());
-		gpumem_json_add(head, "check_reason", NULL);
+				gpumem_json_string(gpumem_report_check_reason(check_doc)));
 	}
-	json_object_put(doc);
 	text = join(head, effective, check);
-	/* Rows copied from a check near the caps could push the file past them: none then. */
+	/*
+	 * Rows copied from a check near the caps could push the file past them
+	 * (the check's caps leave the report 64 values, its rows may take
+	 * more): the file is parsed as a reader would, and written without
+	 * them when it does not pass.  Once per report, never on a reader's path.
+	 */
 	if (text && gpumem_json_parse_report(text, strlen(text), &doc, err, sizeof(err)) == 0) {
 		json_object_put(doc);
 		return text;

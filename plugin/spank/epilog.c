@@ -75,13 +75,11 @@ static void stop_mps(const struct gpumem_jobctx *c)
 
 	if (c->dfd >= 0 && gpumem_state_mps_find(st->args.state_dir, c->job, c->uid, path,
 						 sizeof(path)) == 0) {
-		char ready[64], failed[64], why[2100];
+		char why[2100];
 
 		/* A job that ended before its daemon was up (prolog.c): let it come up first. */
-		snprintf(ready, sizeof(ready), GPUMEM_STATE_MPS_READY, c->job);
-		snprintf(failed, sizeof(failed), GPUMEM_STATE_MPS_FAILED, c->job);
-		if (gpumem_state_wait(c->dfd, ready, failed, st->args.timeout * 1000L, why,
-				      sizeof(why)) == -2)
+		if (gpumem_state_mps_wait(c->dfd, c->job, st->args.timeout * 1000L, why,
+					  sizeof(why)) == -2)
 			gpumem_error("gpumem: job %u: the MPS daemon's start was not recorded in "
 				     "time: stopping it anyway", c->job);
 		snprintf(name, sizeof(name), "mps.%u", c->job);
@@ -186,10 +184,7 @@ static void forget_job(const struct gpumem_jobctx *c)
 	unlinkat(c->dfd, name, 0);
 	snprintf(name, sizeof(name), GPUMEM_STATE_L2, c->job);
 	unlinkat(c->dfd, name, 0);
-	snprintf(name, sizeof(name), GPUMEM_STATE_MPS_READY, c->job);
-	unlinkat(c->dfd, name, 0);
-	snprintf(name, sizeof(name), GPUMEM_STATE_MPS_FAILED, c->job);
-	unlinkat(c->dfd, name, 0);
+	gpumem_state_mps_forget(c->dfd, c->job);
 }
 
 int gpumem_job_epilog(spank_t sp, int ac, char **av)

@@ -235,6 +235,7 @@ static void read_result(struct gpumem_proc *p, const struct gpumem_jobinfo *ji,
 
 		r->json = p->out;
 		p->out = NULL;
+		r->doc = doc;           /* kept for the report, textfiles and drain */
 		figures(doc, r, ji->gpus);
 		reason = member_text(gpumem_json_get(doc, "overall"), "reason");
 		if (r->reason[0] == '\0' && reason)
@@ -242,7 +243,6 @@ static void read_result(struct gpumem_proc *p, const struct gpumem_jobinfo *ji,
 	} else {
 		snprintf(r->reason, sizeof(r->reason), "gpumem-check printed no valid report");
 	}
-	json_object_put(doc);
 }
 
 void gpumem_jobcheck_run(const struct gpumem_state *st, const struct gpumem_jobinfo *ji,
@@ -385,7 +385,7 @@ static char *report_json(const struct gpumem_state *st, const struct gpumem_jobi
 	 * The head line (report_head.c), then the policy, written by the JSON
 	 * module (format.c), and the check, both taken as they are.
 	 */
-	text = gpumem_report_text(o, eff && eff[0] ? eff : NULL, r->json);
+	text = gpumem_report_text(o, eff && eff[0] ? eff : NULL, r->json, r->doc);
 	free(eff);
 	json_object_put(o);
 	return text;
@@ -397,12 +397,11 @@ static void textfiles(const char *dir, const struct gpumem_jobinfo *ji,
 {
 	static const char *const metrics[] = { "read", "write", "copy", "triad", "d2d", "h2d",
 					       "d2h" };
-	struct json_object *doc = NULL, *devs;
-	char perr[300], why[600];
+	struct json_object *devs;
+	char why[600];
 	int dfd = -1;
 
-	if (r->json == NULL ||
-	    gpumem_json_parse_check(r->json, strlen(r->json), &doc, perr, sizeof(perr)) < 0)
+	if (r->doc == NULL)
 		goto out;
 	dfd = gpumem_dir_open_safe(dir, why, sizeof(why));
 	if (dfd < 0) {
@@ -410,7 +409,7 @@ static void textfiles(const char *dir, const struct gpumem_jobinfo *ji,
 			     "written: %s", dir, why);
 		goto out;
 	}
-	devs = gpumem_json_get(doc, "devices");
+	devs = gpumem_json_get(r->doc, "devices");
 	for (size_t i = 0; i < gpumem_json_len(devs); i++) {
 		struct json_object *dev = gpumem_json_at(devs, i);
 		char nbuf[64];
@@ -463,7 +462,6 @@ static void textfiles(const char *dir, const struct gpumem_jobinfo *ji,
 out:
 	if (dfd >= 0)
 		close(dfd);
-	json_object_put(doc);
 }
 
 /*
@@ -473,14 +471,10 @@ out:
  */
 static void check_uuids(const struct gpumem_checkrun *r, int failed, char *out, size_t len)
 {
-	struct json_object *doc = NULL, *devs;
-	char err[200];
+	struct json_object *devs = gpumem_json_get(r->doc, "devices");
 	size_t o = 0;
 
 	out[0] = '\0';
-	if (!r->json || gpumem_json_parse_check(r->json, strlen(r->json), &doc, err, sizeof(err)) < 0)
-		return;
-	devs = gpumem_json_get(doc, "devices");
 	for (int pass = 0; pass < 2 && o == 0; pass++)
 		for (size_t i = 0; i < gpumem_json_len(devs); i++) {
 			const char *u = gpumem_json_str(gpumem_json_at(devs, i), "uuid");
@@ -492,7 +486,6 @@ static void check_uuids(const struct gpumem_checkrun *r, int failed, char *out, 
 				continue;
 			o += (size_t)snprintf(out + o, len - o, "%s%s", o ? "," : "", u);
 		}
-	json_object_put(doc);
 }
 
 /* Drain on a failed check (naming the failed GPUs), resume on a pass. */
@@ -566,5 +559,7 @@ void gpumem_jobcheck_free(struct gpumem_checkrun *r)
 {
 	free(r->json);
 	r->json = NULL;
+	json_object_put(r->doc);
+	r->doc = NULL;
 	r->done = 0;
 }

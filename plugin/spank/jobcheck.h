@@ -15,6 +15,8 @@ struct gpumem_jobinfo {
 	char gpus[256];         /* the step's GPUs as Slurm gave them */
 };
 
+struct json_object;
+
 struct gpumem_checkrun {
 	int done;               /* a result is here to report */
 	char phase[8];          /* before | after */
@@ -24,6 +26,7 @@ struct gpumem_checkrun {
 	char reason[512];
 	int exit_code;          /* of gpumem-check, -1 when it did not run */
 	char *json;             /* its gpumem-check/1 document, or NULL */
+	struct json_object *doc; /* the same, parsed once (read_result), or NULL */
 	char figures[512];      /* "gpu0 read 3010 copy 2750 ... GB/s" for the log */
 	int drained;
 };

@@ -187,12 +187,24 @@ int gpumem_state_mps_find(const char *dir, unsigned job, uid_t uid, char *path, 
 	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid ? 0 : -1;
 }
 
-int gpumem_state_wait(int dfd, const char *ready, const char *failed, long timeout_ms,
-		      char *why, size_t wlen)
+#define MPS_READY "mps.%u.ready"
+#define MPS_FAILED "mps.%u.failed"
+
+int gpumem_state_mps_record(int dfd, unsigned job, const char *why)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), why ? MPS_FAILED : MPS_READY, job);
+	return gpumem_state_write(dfd, name, why ? why : "");
+}
+
+int gpumem_state_mps_wait(int dfd, unsigned job, long timeout_ms, char *why, size_t wlen)
 {
 	const struct timespec tick = { 0, 1000000 };    /* 1 ms */
-	char *text;
+	char ready[64], failed[64], *text;
 
+	snprintf(ready, sizeof(ready), MPS_READY, job);
+	snprintf(failed, sizeof(failed), MPS_FAILED, job);
 	for (long waited = 0;; waited++) {
 		if ((text = gpumem_state_read(dfd, ready, 64)) != NULL) {
 			free(text);
@@ -208,4 +220,14 @@ int gpumem_state_wait(int dfd, const char *ready, const char *failed, long timeo
 			return -2;
 		nanosleep(&tick, NULL);
 	}
+}
+
+void gpumem_state_mps_forget(int dfd, unsigned job)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), MPS_READY, job);
+	unlinkat(dfd, name, 0);
+	snprintf(name, sizeof(name), MPS_FAILED, job);
+	unlinkat(dfd, name, 0);
 }

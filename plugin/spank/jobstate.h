@@ -46,10 +46,13 @@ int gpumem_state_mps_dir(int dfd, const char *dir, unsigned job, uid_t uid, gid_
  */
 int gpumem_state_mps_find(const char *dir, unsigned job, uid_t uid, char *path, size_t plen);
 /*
- * Wait, at most timeout_ms, for one of the files READY and FAILED under the
- * state directory fd DFD (root's, see gpumem_state_read): 0 READY, -1
- * FAILED (its text in WHY), -2 neither in time.
+ * The record of the job's MPS daemon start (prolog.c starts it in a child
+ * of its own): mps.JOB.ready, or mps.JOB.failed holding WHY.  Written by
+ * that root child only; read by the steps and the epilog, which wait for
+ * it: at most timeout_ms, 0 ready, -1 failed (its text in WHY), -2 no
+ * record in time.  gpumem_state_mps_forget removes it.  0 or -1 (record).
  */
-int gpumem_state_wait(int dfd, const char *ready, const char *failed, long timeout_ms,
-		      char *why, size_t wlen);
+int gpumem_state_mps_record(int dfd, unsigned job, const char *why);
+int gpumem_state_mps_wait(int dfd, unsigned job, long timeout_ms, char *why, size_t wlen);
+void gpumem_state_mps_forget(int dfd, unsigned job);
 #endif

@@ -20,9 +20,6 @@ struct gpumem_jobctx {
 /* State files of job N in state_dir. */
 #define GPUMEM_STATE_BEFORE "job%u.before"     /* a before-check the steps must fail on */
 #define GPUMEM_STATE_L2 "job%u.l2"             /* a step set a persisting-L2 limit */
-/* The job's MPS daemon (prolog.c starts it in a child): up, or not, with why. */
-#define GPUMEM_STATE_MPS_READY "mps.%u.ready"
-#define GPUMEM_STATE_MPS_FAILED "mps.%u.failed"
 
 /*
  * Parse the plugstack arguments, load the site file, take and re-validate

@@ -273,17 +273,14 @@ void gpumem_perjob_check(struct gpumem_jobctx *c, const struct gpumem_node *node
 	gpumem_jobcheck_report(st, &c->ji, r);
 }
 
-/* The child's outcome, for the steps and the epilog (GPUMEM_STATE_MPS_*). */
+/* The child's outcome, for the steps and the epilog (gpumem_state_mps_record). */
 static void mps_outcome(const struct gpumem_jobctx *c, const char *dir, int ok, const char *why)
 {
-	char name[64];
-
-	snprintf(name, sizeof(name), ok ? GPUMEM_STATE_MPS_READY : GPUMEM_STATE_MPS_FAILED, c->job);
 	if (ok)
 		gpumem_info("gpumem: job %u: per-job MPS daemon started in %s", c->job, dir);
 	else
 		gpumem_error("gpumem: job %u: per-job MPS daemon not started: %.500s", c->job, why);
-	if (gpumem_state_write(c->dfd, name, ok ? "" : why) < 0)
+	if (gpumem_state_mps_record(c->dfd, c->job, ok ? NULL : why) < 0)
 		gpumem_error("gpumem: job %u: cannot record the MPS daemon's start", c->job);
 }
 
