@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "check_gpu_ctx.h"
+#include "check_main.h"
 
 int gpumem_check_identify(int ordinal, struct gpumem_check_device *d)
 {
@@ -218,8 +219,9 @@ static int context_create(struct gpumem_check_job *job, double t0)
 	gpumem_check_ctx_done(job->shared);
 	if (e != cudaSuccess) {
 		d->health.context_ok = 0;
-		/* Exclusive-process GPU owned by someone else, or prohibited. */
-		d->health.busy = e == cudaErrorDevicesUnavailable || d->health.compute_mode == 2;
+		/* Exclusive-process GPU owned by someone else, prohibited, or an MPS daemon in the way. */
+		d->health.busy = e == cudaErrorDevicesUnavailable || d->health.compute_mode == 2 ||
+			gpumem_check_mps_error((int)e);
 		snprintf(d->health.context_error, sizeof(d->health.context_error), "%s (%s)",
 			 cudaGetErrorString(e), cudaGetErrorName(e));
 		return -1;

@@ -34,6 +34,24 @@ static int have_dev_nvidia(void)
 }
 
 /*
+ * CUDA's MPS errors (805-810, the same numbers in the driver and the
+ * runtime): an MPS daemon at CUDA_MPS_PIPE_DIRECTORY (/tmp/nvidia-mps when
+ * unset, where any user may start one) that this process cannot use.  That
+ * says nothing of the GPU: the check reports it unusable, never failed.
+ */
+int gpumem_check_mps_error(int e)
+{
+	return e >= 805 && e <= 810;
+}
+
+static const char *mps_pipe(void)
+{
+	const char *d = getenv("CUDA_MPS_PIPE_DIRECTORY");
+
+	return d && *d ? d : "/tmp/nvidia-mps";
+}
+
+/*
  * Is there a driver with a GPU?  Only dlopen + cuInit + cuDeviceGetCount:
  * milliseconds where there is none.  Returns 0 to go on, else the exit
  * code (3 skipped, 2 fail: a GPU is there but the driver will not start)
@@ -67,6 +85,11 @@ static int probe_driver(char *why, size_t len)
 	if (r != 0) {
 		if (!errname || errname(r, &name) != 0 || !name)
 			name = "unknown error";
+		if (gpumem_check_mps_error(r)) {
+			snprintf(why, len, "an MPS daemon in %.200s cannot serve this check (cuInit: %s)",
+				 mps_pipe(), name);
+			return GPUMEM_CHECK_EXIT_UNUSABLE;
+		}
 		if (r == 100 /* CUDA_ERROR_NO_DEVICE */ || !have_dev_nvidia()) {
 			snprintf(why, len, "no GPU (cuInit: %s)", name);
 			return GPUMEM_CHECK_EXIT_SKIPPED;
@@ -102,6 +125,10 @@ static int runtime_verdict(cudaError_t e, int cuda_count, char *why, size_t len)
 	} else if (e == cudaErrorNoDevice || (e == cudaSuccess && cuda_count <= 0)) {
 		snprintf(why, len, "no GPU visible to CUDA");
 		rc = GPUMEM_CHECK_EXIT_SKIPPED;
+	} else if (gpumem_check_mps_error((int)e)) {
+		snprintf(why, len, "an MPS daemon in %.200s cannot serve this check: %s (%s)",
+			 mps_pipe(), cudaGetErrorString(e), cudaGetErrorName(e));
+		rc = GPUMEM_CHECK_EXIT_UNUSABLE;
 	} else if (e != cudaSuccess) {
 		snprintf(why, len, "the CUDA runtime cannot start: %s (%s)",
 			 cudaGetErrorString(e), cudaGetErrorName(e));

@@ -13,6 +13,7 @@
 #include <string.h>
 #include "acct.h"
 #include "json.h"
+#include "trust.h"
 
 #define SACCT_CAP (1024 * 1024)
 #define MAX_RECORDS 4096
@@ -58,22 +59,19 @@ static void fig(char *buf, size_t len, struct json_object *v)
 }
 
 /*
- * Strings in a record may come from a check's output: shown with control
- * characters as '?' (as `gpumem report` does), "-" when absent.  A copy in
- * one of a few rotating buffers, so one printf may take several.
+ * Strings in a record may come from a check's output: shown through the
+ * one terminal cleaner (trust.h: C0, C1, bidi as '?'), "-" when absent.
+ * A copy in one of a few rotating buffers, so one printf may take several.
  */
 static const char *or_dash(const char *s)
 {
 	static char bufs[8][320];
 	static unsigned next;
 	char *b = bufs[next++ % 8];
-	size_t i;
 
 	if (s == NULL || *s == '\0')
 		return "-";
-	for (i = 0; s[i] && i + 1 < sizeof(bufs[0]); i++)
-		b[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	b[i] = '\0';
+	gpumem_term_clean(s, b, sizeof(bufs[0]), sizeof(bufs[0]));
 	return b;
 }
 
@@ -142,7 +140,7 @@ static int one_job(char *line, struct json_object *out, int *first)
 	state = user ? strchr(user + 1, '|') : NULL;
 	comment = state ? strchr(state + 1, '|') : NULL;
 	if (comment == NULL) {
-		fprintf(stderr, "gpumem: job: unexpected line from sacct: %.80s\n", line);
+		fprintf(stderr, "gpumem: job: unexpected line from sacct: %.80s\n", or_dash(line));
 		free(w.segs);
 		return 1;
 	}
@@ -164,8 +162,8 @@ static int one_job(char *line, struct json_object *out, int *first)
 			gpumem_json_add(o, "nodes", nodes);
 		}
 	} else {
-		printf("%sjob %s  user %s  %s: %zu node record%s\n", *first ? "" : "\n", id, user,
-		       state, w.n, w.n == 1 ? "" : "s");
+		printf("%sjob %s  user %s  %s: %zu node record%s\n", *first ? "" : "\n",
+		       or_dash(id), or_dash(user), or_dash(state), w.n, w.n == 1 ? "" : "s");
 		if (w.n == 0)
 			printf("  (no gpumem record: no check ran, or gpumem-acct is not in the "
 			       "Epilog; see gpumem(1))\n");
@@ -173,8 +171,8 @@ static int one_job(char *line, struct json_object *out, int *first)
 	*first = 0;
 	for (size_t i = 0; i < w.n; i++) {
 		if (w.segs[i].rec == NULL) {
-			fprintf(stderr, "gpumem: job %s: record %zu refused: %s\n", id, i + 1,
-				w.segs[i].err);
+			fprintf(stderr, "gpumem: job %s: record %zu refused: %s\n", or_dash(id), i + 1,
+				or_dash(w.segs[i].err));
 			bad++;
 		} else if (out) {
 			if (nodes && json_object_array_add(nodes, w.segs[i].rec) == 0)

@@ -34,11 +34,6 @@ void gpumem_report_file_free(struct gpumem_report_file *f);
 void gpumem_report_row_free(struct gpumem_report_row *r);
 void gpumem_report_stamp_of(const struct stat *st, struct gpumem_report_stamp *s);
 
-/*
- * Copy s for a terminal: control characters become '?'.  At most max
- * characters; returns the number of characters (display columns).
- */
-size_t gpumem_report_term_clean(const char *s, char *out, size_t outlen, size_t max);
 void gpumem_report_print_table(struct gpumem_report_row *const *rows, size_t n);
 void gpumem_report_print_json(FILE *out, struct gpumem_report_row *const *rows, size_t n);
 

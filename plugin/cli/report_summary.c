@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include "report.h"
+#include "trust.h"
 #include "report_cli.h"
 
 static const double quantiles[] = { 0, 0.01, 0.10, 0.50, 0.90, 1 };
@@ -21,7 +22,7 @@ static const char *const quantile_names[] = { "min", "p1", "p10", "median", "p90
 /* A name from a file, cleaned and cut for a column. */
 static const char *clean(const char *s, char *buf, size_t len, size_t max)
 {
-	gpumem_report_term_clean(s ? s : "?", buf, len, max);
+	gpumem_term_clean(s ? s : "?", buf, len, max);
 	return buf;
 }
 

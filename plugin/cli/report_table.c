@@ -12,40 +12,7 @@
 #include <time.h>
 #include "report.h"
 #include "report_cli.h"
-
-/*
- * Copy s for a terminal: control characters (C0, DEL and the C1 range,
- * which some terminals obey) become '?', so a hostile policy name or
- * reason cannot move the cursor or retitle the window.  At most max
- * characters; returns the number of characters (display columns).
- */
-size_t gpumem_report_term_clean(const char *s, char *out, size_t outlen, size_t max)
-{
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-	size_t o = 0, chars = 0;
-
-	while (*p && chars < max) {
-		size_t n = *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc0 ? 2 : 1, k;
-
-		for (k = 1; k < n && (p[k] & 0xc0) == 0x80; k++)
-			;
-		if (o + n + 1 > outlen)
-			break;
-		if (k < n || (*p >= 0x80 && *p < 0xc0)) {
-			out[o++] = '?';         /* a cut or stray byte of UTF-8 */
-			n = 1;
-		} else if (*p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] < 0xa0)) {
-			out[o++] = '?';
-		} else {
-			memcpy(out + o, p, n);
-			o += n;
-		}
-		p += n;
-		chars++;
-	}
-	out[o] = '\0';
-	return chars;
-}
+#include "trust.h"
 
 static size_t utf8_chars(const char *s)
 {
@@ -128,7 +95,7 @@ static void row_cells(const struct gpumem_report_row *r, char cells[NCOLS][CELL]
 			format_metric(&r->m[col_metric[c]], tmp, sizeof(tmp));
 			break;
 		}
-		width[c] = gpumem_report_term_clean(tmp, cells[c], CELL, c == C_REASON ? CELL / 4 * 3 : 40);
+		width[c] = gpumem_term_clean(tmp, cells[c], CELL, c == C_REASON ? CELL / 4 * 3 : 40);
 		if (c == C_REASON && r->reason && strlen(r->reason) > width[c] &&
 		    r->vclass != GPUMEM_REPORT_V_PASS) {
 			/* Long reasons are cut; --json has them whole. */

@@ -143,6 +143,16 @@ static int stripe_conflicts(const struct gpumem_policy *p, const char *name,
 	return -1;
 }
 
+/*
+ * What no single key can check, run after every parser (YAML and JSON), so
+ * that srun, the job prolog and slurmstepd refuse exactly the same policies.
+ */
+int gpumem_policy_validate(const struct gpumem_policy *p, const char *name,
+			   struct gpumem_diags *d)
+{
+	return stripe_conflicts(p, name, d);
+}
+
 int gpumem_policy_parse(const char *buf, size_t len, const char *name,
 			struct gpumem_policy *p, struct gpumem_diags *d)
 {
@@ -151,7 +161,7 @@ int gpumem_policy_parse(const char *buf, size_t len, const char *name,
 	gpumem_policy_init(p);
 	if (gpumem_walk_buffer(buf, len, name, policy_top, &w, "policy") < 0)
 		return -1;
-	return stripe_conflicts(p, name, d);
+	return gpumem_policy_validate(p, name, d);
 }
 
 int gpumem_policy_parse_json(const char *buf, size_t len, const char *name,
@@ -160,7 +170,9 @@ int gpumem_policy_parse_json(const char *buf, size_t len, const char *name,
 	struct gpumem_walk w = { name, d, (char *)p, &p->set, &p->sections };
 
 	gpumem_policy_init(p);
-	return gpumem_walk_json_buffer(buf, len, name, policy_top, &w, "policy");
+	if (gpumem_walk_json_buffer(buf, len, name, policy_top, &w, "policy") < 0)
+		return -1;
+	return gpumem_policy_validate(p, name, d);
 }
 
 int gpumem_policy_load(const char *path, struct gpumem_policy *p, struct gpumem_diags *d)

@@ -12,8 +12,8 @@
 #include <unistd.h>
 #include "trust.h"
 
-/* Length of the valid UTF-8 sequence at S (2-4 bytes) that is safe to show, else 0. */
-static size_t utf8_ok(const unsigned char *s)
+/* Length of the valid UTF-8 sequence at S (2-4 bytes) and its code point; 0 when invalid. */
+static size_t utf8_seq(const unsigned char *s, unsigned *cpp)
 {
 	unsigned cp;
 	size_t n;
@@ -34,11 +34,24 @@ static size_t utf8_ok(const unsigned char *s)
 	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
 	    (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;       /* overlong, out of range, surrogate */
-	/* C1 controls, line/paragraph separators, bidirectional overrides. */
-	if (cp < 0xa0 || cp == 0x2028 || cp == 0x2029 || cp == 0x200e || cp == 0x200f ||
-	    (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
-		return 0;
+	*cpp = cp;
 	return n;
+}
+
+/* C1 controls, line/paragraph separators, bidirectional marks, overrides and isolates. */
+static int cp_unsafe(unsigned cp)
+{
+	return cp < 0xa0 || cp == 0x2028 || cp == 0x2029 || cp == 0x200e || cp == 0x200f ||
+		cp == 0x061c || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/* Length of the valid UTF-8 sequence at S (2-4 bytes) that is safe to show, else 0. */
+static size_t utf8_ok(const unsigned char *s)
+{
+	unsigned cp = 0;
+	size_t n = utf8_seq(s, &cp);
+
+	return n && !cp_unsafe(cp) ? n : 0;
 }
 
 char *gpumem_escape(char *out, size_t len, const char *in)
@@ -78,6 +91,46 @@ char *gpumem_escape(char *out, size_t len, const char *in)
 	}
 	out[o] = '\0';
 	return out;
+}
+
+size_t gpumem_term_clean(const char *in, char *out, size_t outlen, size_t max)
+{
+	const unsigned char *s = (const unsigned char *)(in ? in : "");
+	size_t o = 0, chars = 0;
+
+	if (outlen == 0)
+		return 0;
+	while (*s && chars < max) {
+		unsigned cp = 0;
+		size_t n = *s >= 0x80 ? utf8_seq(s, &cp) : 1;
+		int ok = *s >= 0x80 ? n && !cp_unsafe(cp) : *s >= 0x20 && *s != 0x7f;
+
+		if (n == 0)
+			n = 1;          /* invalid: one '?' a byte; an unsafe character: one '?' */
+		if (o + (ok ? n : 1) + 1 > outlen)
+			break;
+		if (ok) {
+			memcpy(out + o, s, n);
+			o += n;
+		} else {
+			out[o++] = '?';
+		}
+		s += n;
+		chars++;
+	}
+	out[o] = '\0';
+	return chars;
+}
+
+int gpumem_fd_above_stdio(int fd)
+{
+	int nfd;
+
+	if (fd < 0 || fd > 2)
+		return fd;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return nfd;
 }
 
 char *gpumem_escape_fmt(char *out, size_t len, const char *fmt, ...)
@@ -166,7 +219,8 @@ int gpumem_dir_open_safe(const char *path, char *why, size_t whylen)
 			goto fail;
 		comp = next;
 	}
-	return fd;
+	/* Never 0-2: a child's dup2 onto its standard streams would replace it. */
+	return gpumem_fd_above_stdio(fd);
 fail:
 	if (fd >= 0)
 		close(fd);

@@ -17,6 +17,20 @@
  * output always comes from here.  Returns OUT.
  */
 char *gpumem_escape(char *out, size_t len, const char *in);
+/*
+ * Copy IN for a terminal, at most MAX characters into OUT (OUTLEN bytes,
+ * NUL-terminated, never half a character): C0 controls, DEL, C1 controls,
+ * invalid or overlong UTF-8, line separators and bidirectional overrides
+ * each become '?'.  Every user-facing string the CLI prints goes through
+ * it.  Returns the characters written (display columns).
+ */
+size_t gpumem_term_clean(const char *in, char *out, size_t outlen, size_t max);
+/*
+ * FD moved to 3 or above (close-on-exec) when it is 0, 1 or 2: a directory
+ * root keeps open must never be a standard stream, which a forked child
+ * replaces with dup2.  Returns the fd, or -1 (FD closed).
+ */
+int gpumem_fd_above_stdio(int fd);
 /* vsnprintf FMT into OUT, then escape the whole line in place. */
 char *gpumem_escape_fmt(char *out, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -49,6 +49,15 @@ int gpumem_args_parse(struct gpumem_args *a, int ac, char **av)
 			rc = set_path(&a->nvidia_dev, arg, val);
 		else if (KEY("state_dir") && eq)
 			rc = set_path(&a->state_dir, arg, val);
+		else if (KEY("mps_dir") && eq)
+			rc = set_path(&a->mps_dir, arg, val);
+		else if (KEY("gpus") && eq && (!strcmp(val, "gres") || !strcmp(val, "all")))
+			a->all_gpus = !strcmp(val, "all");
+		else if (KEY("gpus") && eq) {
+			slurm_error("gpumem: plugstack argument '%s': gpus is 'gres' (Slurm allocates "
+				    "this node's GPUs) or 'all' (it does not)", arg);
+			rc = -1;
+		}
 		else if (KEY("verbose") && !eq)
 			a->verbose = 1;
 		else if (KEY("timeout") && eq) {
@@ -67,7 +76,7 @@ int gpumem_args_parse(struct gpumem_args *a, int ac, char **av)
 		} else {
 			slurm_error("gpumem: unknown plugstack argument '%s' (known: site=, "
 				    "libexecdir=, check=, um_library=, mps_control=, nvidia_dev=, "
-				    "state_dir=, timeout=, verbose)", arg);
+				    "state_dir=, mps_dir=, gpus=, timeout=, verbose)", arg);
 			rc = -1;
 		}
 #undef KEY
@@ -78,7 +87,8 @@ int gpumem_args_parse(struct gpumem_args *a, int ac, char **av)
 	    (!a->check && !(a->check = strdup(DEFAULT_CHECK))) ||
 	    (!a->um_library && !(a->um_library = strdup(DEFAULT_UM))) ||
 	    (!a->nvidia_dev && !(a->nvidia_dev = strdup("/dev/nvidiactl"))) ||
-	    (!a->state_dir && !(a->state_dir = strdup("/run/gpumem"))))
+	    (!a->state_dir && !(a->state_dir = strdup(GPUMEM_DEFAULT_STATE_DIR))) ||
+	    (!a->mps_dir && !(a->mps_dir = strdup(GPUMEM_DEFAULT_MPS_DIR))))
 		goto fail;
 	return 0;
 fail:
@@ -95,5 +105,6 @@ void gpumem_args_free(struct gpumem_args *a)
 	free(a->mps_control);
 	free(a->nvidia_dev);
 	free(a->state_dir);
+	free(a->mps_dir);
 	memset(a, 0, sizeof(*a));
 }

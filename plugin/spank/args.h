@@ -2,6 +2,9 @@
 #ifndef GPUMEM_ARGS_H
 #define GPUMEM_ARGS_H
 
+#define GPUMEM_DEFAULT_STATE_DIR "/run/gpumem"
+#define GPUMEM_DEFAULT_MPS_DIR "/run/gpumem-mps"
+
 struct gpumem_args {
 	char *site;             /* site=PATH: the site file */
 	char *libexecdir;       /* libexecdir=DIR: gpumem-probe, -l2reset live here */
@@ -9,7 +12,9 @@ struct gpumem_args {
 	char *um_library;       /* um_library=PATH: libgpumem-um.so */
 	char *mps_control;      /* mps_control=PATH: nvidia-cuda-mps-control */
 	char *nvidia_dev;       /* nvidia_dev=PATH: its presence means "GPUs here" */
-	char *state_dir;        /* state_dir=DIR: root's per-node state (default /run/gpumem) */
+	char *state_dir;        /* state_dir=DIR: root's per-node state (GPUMEM_DEFAULT_STATE_DIR) */
+	char *mps_dir;          /* mps_dir=DIR: the per-job MPS daemons' directories */
+	int all_gpus;           /* gpus=all: Slurm does not allocate the GPUs here (no GRES) */
 	int timeout;            /* timeout=SECONDS for helpers */
 	int verbose;            /* verbose: say what was applied in every step */
 };

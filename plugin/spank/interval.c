@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "json.h"
-#include "jobstate.h"
-#include "perjob.h"
+#include "statedir.h"
+#include "jobctx.h"
 #include "report.h"
 
 /* Mark in PASSED[j] each job GPU that this report shows passing. */
@@ -57,7 +57,7 @@ static void scan_report(const struct gpumem_jobctx *c, const struct gpumem_node 
 int gpumem_interval_passed(const struct gpumem_jobctx *c, const struct gpumem_node *node,
 			   char *when, size_t len)
 {
-	const struct gpumem_state *st = &gpumem_state;
+	const struct gpumem_plugin *st = &gpumem_plugin;
 	time_t newest[GPUMEM_MAX_GPUS] = { 0 }, cutoff, oldest = 0;
 	int all = 1, fd;
 	char suffix[96];

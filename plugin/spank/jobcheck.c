@@ -1,15 +1,15 @@
 /*
- * The GPU check around a step.  gpumem-check runs as the job's user, with
- * the step's GPUs and MPS share, bounded by the site's timeout; its JSON
- * is parsed (never trusted blindly: the user could tamper with a process
- * running as them) and wrapped into a gpumem-report/1 document that root
- * writes atomically at the end of the step.  It is read with the reports'
- * JSON module under its caps for check documents (report.h): a document
- * grows with the node's GPUs, a few KiB each, well past what the policy
- * parser takes.
- *
- * Whether a step is checked is decided from what Slurm itself says (the
- * step id, slurmctld's batch flag), never from the job's environment; the
+ * The GPU check of a job, run by the job prolog (check.before) and the job
+ * epilog (check.after): gpumem-check runs as the job's user on the job's
+ * GPUs (with its MPS share before the job), bounded by the site's timeout,
+ * with a fixed environment (never the job's; an MPS pipe directory always
+ * named, see jobctx.h).  Its JSON is parsed, never trusted blindly (the
+ * user could tamper with a process running as them), and wrapped into a
+ * gpumem-report/1 document that root writes atomically as soon as the check
+ * ends.  It is read with the reports' JSON module under its caps for check
+ * documents (report.h): a document grows with the node's GPUs, a few KiB
+ * each, well past what the policy parser takes.  Whether a check runs is
+ * the job's effective policy's, never the job's environment; the
  * directories root writes into are opened without following links
  * (gpumem_dir_open_safe); every line logged is escaped (log.h).
  */
@@ -150,7 +150,7 @@ static void set_result(struct gpumem_checkrun *r, const char *status, const char
 }
 
 /* The check's fixed argument vector (16 slots); frac and tmo hold its numbers. */
-static void check_argv(const struct gpumem_state *st, char **argv, char *frac, char *tmo,
+static void check_argv(const struct gpumem_plugin *st, char **argv, char *frac, char *tmo,
 		       int timeout)
 {
 	int a = 0;
@@ -179,7 +179,7 @@ struct check_envbuf {
 };
 
 /* The check's fixed environment (10 slots): never the job's. */
-static void check_envp(const struct gpumem_state *st, const struct gpumem_jobinfo *ji,
+static void check_envp(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
 		       int with_share, char **envp, struct check_envbuf *b)
 {
 	int e = 0;
@@ -188,11 +188,8 @@ static void check_envp(const struct gpumem_state *st, const struct gpumem_jobinf
 	/* Which node this is, for the check's own messages. */
 	snprintf(b->node, sizeof(b->node), "SLURMD_NODENAME=%s", ji->node);
 	envp[e++] = b->node;
-	/* The job prolog/epilog: the job's GPUs in the node's numbering. */
-	if (st->task_gpus && st->task_gpus[0]) {
-		snprintf(b->gpus, sizeof(b->gpus), "CUDA_VISIBLE_DEVICES=%s", st->task_gpus);
-		envp[e++] = b->gpus;
-	} else if (ji->gpus[0]) {
+	/* The job prolog/epilog: the job's GPUs in the node's numbering (none: all, gpus=all). */
+	if (ji->gpus[0]) {
 		snprintf(b->gpus, sizeof(b->gpus), "CUDA_VISIBLE_DEVICES=%s", ji->gpus);
 		envp[e++] = b->gpus;
 	}
@@ -202,11 +199,16 @@ static void check_envp(const struct gpumem_state *st, const struct gpumem_jobinf
 			 st->eff.mps.active_thread_percentage);
 		envp[e++] = b->pct;
 	}
+	/* The job's own daemon, or none at all: never whatever /tmp/nvidia-mps holds. */
 	if (with_share && st->mps_dir) {
 		snprintf(b->pipe, sizeof(b->pipe), "CUDA_MPS_PIPE_DIRECTORY=%s/pipe", st->mps_dir);
 		snprintf(b->logd, sizeof(b->logd), "CUDA_MPS_LOG_DIRECTORY=%s/log", st->mps_dir);
 		envp[e++] = b->pipe;
 		envp[e++] = b->logd;
+	} else {
+		snprintf(b->pipe, sizeof(b->pipe), "CUDA_MPS_PIPE_DIRECTORY=%s",
+			 st->nomps ? st->nomps : "/nonexistent/gpumem-nomps");
+		envp[e++] = b->pipe;
 	}
 	envp[e] = NULL;
 }
@@ -245,7 +247,7 @@ static void read_result(struct gpumem_proc *p, const struct gpumem_jobinfo *ji,
 	}
 }
 
-void gpumem_jobcheck_run(const struct gpumem_state *st, const struct gpumem_jobinfo *ji,
+void gpumem_jobcheck_run(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
 			 const char *phase, int has_gpu, int with_share, struct gpumem_checkrun *r)
 {
 	char frac[32], tmo[32], why[4200];
@@ -354,7 +356,7 @@ static int prom_number(const char *s)
 }
 
 /* The gpumem-report/1 document (doc/REPORT-JSON.md), the check's text inside as it came. */
-static char *report_json(const struct gpumem_state *st, const struct gpumem_jobinfo *ji,
+static char *report_json(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
 			 const struct gpumem_checkrun *r)
 {
 	struct json_object *o = json_object_new_object();
@@ -489,7 +491,7 @@ static void check_uuids(const struct gpumem_checkrun *r, int failed, char *out, 
 }
 
 /* Drain on a failed check (naming the failed GPUs), resume on a pass. */
-static void drain_or_resume(const struct gpumem_state *st, const struct gpumem_jobinfo *ji,
+static void drain_or_resume(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
 			    struct gpumem_checkrun *r)
 {
 	char msg[1200], uuids[512];
@@ -515,7 +517,7 @@ static void drain_or_resume(const struct gpumem_state *st, const struct gpumem_j
 	}
 }
 
-void gpumem_jobcheck_report(const struct gpumem_state *st, const struct gpumem_jobinfo *ji,
+void gpumem_jobcheck_report(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
 			    struct gpumem_checkrun *r)
 {
 	const char *dir = st->have_site ? st->site.report.dir : NULL;

@@ -1,8 +1,8 @@
-/* The GPU check around a job step: run it, report it, drain on failure. */
+/* The GPU check of a job (prolog and epilog): run it, report it, drain on failure. */
 #ifndef GPUMEM_JOBCHECK_H
 #define GPUMEM_JOBCHECK_H
 #include <sys/types.h>
-#include "spank.h"
+#include "plugin.h"
 
 struct gpumem_jobinfo {
 	uint32_t job;
@@ -32,14 +32,14 @@ struct gpumem_checkrun {
 };
 
 /* Run gpumem-check for the job prolog/epilog as the user (bounded by the site timeout). */
-void gpumem_jobcheck_run(const struct gpumem_state *st, const struct gpumem_jobinfo *ji,
+void gpumem_jobcheck_run(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
 			 const char *phase, int has_gpu, int with_share, struct gpumem_checkrun *r);
 /*
  * As root, at the end of the step: write the report atomically, the
  * node_exporter textfile, one summary line in the slurmd log, and drain the
  * node when the check failed and both the policy and the site ask for it.
  */
-void gpumem_jobcheck_report(const struct gpumem_state *st, const struct gpumem_jobinfo *ji,
+void gpumem_jobcheck_report(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
 			    struct gpumem_checkrun *r);
 void gpumem_jobcheck_free(struct gpumem_checkrun *r);
 #endif

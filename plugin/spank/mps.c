@@ -1,21 +1,48 @@
 /*
- * Per-job MPS.  The daemon runs as the job's user, never root, with its
- * pipe and log directories in a private mkdtemp directory, so two jobs on
- * one node never share a server and nothing is left once the step ends.
+ * The per-job MPS daemon (mps.h).  NVIDIA's control daemon must run as the
+ * job's user (an MPS server serves clients of its own uid only), yet it
+ * lives outside the job's cgroup, from the job prolog to the job epilog.
+ * So everything about it is root's, and nothing of it is found through
+ * what the user can change:
+ *
+ *  - its directory is mps_dir/jobN, root's, outside root's state_dir: a
+ *    small tmpfs of its own where the kernel allows the mount (a user who
+ *    fills pipe/ or log/ fills only that), with pipe/ and log/ the user's;
+ *    the user cannot rename or replace them (the parent is root's);
+ *  - the daemon runs in the foreground (-f), a child of root's, so root
+ *    knows its pid; it records "ready PID START UID" in state_dir/mps.N;
+ *  - its real and saved gid are GPUMEM_MPS_GID, its effective gid the
+ *    user's: no process of the user has all three of its gids, so none may
+ *    ptrace it, read its memory or make it open what the job may not (the
+ *    kernel also marks it non-dumpable at exec); signals, which only need
+ *    the uid, can still reach it: the user can stop their own daemon, no
+ *    more;
+ *  - the epilog asks it to quit, then kills it and every process it
+ *    started (by pid and start time, never by name), then removes its
+ *    directory (unmount, or as the user) and the record.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
-#include "compat.h"
 #include "log.h"
 #include "mps.h"
 #include "proc.h"
+#include "statedir.h"
+#include "trust.h"
+
+#define RECORD "mps.%u"
+#define TMPFS_OPTS "size=16m,nr_inodes=4096,mode=0755"
 
 const char *gpumem_mps_find(const char *configured)
 {
@@ -31,171 +58,465 @@ const char *gpumem_mps_find(const char *configured)
 	return NULL;
 }
 
-static int run_control(const char *control, uid_t uid, gid_t gid, const char *dir,
-		       const char *gpus, int l2_pct, const char *arg, const char *input,
-		       int timeout, char **out)
+void gpumem_mps_dir(const char *base, unsigned job, char *dir, size_t len)
 {
-	char pipe_env[4200], log_env[4200], gpu_env[1100], l2_env[96];
-	char *argv[] = { (char *)control, (char *)arg, NULL };
-	char *envp[8];
-	int n = 0, rv;
+	snprintf(dir, len, "%s/job%u", base, job);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Still the process we started: same pid, same start time, not ended. */
+static int alive(pid_t pid, unsigned long long start)
+{
+	return pid > 0 && start && gpumem_proc_start_time(pid) == start;
+}
+
+int gpumem_mps_record_failed(int sfd, unsigned job, const char *why)
+{
+	char name[64], text[2100];
+
+	snprintf(name, sizeof(name), RECORD, job);
+	snprintf(text, sizeof(text), "failed %.2000s\n", why);
+	return gpumem_state_write(sfd, name, text);
+}
+
+static int record_ready(int sfd, unsigned job, pid_t pid, unsigned long long start, uid_t uid)
+{
+	char name[64], text[128];
+
+	snprintf(name, sizeof(name), RECORD, job);
+	snprintf(text, sizeof(text), "ready %d %llu %u\n", (int)pid, start, (unsigned)uid);
+	return gpumem_state_write(sfd, name, text);
+}
+
+/* Parse the record: 1 ready (pid, start, uid), 0 failed (WHY), -1 none or not whole. */
+static int read_record(int sfd, unsigned job, pid_t *pid, unsigned long long *start, uid_t *uid,
+		       char *why, size_t wlen)
+{
+	char name[64], *text;
+	unsigned u;
+	int p, rv = -1;
+
+	snprintf(name, sizeof(name), RECORD, job);
+	text = sfd >= 0 ? gpumem_state_read(sfd, name, 4096) : NULL;
+	if (text == NULL)
+		return -1;
+	if (sscanf(text, "ready %d %llu %u", &p, start, &u) == 3 && p > 0) {
+		*pid = p;
+		*uid = u;
+		rv = 1;
+	} else if (!strncmp(text, "failed ", 7)) {
+		snprintf(why, wlen, "%s", text + 7);
+		why[strcspn(why, "\n")] = '\0';
+		rv = 0;
+	}
+	free(text);
+	return rv;
+}
+
+int gpumem_mps_wait(int sfd, unsigned job, long timeout_ms, char *why, size_t wlen)
+{
+	pid_t pid;
+	unsigned long long start;
+	uid_t uid;
+
+	for (long waited = 0;; waited++) {
+		switch (read_record(sfd, job, &pid, &start, &uid, why, wlen)) {
+		case 1: return 0;
+		case 0: return -1;
+		}
+		if (waited >= timeout_ms)
+			return -2;
+		sleep_ms(1);
+	}
+}
+
+/* mkdir NAME under DFD, owned by uid/gid, 0700; never through a link. */
+static int user_dir(int dfd, const char *name, uid_t uid, gid_t gid)
+{
+	if (mkdirat(dfd, name, 0700) < 0 && errno != EEXIST)
+		return -1;
+	return fchownat(dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW);
+}
+
+/* Run the control program as the user on DIR, with INPUT on its stdin. */
+static int control_cmd(const struct gpumem_mps *m, const char *dir, const char *input,
+		       char **out)
+{
+	char pipe_env[4300], log_env[4300];
+	char *argv[] = { (char *)m->control, NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", pipe_env, log_env, NULL };
 	struct gpumem_proc p = { 0 };
+	int rv;
 
 	snprintf(pipe_env, sizeof(pipe_env), "CUDA_MPS_PIPE_DIRECTORY=%s/pipe", dir);
 	snprintf(log_env, sizeof(log_env), "CUDA_MPS_LOG_DIRECTORY=%s/log", dir);
-	envp[n++] = "PATH=/usr/bin:/bin";
-	envp[n++] = pipe_env;
-	envp[n++] = log_env;
-	if (gpus && *gpus) {
-		snprintf(gpu_env, sizeof(gpu_env), "CUDA_VISIBLE_DEVICES=%s", gpus);
-		envp[n++] = gpu_env;
-	}
-	if (l2_pct >= 0) {
-		snprintf(l2_env, sizeof(l2_env),
-			 "CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=%d", l2_pct);
-		envp[n++] = l2_env;
-	}
-	envp[n] = NULL;
-	if (arg == NULL)
-		argv[1] = NULL;
-	gpumem_proc_as_user(&p, control, argv, envp, uid, gid, timeout);
+	gpumem_proc_as_user(&p, m->control, argv, envp, m->uid, m->gid, m->timeout);
 	p.input = input;
 	if (gpumem_proc_run(&p) < 0)
 		return -1;
 	rv = p.status == 0 && !p.timed_out ? 0 : -1;
-	if (out)
-		*out = p.out;
-	else
+	*out = p.out;
+	return rv;
+}
+
+/*
+ * Remove the job's directory: unmount its tmpfs; where it is no mount,
+ * what is in it is the user's, removed as the user (bounded by the
+ * timeout); then the directory itself, as root, without following links.
+ */
+static void remove_dir(const struct gpumem_mps *m, const char *dir)
+{
+	char *argv[] = { "/bin/rm", "-rf", "--", NULL, NULL, NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+	char pipe[4300], log[4300], why[600], name[64];
+	struct gpumem_proc p = { 0 };
+	int bfd;
+
+	if (umount2(dir, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL && errno != ENOENT)
+		gpumem_error("gpumem: job %u: cannot unmount %s: %s", m->job, dir, strerror(errno));
+	snprintf(pipe, sizeof(pipe), "%s/pipe", dir);
+	snprintf(log, sizeof(log), "%s/log", dir);
+	argv[3] = pipe;
+	argv[4] = log;
+	if (access(pipe, F_OK) == 0 || access(log, F_OK) == 0) {
+		gpumem_proc_as_user(&p, argv[0], argv, envp, m->uid, m->gid, m->timeout);
+		if (gpumem_proc_run(&p) < 0 || p.status != 0)
+			gpumem_error("gpumem: job %u: cannot empty %s: %.300s", m->job, dir,
+				     p.out ? p.out : "");
 		gpumem_proc_free(&p);
-	return rv;
+	}
+	bfd = gpumem_dir_open_safe(m->base, why, sizeof(why));
+	snprintf(name, sizeof(name), "job%u", m->job);
+	if (bfd >= 0) {
+		/* pipe/ and log/ (root may remove empty ones), then the job's directory. */
+		int jfd = openat(bfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (jfd >= 0) {
+			unlinkat(jfd, "pipe", AT_REMOVEDIR);
+			unlinkat(jfd, "log", AT_REMOVEDIR);
+			close(jfd);
+		}
+		if (unlinkat(bfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+			gpumem_error("gpumem: job %u: cannot remove %s: %s", m->job, dir,
+				     strerror(errno));
+		close(bfd);
+	}
 }
 
-int gpumem_mps_start_in(const char *control, uid_t uid, gid_t gid, const char *gpus,
-			int l2_pct, const char *dir, int timeout, char **errp)
+/*
+ * The job's directory, root's: a tmpfs of its own where the kernel lets
+ * root mount one, else a plain directory (logged: the user can then fill
+ * the file system it is on).  pipe/ and log/ in it are the user's.
+ */
+static int make_dir(const struct gpumem_mps *m, const char *dir, char *why, size_t wlen)
 {
-	char *out = NULL;
-	int rv = 0;
+	char name[64];
+	int bfd, jfd = -1, rv = -1;
 
-	*errp = NULL;
-	if (run_control(control, uid, gid, dir, gpus, l2_pct, "-d", NULL, timeout, &out) < 0) {
-		if (asprintf(errp, "%s -d failed: %s", control, out && *out ? out : "no output") < 0)
-			*errp = NULL;
-		rv = -1;
+	bfd = gpumem_dir_open_safe(m->base, why, wlen);
+	if (bfd < 0)
+		return -1;
+	snprintf(name, sizeof(name), "job%u", m->job);
+	if (mkdirat(bfd, name, 0755) < 0) {
+		snprintf(why, wlen, "%s: %s", dir, strerror(errno));
+		goto out;
 	}
-	free(out);
-	return rv;
-}
-
-int gpumem_mps_start(const char *control, uid_t uid, gid_t gid, const char *gpus,
-		     int l2_pct, unsigned job, unsigned step, int timeout, char **dirp,
-		     char **errp)
-{
-	char tmpl[256], sub[300];
-	int rv = -1;
-
-	*dirp = NULL;
-	*errp = NULL;
-	/* We run with the user's effective ids here (user_init). */
-	snprintf(tmpl, sizeof(tmpl), "/tmp/gpumem-mps.%u.%u.XXXXXX", job, step);
-	if (mkdtemp(tmpl) == NULL) {
-		if (asprintf(errp, "mkdtemp %s: %s", tmpl, strerror(errno)) < 0)
-			*errp = NULL;
-		goto fail;
+	if (mount("gpumem-mps", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, TMPFS_OPTS) < 0)
+		gpumem_info("gpumem: job %u: %s is no tmpfs of its own (mount: %s): the job's "
+			    "user can fill the file system it is on", m->job, dir, strerror(errno));
+	jfd = openat(bfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (jfd < 0 || user_dir(jfd, "pipe", m->uid, m->gid) < 0 ||
+	    user_dir(jfd, "log", m->uid, m->gid) < 0) {
+		snprintf(why, wlen, "%s: %s", dir, strerror(errno));
+		goto out;
 	}
-	*dirp = strdup(tmpl);
-	snprintf(sub, sizeof(sub), "%s/pipe", tmpl);
-	if (*dirp == NULL || mkdir(sub, 0700) < 0)
-		goto fail;
-	snprintf(sub, sizeof(sub), "%s/log", tmpl);
-	if (mkdir(sub, 0700) < 0)
-		goto fail;
-	if (gpumem_mps_start_in(control, uid, gid, gpus, l2_pct, tmpl, timeout, errp) < 0)
-		goto fail;
 	rv = 0;
-fail:
-	if (rv < 0 && *dirp) {
-		/* Leave nothing behind: a failed start removes its directory. */
-		gpumem_mps_stop(NULL, uid, gid, *dirp, timeout);
-		free(*dirp);
-		*dirp = NULL;
-	}
+out:
+	if (jfd >= 0)
+		close(jfd);
+	close(bfd);
 	return rv;
 }
 
-/* The control daemon's pid, from its pid file in the pipe directory. */
-static pid_t control_pid(const char *dir)
+/* What the daemon's exec needs, made before fork (the child only calls safe functions). */
+struct spawn {
+	const char *control;
+	char *envp[8];
+	char env[5][4300];
+	char out[4300];         /* log/control.out: the daemon's own stdout and stderr */
+	gid_t groups[256];
+	int ngroups;
+};
+
+static int spawn_prepare(const struct gpumem_mps *m, const char *dir, struct spawn *s,
+			 char *why, size_t wlen)
 {
-	char path[4200], buf[32];
-	struct stat st;
-	ssize_t n = -1;
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	int e = 0;
+
+	s->control = m->control;
+	s->ngroups = 256;
+	if (getpwuid_r(m->uid, &pw, buf, sizeof(buf), &res) != 0 || res == NULL ||
+	    getgrouplist(pw.pw_name, m->gid, s->groups, &s->ngroups) < 0) {
+		snprintf(why, wlen, "cannot read the groups of uid %u", (unsigned)m->uid);
+		return -1;
+	}
+	for (int i = 0; i < s->ngroups; i++)
+		if (s->groups[i] == GPUMEM_MPS_GID) {
+			snprintf(why, wlen, "the job's user is in group %d, which gpumem keeps for "
+				 "MPS daemons (tell your admin)", GPUMEM_MPS_GID);
+			return -1;
+		}
+	s->envp[e++] = "PATH=/usr/bin:/bin";
+	snprintf(s->env[0], sizeof(s->env[0]), "CUDA_MPS_PIPE_DIRECTORY=%s/pipe", dir);
+	snprintf(s->env[1], sizeof(s->env[1]), "CUDA_MPS_LOG_DIRECTORY=%s/log", dir);
+	s->envp[e++] = s->env[0];
+	s->envp[e++] = s->env[1];
+	if (m->gpus && *m->gpus) {
+		snprintf(s->env[2], sizeof(s->env[2]), "CUDA_VISIBLE_DEVICES=%s", m->gpus);
+		s->envp[e++] = s->env[2];
+	}
+	/* The MPS server takes its L2 limit from its own environment. */
+	if (m->l2_pct >= 0) {
+		snprintf(s->env[3], sizeof(s->env[3]),
+			 "CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=%d", m->l2_pct);
+		s->envp[e++] = s->env[3];
+	}
+	s->envp[e] = NULL;
+	snprintf(s->out, sizeof(s->out), "%s/log/control.out", dir);
+	return 0;
+}
+
+/* The daemon's process: its own session, the user's uid, GPUMEM_MPS_GID as real gid. */
+static void spawn_child(const struct gpumem_mps *m, const struct spawn *s)
+{
+	char *argv[] = { (char *)s->control, "-f", NULL };
 	int fd;
 
-	/*
-	 * The directory is the user's, and root reads this at teardown: a
-	 * FIFO there would block the open for good (slurmstepd hung, the job
-	 * never completing), a link would lead anywhere.  Regular files only.
-	 */
-	snprintf(path, sizeof(path), "%s/pipe/nvidia-cuda-mps-control.pid", dir);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	return (pid_t)strtol(buf, NULL, 10);
+	gpumem_proc_reset_signals();
+	setsid();
+	if (chdir("/") < 0 || setgroups((size_t)s->ngroups, s->groups) < 0 ||
+	    setresgid(GPUMEM_MPS_GID, m->gid, GPUMEM_MPS_GID) < 0 ||
+	    setresuid(m->uid, m->uid, m->uid) < 0 || (setuid(0) == 0 && m->uid != 0))
+		_exit(126);
+	/* Opened as the user: the file is theirs, in their own log/. */
+	fd = open(s->out, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+		_exit(126);
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || dup2(fd, 0) < 0)
+		_exit(126);
+	for (fd = 3; fd < 1024; fd++)
+		close(fd);
+	execve(s->control, argv, s->envp);
+	_exit(127);
 }
 
-static int pid_owned_by(pid_t pid, uid_t uid)
+/* Why the daemon ended before it listened: its status and its last words. */
+static void ended(const char *dir, int status, char *why, size_t wlen)
 {
-	char path[64];
+	char path[4300], buf[301] = "", *last;
+	ssize_t n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/log/control.out", dir);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0) {
+		struct stat st;
+
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (st.st_size > 300)
+				lseek(fd, st.st_size - 300, SEEK_SET);
+			n = read(fd, buf, 300);
+		}
+		close(fd);
+	}
+	buf[n > 0 ? n : 0] = '\0';
+	while (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	last = strrchr(buf, '\n');
+	snprintf(why, wlen, "the daemon %s %d before it listened%s%s",
+		 WIFSIGNALED(status) ? "was killed by signal" : "exited",
+		 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
+		 buf[0] ? ": " : "", last ? last + 1 : buf);
+}
+
+/* Wait until the daemon's control socket exists; 0, or -1 with WHY (the daemon ended). */
+static int wait_listening(const struct gpumem_mps *m, const char *dir, pid_t pid, char *why,
+			  size_t wlen)
+{
+	char sock[4300];
 	struct stat st;
+	int status;
 
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	return stat(path, &st) == 0 && st.st_uid == uid;
+	snprintf(sock, sizeof(sock), "%s/pipe/control", dir);
+	for (long waited = 0; waited <= m->timeout * 1000L; waited++) {
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			ended(dir, status, why, wlen);
+			return -1;
+		}
+		if (lstat(sock, &st) == 0 && !S_ISLNK(st.st_mode))
+			return 0;
+		sleep_ms(1);
+	}
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	snprintf(why, wlen, "the daemon did not listen within %d s", m->timeout);
+	return -1;
 }
 
-int gpumem_mps_quit(const char *control, uid_t uid, gid_t gid, const char *dir, int timeout)
+int gpumem_mps_start(const struct gpumem_mps *m, char *why, size_t wlen)
 {
-	pid_t pid = control_pid(dir);
-	int rv = 0;
+	struct spawn s;
+	char dir[4200];
+	unsigned long long start;
+	pid_t pid;
 
-	if (control) {
-		char *out = NULL;
-
-		if (run_control(control, uid, gid, dir, NULL, -1, NULL, "quit\n", timeout, &out) < 0)
-			gpumem_error("gpumem: %s quit failed: %.300s", control,
-				     out && *out ? out : "no output");
-		free(out);
+	gpumem_mps_dir(m->base, m->job, dir, sizeof(dir));
+	/* A directory of an earlier job of this id (ids restart): its daemon is long gone. */
+	if (access(dir, F_OK) == 0)
+		remove_dir(m, dir);
+	if (make_dir(m, dir, why, wlen) < 0 || spawn_prepare(m, dir, &s, why, wlen) < 0)
+		goto fail;
+	pid = fork();
+	if (pid < 0) {
+		snprintf(why, wlen, "fork: %s", strerror(errno));
+		goto fail;
 	}
-	/* quit is asynchronous: give the daemon a moment, then insist. */
-	for (int i = 0; pid > 0 && i < 50 && pid_owned_by(pid, uid); i++)
-		usleep(100000);
-	if (pid > 0 && pid_owned_by(pid, uid)) {
-		slurm_error("gpumem: MPS control daemon %d did not quit: killing it", (int)pid);
+	if (pid == 0)
+		spawn_child(m, &s);
+	if (wait_listening(m, dir, pid, why, wlen) < 0)
+		goto fail;
+	start = gpumem_proc_start_time(pid);
+	if (record_ready(m->sfd, m->job, pid, start, m->uid) < 0) {
+		snprintf(why, wlen, "cannot write its record in the state directory");
 		kill(pid, SIGKILL);
-		rv = -1;
+		goto fail;
 	}
-	return rv;
+	return 0;
+fail:
+	if (gpumem_mps_record_failed(m->sfd, m->job, why) < 0)
+		gpumem_error("gpumem: job %u: cannot record the MPS daemon's failed start", m->job);
+	return -1;
 }
 
-int gpumem_mps_stop(const char *control, uid_t uid, gid_t gid, const char *dir, int timeout)
-{
-	char *argv[] = { "/bin/rm", "-rf", "--", (char *)dir, NULL };
-	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
-	struct gpumem_proc rm = { 0 };
-	int rv = gpumem_mps_quit(control, uid, gid, dir, timeout);
+/* One process of the daemon's tree: pid and start time, to kill the same one later. */
+struct proc_id {
+	pid_t pid;
+	unsigned long long start;
+};
 
-	/* Remove as the user: the directory and everything in it are theirs. */
-	gpumem_proc_as_user(&rm, argv[0], argv, envp, uid, gid, timeout);
-	if (gpumem_proc_run(&rm) < 0 || rm.status != 0) {
-		slurm_error("gpumem: cannot remove %s: %s", dir, rm.out ? rm.out : "");
-		rv = -1;
-	} else {
-		slurm_info("gpumem: per-job MPS daemon stopped, %s removed", dir);
+/*
+ * The daemon and every process below it, into T (at most MAX): one pass
+ * over /proc per generation, bounded by MAX.  Returns how many.
+ */
+static size_t tree(pid_t root, struct proc_id *t, size_t max)
+{
+	size_t n = 0;
+
+	t[n++] = (struct proc_id){ root, gpumem_proc_start_time(root) };
+	for (size_t gen = 0, from = 0; gen < 8 && from < n && n < max; gen++) {
+		size_t to = n;
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+
+		while (d && (e = readdir(d)) && n < max) {
+			pid_t pid = (pid_t)atoi(e->d_name), pp;
+
+			if (pid <= 0 || (pp = gpumem_proc_parent(pid)) <= 0)
+				continue;
+			for (size_t i = from; i < to; i++)
+				if (t[i].pid == pp) {
+					t[n++] = (struct proc_id){ pid, gpumem_proc_start_time(pid) };
+					break;
+				}
+		}
+		if (d)
+			closedir(d);
+		from = to;
 	}
-	gpumem_proc_free(&rm);
-	return rv;
+	return n;
+}
+
+/* How many of the tree are still there. */
+static size_t tree_alive(const struct proc_id *t, size_t n)
+{
+	size_t left = 0;
+
+	for (size_t i = 0; i < n; i++)
+		left += alive(t[i].pid, t[i].start) != 0;
+	return left;
+}
+
+/*
+ * Kill what is left of the tree, after a moment for what is ending by
+ * itself: the same processes (start time), and only the job user's.
+ */
+static int kill_tree(const struct proc_id *t, size_t n, uid_t uid)
+{
+	int killed = 0;
+
+	for (int waited = 0; waited < 200 && tree_alive(t, n); waited += 2)
+		sleep_ms(2);
+	for (size_t i = 0; i < n; i++)
+		if (alive(t[i].pid, t[i].start) && gpumem_proc_uid(t[i].pid) == (long)uid &&
+		    kill(t[i].pid, SIGKILL) == 0)
+			killed++;
+	return killed;
+}
+
+/* Quit, wait, then kill: the daemon of the record and what it started. */
+static void stop_daemon(const struct gpumem_mps *m, const char *dir, pid_t pid,
+			unsigned long long start)
+{
+	struct proc_id t[256];
+	size_t n = tree(pid, t, 256);
+	char *out = NULL;
+	int quit = m->control && control_cmd(m, dir, "quit\n", &out) == 0, killed;
+
+	if (m->control && !quit)
+		gpumem_info("gpumem: job %u: MPS quit failed: %.300s", m->job,
+			    out && *out ? out : "no output");
+	free(out);
+	/* quit is asynchronous: the daemon stops its servers, then itself. */
+	for (long waited = 0; quit && alive(pid, start) && waited < 5000; waited += 2)
+		sleep_ms(2);
+	killed = kill_tree(t, n, m->uid);
+	gpumem_info("gpumem: job %u: per-job MPS daemon %d stopped (%s%s)", m->job, (int)pid,
+		    quit ? "quit" : "no quit", killed ? ", the rest killed" : "");
+}
+
+void gpumem_mps_stop(const struct gpumem_mps *m)
+{
+	char dir[4200], why[2100] = "", name[64];
+	unsigned long long start = 0;
+	pid_t pid = 0;
+	uid_t uid = 0;
+	int have_dir, rc = -1;
+
+	gpumem_mps_dir(m->base, m->job, dir, sizeof(dir));
+	have_dir = access(dir, F_OK) == 0;
+	/* A job that ended before its daemon was up: let the start finish first. */
+	if (have_dir && gpumem_mps_wait(m->sfd, m->job, m->timeout * 1000L, why, sizeof(why)) == -2)
+		gpumem_error("gpumem: job %u: the MPS daemon's start was not recorded in time",
+			     m->job);
+	rc = read_record(m->sfd, m->job, &pid, &start, &uid, why, sizeof(why));
+	if (rc == 1 && uid == m->uid)
+		stop_daemon(m, dir, pid, start);
+	else if (rc == 1)
+		gpumem_error("gpumem: job %u: the MPS record names uid %u, not the job's: left alone",
+			     m->job, (unsigned)uid);
+	if (have_dir)
+		remove_dir(m, dir);
+	snprintf(name, sizeof(name), RECORD, m->job);
+	if (m->sfd >= 0)
+		unlinkat(m->sfd, name, 0);
 }

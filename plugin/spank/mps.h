@@ -1,24 +1,50 @@
-/* A per-job MPS control daemon, run as the job's user. */
+/*
+ * The per-job MPS daemon (mps.c): started by a child of the job prolog,
+ * stopped by the job epilog, both as root; the daemon itself runs as the
+ * job's user, out of the user's reach (see mps.c).
+ */
 #ifndef GPUMEM_MPS_H
 #define GPUMEM_MPS_H
+#include <stddef.h>
 #include <sys/types.h>
+
+/* The real gid a daemon runs with, so that no process of the user can trace it. */
+#define GPUMEM_MPS_GID 65534
+
+struct gpumem_mps {
+	const char *control;    /* nvidia-cuda-mps-control */
+	const char *base;       /* plugstack mps_dir= (root's) */
+	int sfd;                /* root's state directory, for the record */
+	unsigned job;
+	uid_t uid;
+	gid_t gid;
+	const char *gpus;       /* the daemon's CUDA_VISIBLE_DEVICES; NULL: every GPU */
+	int l2_pct;             /* its persisting-L2 limit, < 0: none */
+	int timeout;            /* seconds */
+};
 
 /* The control program: plugstack mps_control=, else the usual places. */
 const char *gpumem_mps_find(const char *configured);
+/* BASE/jobJOB, the job's MPS directory (pipe/ and log/ in it). */
+void gpumem_mps_dir(const char *base, unsigned job, char *dir, size_t len);
 /*
- * Start "nvidia-cuda-mps-control -d" as uid/gid with private pipe and log
- * directories under a fresh mkdtemp directory (returned in *dirp).  l2_pct
- * (< 0: none) is handed to the server through its environment, the only
- * way MPS takes a persisting-L2 limit.
+ * As root (a child of the job prolog): make the job's directory, start
+ * the daemon as the user, wait until it listens, and write the record
+ * (state_dir/mps.JOB) the steps and the epilog wait for.  0, or -1 with
+ * WHY (also recorded).
  */
-int gpumem_mps_start(const char *control, uid_t uid, gid_t gid, const char *gpus,
-		     int l2_pct, unsigned job, unsigned step, int timeout, char **dirp,
-		     char **errp);
-/* Start the daemon as uid/gid in DIR (pipe/ and log/ there already). */
-int gpumem_mps_start_in(const char *control, uid_t uid, gid_t gid, const char *gpus,
-			int l2_pct, const char *dir, int timeout, char **errp);
-/* Quit the daemon of DIR and make sure it is gone (killed if it lingers). */
-int gpumem_mps_quit(const char *control, uid_t uid, gid_t gid, const char *dir, int timeout);
-/* Quit the daemon, make sure it is gone, remove the directory. */
-int gpumem_mps_stop(const char *control, uid_t uid, gid_t gid, const char *dir, int timeout);
+int gpumem_mps_start(const struct gpumem_mps *m, char *why, size_t wlen);
+/* Record that the prolog could not even try: the steps fail with WHY. */
+int gpumem_mps_record_failed(int sfd, unsigned job, const char *why);
+/*
+ * Wait at most TIMEOUT_MS for the record: 0 up, -1 it failed (WHY), -2 no
+ * record in time.
+ */
+int gpumem_mps_wait(int sfd, unsigned job, long timeout_ms, char *why, size_t wlen);
+/*
+ * As root (the job epilog): stop the daemon the record names (quit, then
+ * kill what is left of it), remove the job's directory and the record.
+ * Nothing of it is found through the user's files.
+ */
+void gpumem_mps_stop(const struct gpumem_mps *m);
 #endif

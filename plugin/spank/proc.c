@@ -37,7 +37,7 @@ static long now_ms(void)
  * it keeps for itself, and an ignored one of those would survive exec too.
  * An all-zero kernel sigaction is SIG_DFL on every architecture.
  */
-static void reset_signals(void)
+void gpumem_proc_reset_signals(void)
 {
 	static const unsigned long dfl[8];
 	sigset_t none;
@@ -52,7 +52,7 @@ static void reset_signals(void)
 static void child(const struct gpumem_proc *p, int in_fd, int out_fd, const gid_t *groups,
 		  int ngroups)
 {
-	reset_signals();
+	gpumem_proc_reset_signals();
 	setpgid(0, 0);
 	if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0)
 		_exit(126);

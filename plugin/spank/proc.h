@@ -30,4 +30,16 @@ int gpumem_proc_run(struct gpumem_proc *p);
 void gpumem_proc_as_user(struct gpumem_proc *p, const char *path, char *const *argv,
 			 char *const *envp, uid_t uid, gid_t gid, int timeout_s);
 void gpumem_proc_free(struct gpumem_proc *p);
+/*
+ * In a forked child: every signal to its default action, none blocked
+ * (slurmstepd blocks and ignores some, and both survive exec).
+ */
+void gpumem_proc_reset_signals(void);
+
+/* procinfo.c: from /proc.  Start time in clock ticks since boot, 0 when gone or a zombie. */
+unsigned long long gpumem_proc_start_time(pid_t pid);
+/* The parent's pid, 0 when unknown. */
+pid_t gpumem_proc_parent(pid_t pid);
+/* The real uid, -1 when unknown. */
+long gpumem_proc_uid(pid_t pid);
 #endif

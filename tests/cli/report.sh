@@ -375,6 +375,14 @@ run "$GPUMEM" report "$t/esc"
 is "$rc" 0 "control characters: listed"
 unlike "$out" "$(printf '\033')" "control characters: no ESC reaches the terminal"
 like "$out" "n\?\]0;owned\? .*\?\[2Jgone\?1m" "control characters: shown as '?'"
+# Bidirectional overrides and isolates reorder what a terminal shows (issue 23, finding 9).
+mkdir "$t/bidi"
+printf '{"schema": "gpumem-report/1", "job": 1, "step": "0", "node": "n1", "phase": "after", "time": "2026-11-22T00:00:00Z", "status": "failed", "verdict": "error", "reason": "ok\u202eliaf\u2066x\u2069\u061c", "check": null}\n' \
+	>"$t/bidi/job1.0.n1.after.json"
+run "$GPUMEM" report "$t/bidi"
+is "$rc" 0 "bidirectional controls: listed"
+unlike "$out" "$(printf '\342\200\256')|$(printf '\342\201\246')|$(printf '\342\201\251')|$(printf '\330\234')" "bidirectional controls: none reaches the terminal"
+like "$out" "ok\?liaf\?x\?\?" "bidirectional controls: each shown as one '?'"
 
 # Exit status and messages.
 run "$GPUMEM" report "$t/empty"

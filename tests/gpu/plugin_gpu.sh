@@ -41,11 +41,11 @@ YAML
 mkdir -p "$t/libexec"
 ln -s "$B/plugin/probe/gpumem-probe" "$t/libexec/gpumem-probe"
 [ -x "$B/kernels/l2reset/gpumem-l2reset" ] && ln -s "$B/kernels/l2reset/gpumem-l2reset" "$t/libexec/gpumem-l2reset"
-echo "required $B/plugin/spank/.libs/gpumem.so site=$t/site.yaml libexecdir=$t/libexec check=$B/kernels/check/gpumem-check state_dir=$t/run verbose" >"$t/plugstack.conf"
+echo "required $B/plugin/spank/.libs/gpumem.so site=$t/site.yaml libexecdir=$t/libexec check=$B/kernels/check/gpumem-check verbose" >"$t/plugstack.conf"
 # A real failure for the drain test: the real check with one planted bad word.
 printf '#!/bin/sh\nexec %s --plant-error "$@"\n' "$B/kernels/check/gpumem-check" >"$t/check-planted"
 chmod 755 "$t/check-planted"
-echo "required $B/plugin/spank/.libs/gpumem.so site=$t/site.yaml libexecdir=$t/libexec check=$t/check-planted state_dir=$t/run" >"$t/planted.conf"
+echo "required $B/plugin/spank/.libs/gpumem.so site=$t/site.yaml libexecdir=$t/libexec check=$t/check-planted" >"$t/planted.conf"
 printf 'version: 1\ncheck:\n  before: true\n  after: true\n' >"$t/checked.yaml"
 printf 'version: 1\ncheck:\n  after: true\n  on_fail: drain\n' >"$t/drain.yaml"
 printf 'version: 1\ncheck:\n  after: true\n' >"$t/after.yaml"
@@ -64,7 +64,7 @@ l2=$(printf '%s' "$out" | sed -n 's/.* l2=\([0-9]*\).*/\1/p')
 pmax=$(printf '%s' "$out" | sed -n 's/.*persisting_max=\([0-9]*\).*/\1/p')
 [ -n "$l2" ] && pass "unmodified program runs under srun (default limit $default bytes)" || fail "l2limit ran"
 
-run srun -N1 --gpumem-policy="$top_srcdir/policies/persist.yaml" "$t/l2limit"; diag "persist.yaml: $out"
+run srun -N1 --gres=gpu:1 --gpumem-policy="$top_srcdir/policies/persist.yaml" "$t/l2limit"; diag "persist.yaml: $out"
 got=$(printf '%s' "$out" | sed -n 's/.*limit=\([0-9]*\).*/\1/p')
 is "$got" "$((l2 / 2))" "persisting_limit: 50% -> cudaDeviceGetLimit reports half of L2 in the task"
 
@@ -78,7 +78,7 @@ like "$out" "limit=$((l2 / 2))" "with a GRES GPU: half of L2 too" ||
 		"$(grep -i 'gres\|NodeName' "$GPUMEM_CLUSTER_DIR"/slurm.conf)"; }
 like "$(grep -h 'persist.yaml' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -1)" "GPUs (SLURM_STEP_GPUS|SLURM_JOB_GPUS|CUDA_VISIBLE_DEVICES)" "... and the node found the step's GPU from Slurm"
 
-run srun -N1 --gpumem-policy="$t/p75.yaml" "$t/l2limit"; diag "75%: $out"
+run srun -N1 --gres=gpu:1 --gpumem-policy="$t/p75.yaml" "$t/l2limit"; diag "75%: $out"
 is "$rc" 0 "persisting_limit: 75% does not break context creation (clamped)"
 like "$out" "persistingL2CacheMaxSize = 62% of L2.*using 62%" "... with the clamp said at the node"
 got=$(printf '%s' "$out" | sed -n 's/.*limit=\([0-9]*\).*/\1/p')
@@ -90,10 +90,10 @@ diag "without gpumem, 70% directly: $(cat "$t/raw70")"
 # MPS share: alternate runs, best of each.
 best() { sort -n | tail -1; }
 for i in 1 2 3; do
-	srun -N1 "$t/bwcopy" | sed -n 's/.*copy \([0-9]*\) GB.*/\1/p' >>"$t/bw.none"
-	srun -N1 --gpumem-policy="$t/mps100job.yaml" "$t/bwcopy" | sed -n 's/.*copy \([0-9]*\) GB.*/\1/p' >>"$t/bw.mps100"
-	srun -N1 --gpumem-policy="$t/mps25job.yaml" "$t/bwcopy" | sed -n 's/.*copy \([0-9]*\) GB.*/\1/p' >>"$t/bw.mps25"
-	srun -N1 --gpumem-policy="$t/mps25.yaml" "$t/bwcopy" | sed -n 's/.*copy \([0-9]*\) GB.*/\1/p' >>"$t/bw.env25"
+	srun -N1 --gres=gpu:1 "$t/bwcopy" | sed -n 's/.*copy \([0-9]*\) GB.*/\1/p' >>"$t/bw.none"
+	srun -N1 --gres=gpu:1 --gpumem-policy="$t/mps100job.yaml" "$t/bwcopy" | sed -n 's/.*copy \([0-9]*\) GB.*/\1/p' >>"$t/bw.mps100"
+	srun -N1 --gres=gpu:1 --gpumem-policy="$t/mps25job.yaml" "$t/bwcopy" | sed -n 's/.*copy \([0-9]*\) GB.*/\1/p' >>"$t/bw.mps25"
+	srun -N1 --gres=gpu:1 --gpumem-policy="$t/mps25.yaml" "$t/bwcopy" | sed -n 's/.*copy \([0-9]*\) GB.*/\1/p' >>"$t/bw.env25"
 done
 none=$(best <"$t/bw.none"); m100=$(best <"$t/bw.mps100"); m25=$(best <"$t/bw.mps25"); e25=$(best <"$t/bw.env25")
 diag "copy GB/s, best of 3 alternating: no policy $none; per-job MPS 100% $m100; per-job MPS 25% $m25; 25% without a daemon $e25"
@@ -102,25 +102,50 @@ diag "ratios: MPS25/none $(awk -v a="$m25" -v b="$none" 'BEGIN{printf "%.3f", a/
 	pass "active_thread_percentage: 25 with a per-job MPS daemon is measurably slower" ||
 	fail "active_thread_percentage: 25 slows the bandwidth-bound program"
 
-# With a GPU from Slurm (GRES) the job prolog starts the daemon; without
-# one (the runs above) each step starts its own on the GPUs it names.
-run srun -N1 --gres=gpu:1 --gpumem-policy="$t/mps25job.yaml" sh -c 'echo "pipe=$CUDA_MPS_PIPE_DIRECTORY"; ls "$CUDA_MPS_PIPE_DIRECTORY"; pgrep -u "$(id -u)" -a nvidia-cuda-mps'
+# The job prolog starts the daemon (issue 23: as the user with a real gid
+# that is not the user's, found by root's record, in mps_dir's tmpfs).
+# The job's own task attacks it: rename its pipe directory, chmod it,
+# ptrace the daemon, read its environment.
+cat >"$t/attack" <<'SH'
+#!/bin/sh
+d=$CUDA_MPS_PIPE_DIRECTORY
+echo "pipe=$d"; ls "$d"
+pid=$(pgrep -u "$(id -u)" -f 'nvidia-cuda-mps-control -f' | head -1)
+echo "daemon=$pid $(grep -E '^(Uid|Gid):' /proc/$pid/status | tr '\t\n' '  ')"
+mv "$d" "$d.moved" 2>/dev/null && echo RENAMED || echo RENAME-REFUSED
+python3 - "$pid" <<'PY'
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+pid = int(sys.argv[1])
+if libc.ptrace(16, pid, None, None) == 0:
+    os.waitpid(pid, 0); libc.ptrace(17, pid, None, None); print("PTRACE-ATTACHED")
+else:
+    print("PTRACE-DENIED", os.strerror(ctypes.get_errno()))
+PY
+cat "/proc/$pid/environ" >/dev/null 2>&1 && echo ENVIRON-READ || echo ENVIRON-DENIED
+chmod 500 "$d"
+SH
+chmod 755 "$t/attack"
+run "$CL" runas srun -N1 --gres=gpu:1 --gpumem-policy="$t/mps25job.yaml" "$t/attack"
 diag "$out"
-like "$out" "pipe=$t/run/mps\.[0-9]+/pipe" "per-job MPS: the job's pipe directory in root's state_dir"
-like "$out" "nvidia-cuda-mps-control" "per-job MPS: the control daemon runs during the step"
+like "$out" "pipe=/run/gpumem-mps/job[0-9]+/pipe" "per-job MPS: the job's pipe directory in root's mps_dir"
+like "$out" "daemon=[0-9]+ Uid:.*Gid:[ 	]+65534[ 	]+[0-9]+[ 	]+65534" "per-job MPS: NVIDIA's daemon runs with real gid 65534 (its effective gid the user's)"
+like "$out" "RENAME-REFUSED" "per-job MPS: the task cannot rename the pipe directory"
+like "$out" "PTRACE-DENIED" "per-job MPS: the task cannot ptrace NVIDIA's daemon"
+like "$out" "ENVIRON-DENIED" "per-job MPS: ... nor read its environment"
 # The job epilog stops the daemon after srun returned (the node is
 # COMPLETING meanwhile).  Zombies waiting for init to reap them are gone.
 for _ in $(seq 1 30); do
-	left=$(ls -d "$t"/run/mps.* /tmp/gpumem-mps.* 2>/dev/null; ps -eo stat=,pid=,args= | awk '$1 !~ /^Z/ && /nvidia-cuda-mps/ && !/awk/')
+	left=$(ls -d /run/gpumem-mps/job* 2>/dev/null; ps -eo stat=,pid=,args= | awk '$1 !~ /^Z/ && /nvidia-cuda-mps/ && !/awk/')
 	[ -z "$left" ] && break
 	sleep 0.5
 done
-is "$left" "" "per-job MPS: no daemon and no directory left after the job's epilog"
+is "$left" "" "per-job MPS: no daemon and no directory left after the job's epilog (its pipe directory chmod 500 by the task)"
 grep -h 'MPS' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -4 | sed 's/^/# slurmd: /'
 like "$(grep -h 'L2 reset' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log)" "L2 reset" "L2 reset ran at the end of an L2 step"
 
 # --- checks before and after a job, on the real GPU ------------------------------
-run srun -N1 --gpumem-policy="$t/checked.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+run srun -N1 --gres=gpu:1 --gpumem-policy="$t/checked.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
 jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
 for _ in $(seq 1 40); do [ -f "$t/reports/job$jid.epilog.gpumem1.after.json" ] && break; sleep 0.25; done
 for ph in before after; do
@@ -142,15 +167,34 @@ b=$("$B/plugin/cli/gpumem" report --no-cache --json "$t/whole" 2>&1 | grep "epil
 ls "$t/textfile" | grep -q '^gpumem_GPU-.*\.prom$' && pass "node_exporter textfile written" || fail "node_exporter textfile written"
 grep -h 'gpumem: check' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -4 | sed 's/^/# slurmd: /'
 
+# --- a user's own MPS daemon at the default pipe directory (issue 23, finding 6) --
+# CUDA without CUDA_MPS_PIPE_DIRECTORY connects to /tmp/nvidia-mps: another
+# user's daemon there makes cuInit fail (805).  gpumem-check says
+# "unusable" for it, never "fail"; the plugin's helpers never go there.
+"$CL" runas sh -c 'nvidia-cuda-mps-control -d' >"$t/userd.out" 2>&1
+sleep 0.5
+diag "a user's daemon at /tmp/nvidia-mps: $(pgrep -af nvidia-cuda-mps-control | head -2 | tr '\n' ' ')"
+"$B/kernels/check/gpumem-check" --json "$t/mpsdoc.json" >/dev/null 2>&1
+rc=$?
+is "$rc" 4 "gpumem-check as root, a user's daemon at /tmp/nvidia-mps: exit 4 (unusable), not 2"
+like "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["overall"]["reason"])' "$t/mpsdoc.json" 2>&1)" "MPS daemon in /tmp/nvidia-mps cannot serve this check" "... saying why"
+run srun -N1 --gres=gpu:1 --gpumem-policy="$t/checked.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
+for _ in $(seq 1 40); do [ -f "$t/reports/job$jid.epilog.gpumem1.after.json" ] && break; sleep 0.25; done
+is "$(python3 -c 'import json,sys; print(" ".join(json.load(open(f))["verdict"] for f in sys.argv[1:]))' "$t/reports/job$jid.prolog.gpumem1.before.json" "$t/reports/job$jid.epilog.gpumem1.after.json" 2>&1)" "pass pass" \
+	"the plugin's checks pass beside that daemon (their pipe directory is root's empty nomps)"
+"$CL" runas sh -c 'echo quit | nvidia-cuda-mps-control' >/dev/null 2>&1
+sleep 0.5
+
 # Cost: srun -N1 true with the after-check and without, alternating.
-ms() { local s e; s=$(date +%s%N); srun -N1 "$@" true >/dev/null 2>&1; e=$(date +%s%N); echo $(( (e - s) / 1000000 )); }
+ms() { local s e; s=$(date +%s%N); srun -N1 --gres=gpu:1 "$@" true >/dev/null 2>&1; e=$(date +%s%N); echo $(( (e - s) / 1000000 )); }
 for i in 1 2 3 4 5; do ms >>"$t/t.none"; ms --gpumem-policy="$t/after.yaml" >>"$t/t.after"; done
 med() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 diag "srun -N1 true, median of 5 alternating: no policy $(med <"$t/t.none") ms; with an after-check $(med <"$t/t.after") ms"
 
 # --- a real failure (one planted bad word) drains the node -----------------------
 "$CL" restart-slurmd --plugstack "$t/planted.conf" >/dev/null 2>&1
-run srun -N1 --gpumem-policy="$t/drain.yaml" true
+run srun -N1 --gres=gpu:1 --gpumem-policy="$t/drain.yaml" true
 # The after-check runs in the job epilog, after srun returned.
 for _ in $(seq 1 40); do scontrol show node gpumem1 -o | grep -q 'State=[A-Z+]*DRAIN' && break; sleep 0.5; done
 state=$(scontrol show node gpumem1 -o | grep -o 'State=[^ ]*')

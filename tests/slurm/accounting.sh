@@ -90,7 +90,7 @@ jobid_of() { printf '%s\n' "$1" | sed -n 's/^job=\([0-9]*\)$/\1/p' | head -1; }
 
 # --- a user's job on two nodes: one record per node, in sacct and in gpumem job -------
 touch "$t/fail/gpumem2"
-run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" srun -N2 --gpumem-policy="$t/pol.yaml" \
+run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" srun -N2 --gres=gpu:1 --gpumem-policy="$t/pol.yaml" \
 	sh -c '[ "$SLURM_NODEID" = 0 ] && echo "job=$SLURM_JOB_ID"; true'
 jid=$(jobid_of "$out")
 [ -n "$jid" ] || diag "srun: $out"
@@ -109,7 +109,7 @@ rm -f "$t/fail/gpumem2"
 
 # --- PrivateData=jobs: another user's job is not shown ---------------------------------
 # (-w gpumem1: the hand-run gpumem-acct below reads gpumem1's reports)
-run srun -N1 -w gpumem1 --gpumem-policy="$t/pol.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+run srun -N1 -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/pol.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
 rjid=$(jobid_of "$out")
 wait_segments "$rjid" 1 || fail "root's job $rjid got no record"
 run "$GM" job "$rjid"
@@ -137,7 +137,7 @@ run "$GM" job "$rjid"
 is "$rc" 0 "gpumem job reads the record beside jobstats' content"
 
 # --- content sacctmgr would change is never rewritten -----------------------------------
-run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" srun -N1 -w gpumem1 --gpumem-policy="$t/pol.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" srun -N1 -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/pol.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
 ujid=$(jobid_of "$out")
 wait_segments "$ujid" 1 || fail "job $ujid got no record"
 # A backslash: MySQL reads "\\" as one, and would read that one as an escape.
@@ -156,6 +156,25 @@ is "$rc" 2 "gpumem job on garbled records: exit 2"
 like "$out" "record 1 refused: odd length 5" "odd number of digits: refused"
 like "$out" "record 2 refused: character 'z' .* is no digit of the record's alphabet" "foreign character: refused"
 like "$out" "record 3 refused: not a compressed record" "not deflate data: refused"
+
+# --- a record's strings reach the terminal cleaned (issue 23, finding 9) -----------------
+# A check runs as the user, who can make its reasons say anything: a C1 CSI
+# (U+009B) and bidirectional overrides and isolates in a failing GPU's reason.
+printf 'R|4712|epilog|gpu01|after|2026-11-22T03:40:00Z|ran|0||alice|false|\nD|0|GPU-00000000-aaaa-bbbb-cccc-dddddddddddd|NVIDIA H200|4300|4100|3960|4100|4200|55|55|memtest:3\n' |
+	sh "$top_srcdir/tests/cli/report-gen.sh" write "$t/hostile"
+python3 - "$t/hostile" <<'PY'
+import glob, json, sys
+for f in glob.glob(sys.argv[1] + "/job*.json"):
+    d = json.load(open(f))
+    d["check"]["devices"][0]["reasons"] = ["\u009b2J\u202eliaf\u2066x\u2069"]
+    json.dump(d, open(f, "w"))
+PY
+seg=$("$ACCT" record --dir "$t/hostile" --job 4712 --node gpu01 | sed -n 2p)
+sacctmgr -i modify job where jobid="$ujid" set AdminComment="$seg" >/dev/null
+run "$GM" job "$ujid"
+like "$out" "gpu 0 +fail" "a record with control characters in a reason is shown"
+unlike "$out" "$(printf '\302\233')|$(printf '\342\200\256')|$(printf '\342\201\246')|$(printf '\342\201\251')" "... no C1 control or bidirectional override reaches the terminal"
+like "$out" "\?2J\?liaf\?x\?" "... each shown as one '?'"
 
 # --- stop: no daemon of the cluster is left ------------------------------------------------
 "$CL" stop

@@ -20,7 +20,7 @@
 slurm_test cgroup
 export GPUMEM_CLUSTER_STANDIN_GPUS=1
 D=$GPUMEM_CLUSTER_DIR
-mkdir -p "$t/gpu" "$t/reports" "$t/run"
+mkdir -p "$t/gpu" "$t/reports"
 for n in gpumem-probe gpumem-l2reset nvidia-cuda-mps-control gpumem-check; do
 	cp "$top_srcdir/tests/slurm/standin-gpu" "$t/gpu/$n"
 done
@@ -45,7 +45,7 @@ check:
   before: true
   after: true
 YAML
-echo "required $so site=$t/site.yaml libexecdir=$t/gpu check=$t/gpu/gpumem-check mps_control=$t/gpu/nvidia-cuda-mps-control nvidia_dev=$D/dev/nvidiactl state_dir=$t/run" >"$t/plugstack.conf"
+echo "required $so site=$t/site.yaml libexecdir=$t/gpu check=$t/gpu/gpumem-check mps_control=$t/gpu/nvidia-cuda-mps-control nvidia_dev=$D/dev/nvidiactl" >"$t/plugstack.conf"
 chmod -R a+rX "$t"
 
 if ! "$CL" start --cgroup --gpus 2 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1; then
@@ -85,7 +85,7 @@ run "$CL" runas srun --gres=gpu:1 --gpumem-policy="$t/all.yaml" sh -c 'echo "job
 is "$rc" 0 "a job on GPU 1 with L2 limit, per-job MPS, checks before and after: exit 0"
 jid=$(printf '%s\n' "$out" | sed -n 's/^job=//p')
 like "$out" "^CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=20$" "the probe found the job's GPU: L2 limit set"
-like "$out" "^CUDA_MPS_PIPE_DIRECTORY=$t/run/mps\.$jid/pipe$" "the per-job MPS daemon (root's state_dir) serves the step"
+like "$out" "^CUDA_MPS_PIPE_DIRECTORY=/run/gpumem-mps/job$jid/pipe$" "the per-job MPS daemon (root's mps_dir) serves the step"
 release_gpu0
 for _ in $(seq 1 40); do [ -f "$t/reports/job$jid.epilog.gpumem1.after.json" ] && break; sleep 0.25; done
 for prog in gpumem-probe nvidia-cuda-mps-control gpumem-check gpumem-l2reset; do
@@ -100,7 +100,7 @@ for prog in gpumem-probe nvidia-cuda-mps-control gpumem-check gpumem-l2reset; do
 	is "$(printf '%s\n' "$s" | grep '^cvd ' | grep -v '^cvd unset$' | sort -u)" "cvd 1" "... given the job's GPU in the node's numbering (CUDA_VISIBLE_DEVICES=1)"
 	unlike "$(printf '%s\n' "$s" | grep -A4 '^cvd 1$')" "^gpus .*\b0\b" "... never acted on GPU 0"
 done
-is "$(seen gpumem-probe | grep -c '^cvd ')" 1 "the probe ran once for the job, its result cached in state_dir"
+is "$(seen gpumem-probe | grep -c '^cvd ')" 1 "the probe ran once for the job, its result cached in state_dir (/run/gpumem)"
 is "$(seen gpumem-check | grep -c '^gpus 1$')" 2 "the check measured GPU 1, before and after"
 is "$(seen gpumem-l2reset | grep '^gpus ')" "gpus 1" "the L2 reset acted on GPU 1"
 # Records are named NAME.NODE.PID, so their order is not the order of the runs:
@@ -147,7 +147,8 @@ stop_clean
 # user's CUDA_VISIBLE_DEVICES: so a confined node whose GPUs Slurm does not
 # manage, where the step's CUDA_VISIBLE_DEVICES is the list.
 mknod -m 0666 "$t/nvidiactl" c 195 255
-sed "s|nvidia_dev=[^ ]*|nvidia_dev=$t/nvidiactl|" "$t/plugstack.conf" >"$t/plugstack-mig.conf"
+# No GRES here: gpus=all (a job may use every GPU of the node).
+sed "s|nvidia_dev=[^ ]*|nvidia_dev=$t/nvidiactl gpus=all|" "$t/plugstack.conf" >"$t/plugstack-mig.conf"
 chmod 644 "$t/plugstack-mig.conf"
 "$CL" start --cgroup --plugstack "$t/plugstack-mig.conf" >"$t/start.log" 2>&1 || { cat "$t/start.log" >&2; fail "the cgroup cluster restarted without GRES"; }
 cd "$GPUMEM_CLUSTER_TMP" || exit 1
@@ -159,21 +160,20 @@ is "$rc" 0 "a step on two MIG instances: exit 0"
 like "$out" "^0$" "... no persisting L2 limit set (disabled under MIG)"
 like "$out" "gpumem: [^ ]+: GPU $M1 \($M1\): MIG instance: persisting L2 limit not set and no L2 reset" "the user is told, per GPU, what was skipped"
 like "$out" "GPU $M2 \($M2 on GPU-5d1f8a3e-7c2b-4e91-b0a6-3f9e2d1c8b47\): MIG instance" "... the old MIG-GPU-<uuid>/GI/CI form names its GPU"
-like "$out" "per-job MPS daemon started on the step's MIG instances" "... what MPS does there"
+like "$out" "the job's MPS daemon serves the job's MIG instances" "... what MPS does there"
 like "$out" "check: a MIG instance is reported 'unusable'" "... and the check"
 log=$(grep -h "gpumem: job" "$D"/log/slurmd.gpumem1.log | tail -20)
 like "$log" "GPU $M1 \($M1\): MIG instance" "the slurmd log has the same per-GPU line"
-for _ in $(seq 1 40); do grep -q 'L2 reset skipped' "$D"/log/slurmd.gpumem1.log && break; sleep 0.25; done
-like "$(grep -h 'L2 reset skipped' "$D"/log/slurmd.gpumem1.log | tail -1)" "no whole GPU \(MIG instances only\)" "the epilog skips the L2 reset, saying why"
-like "$(grep -h 'gave the job no GPU list' "$D"/log/slurmd.gpumem1.log | tail -1)" "each step starts its own MPS daemon" "a job Slurm gave no GPUs: the prolog leaves the MPS daemon to the step, which alone knows its GPUs"
-seen gpumem-l2reset | grep -q . && fail "gpumem-l2reset not run on MIG instances" || pass "gpumem-l2reset not run on MIG instances"
-is "$(seen nvidia-cuda-mps-control | grep '^cvd ' | grep -v '^cvd unset$' | sort -u)" "cvd $M1,$M2" "the MPS daemon was given the MIG instances (its quit needs none)"
+# gpus=all: Slurm gives no GPU list, so the job's GPUs are the node's.
+for _ in $(seq 1 40); do seen gpumem-l2reset | grep -q '^cvd ' && break; sleep 0.25; done
+is "$(seen nvidia-cuda-mps-control | grep '^cvd ' | sort -u)" "cvd unset" "gpus=all: the job's MPS daemon (and its quit) get every GPU of the node"
+is "$(seen gpumem-l2reset | grep '^cvd ')" "cvd unset" "gpus=all: the epilog's L2 reset acts on every GPU of the node"
 reset_seen
 run env CUDA_VISIBLE_DEVICES="1,$M1" srun --gpumem-policy="$t/all.yaml" true
 is "$rc" 0 "a whole GPU and a MIG instance in one step: exit 0"
 for _ in $(seq 1 40); do seen gpumem-l2reset | grep -q '^cvd ' && break; sleep 0.25; done
 like "$out" "GPU 1 \(1\): whole GPU: L2 limit not set for the step .*; L2 reset at exit" "the whole GPU: L2 limit left out, still reset"
-is "$(seen gpumem-l2reset | grep '^cvd ')" "cvd 1" "the epilog's L2 reset got the step's whole GPU only (the step told it, Slurm gave no list)"
+is "$(seen gpumem-l2reset | grep '^cvd ')" "cvd unset" "gpus=all: the epilog's L2 reset acts on every GPU, whatever the step named (the job's environment never chooses root's work)"
 
 stop_clean
 done_testing

@@ -38,7 +38,8 @@ echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin/probe nvidi
 echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/standin-check nvidia_dev=$t/nvidiactl" >"$t/standin.conf"
 chmod 644 "$t"/*.conf
 
-"$CL" start --nodes 3 --gpus 1 --plugstack "$t/real.conf" >"$t/start.log" 2>&1 ||
+# Two GPUs a node: two jobs with a GPU each share a node (the drain tests).
+"$CL" start --nodes 3 --gpus 2 --plugstack "$t/real.conf" >"$t/start.log" 2>&1 ||
 	{ cat "$t/start.log" >&2; skip_all "the local Slurm did not start"; }
 eval "$("$CL" env)"
 json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
@@ -49,14 +50,14 @@ wait_idle() { for _ in $(seq 1 60); do [ "$(node_state "$1")" = IDLE ] && return
 # bg_job NODE CMD...: start a job there in the background, return once it runs.
 bg_job() {
 	local node=$1; shift
-	timeout 60 srun -w "$node" "$@" >/dev/null 2>&1 &
+	timeout 60 srun -w "$node" --gres=gpu:1 "$@" >/dev/null 2>&1 &
 	bg=$!
 	for _ in $(seq 1 60); do squeue -h -w "$node" -t R | grep -q . && return 0; sleep 0.25; done
 	return 1
 }
 
 # --- no GPU on these nodes: the report says so, on every node -------------------
-jid=$(sbatch --parsable -N3 --wait -o /dev/null --gpumem-policy="$t/after.yaml" --wrap 'srun -N3 true')
+jid=$(sbatch --parsable -N3 --gres=gpu:1 --wait -o /dev/null --gpumem-policy="$t/after.yaml" --wrap 'srun -N3 true')
 for n in 1 2 3; do
 	f="$t/reports/job$jid.epilog.gpumem$n.after.json"
 	for _ in $(seq 1 20); do [ -f "$f" ] && break; sleep 0.25; done
@@ -68,7 +69,7 @@ for n in 1 2 3; do
 done
 ls "$t/reports" | grep -q "^job$jid\.0\." && fail "steps inside a batch job are not checked again" ||
 	pass "steps inside a batch job are not checked again (one report per node, from the epilog)"
-srun -N3 --gpumem-policy="$t/after.yaml" true
+srun -N3 --gres=gpu:1 --gpumem-policy="$t/after.yaml" true
 jid=$(squeue -h -o %i -t all 2>/dev/null | sort -n | tail -1)
 sleep 1
 jid=$(ls "$t/reports" | sed -n 's/^job\([0-9]*\)\.epilog\..*/\1/p' | sort -n | tail -1)
@@ -85,7 +86,7 @@ like "$(grep -h "job $jid.0: policy" "$GPUMEM_CLUSTER_DIR"/log/slurmd.gpumem1.lo
 # --- a forced failure on one node drains that node only -------------------------
 "$CL" restart-slurmd --plugstack "$t/standin.conf" >/dev/null 2>&1
 touch "$t/fail/gpumem2"
-run srun -N3 --gpumem-policy="$t/drain.yaml" true
+run srun -N3 --gres=gpu:1 --gpumem-policy="$t/drain.yaml" true
 is "$rc" 0 "the job itself is not failed by an after-check"
 sleep 1
 like "$(node_state gpumem2)" "DRAIN" "gpumem2, whose check failed, is drained"
@@ -113,7 +114,7 @@ scontrol update NodeName=gpumem2 State=RESUME
 wait_idle gpumem2
 bg_job gpumem2 --gpumem-policy="$t/after.yaml" sleep 4 || fail "a job runs on gpumem2 after the resume"
 touch "$t/fail/gpumem2"
-timeout 60 srun -w gpumem2 --gpumem-policy="$t/drain.yaml" true
+timeout 60 srun -w gpumem2 --gres=gpu:1 --gpumem-policy="$t/drain.yaml" true
 sleep 0.5
 like "$(node_state gpumem2)" "MIXED\+DRAIN" "a failing check drains gpumem2 while another job runs there"
 rm -f "$t/fail/gpumem2"
@@ -139,7 +140,7 @@ echo 2 >"$t/gpus"
 wait_idle gpumem1
 bg_job gpumem1 --gpumem-policy="$t/after.yaml" sleep 4 || fail "a job runs on gpumem1"
 echo 1 >"$t/fail/gpumem1"
-timeout 60 srun -w gpumem1 --gpumem-policy="$t/drain.yaml" true
+timeout 60 srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/drain.yaml" true
 for _ in $(seq 1 20); do [[ $(node_state gpumem1) == *DRAIN* ]] && break; sleep 0.25; done
 like "$(node_reason gpumem1)" "^gpumem: GPU check failed \{GPU-00000001-0000-0000-0000-000000000001\} \(job [0-9]+\.epilog after" "S2: the drain reason names the failed GPU by UUID"
 rm -f "$t/fail/gpumem1"
@@ -156,7 +157,7 @@ wait_idle gpumem1
 
 # --- check.before with on_fail: fail stops the job, with the reason -------------
 touch "$t/fail/gpumem1"
-run srun -w gpumem1 --gpumem-policy="$t/before-fail.yaml" echo ran
+run srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/before-fail.yaml" echo ran
 [ "$rc" -ne 0 ] && pass "a failing check.before fails the step" || fail "a failing check.before fails the step"
 unlike "$out" "^ran$" "... before the task runs"
 like "$out" "GPU check before the job failed on gpumem1: gpu0: triad 1200.0 GB/s below" "... saying why"
@@ -170,7 +171,7 @@ rm -f "$t/fail/gpumem1"
 # the node stays COMPLETING until it is killed at check.timeout + 5 s)
 touch "$t/fail/sleep"
 start=$(date +%s)
-run srun -w gpumem1 --gpumem-policy="$t/after.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+run srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/after.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
 took=$(( $(date +%s) - start ))
 jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
 is "$rc" 0 "a hanging after-check does not fail the job"

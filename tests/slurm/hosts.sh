@@ -41,7 +41,8 @@ base="required $so libexecdir=$top_builddir/plugin/probe"
 echo "$base site=$t/site.yaml" >"$t/plug1.conf"
 echo "$base site=$t/strict.yaml" >"$t/plug2.conf"
 echo "$base" >"$t/plug3.conf"
-echo "$base site=$t/site.yaml check=$t/standin-check nvidia_dev=$t/nvidiactl" >"$t/standin.conf"
+# No GRES on these hosts: gpus=all (a job may use every GPU of its node).
+echo "$base site=$t/site.yaml check=$t/standin-check nvidia_dev=$t/nvidiactl gpus=all" >"$t/standin.conf"
 chmod -R a+rX "$t"
 
 # --- bad options: refused before anything is started -------------------------------

@@ -38,7 +38,7 @@ printf 'version: 1\ncheck:\n  after: true\n  on_fail: drain\n' >"$t/after.yaml"
 printf 'version: 1\nmps:\n  daemon: job\n  active_thread_percentage: 50\ncheck:\n  before: true\n' >"$t/mps.yaml"
 printf 'version: 1\nl2:\n  persisting_limit: 50%%\n  reset_at_exit: true\n' >"$t/l2.yaml"
 chmod 644 "$t"/*.yaml
-plug() { echo "required $so site=$1 libexecdir=$B check=$B/standin-check nvidia_dev=$t/nvidiactl mps_control=$B/nvidia-cuda-mps-control state_dir=$t/run" >"$2"; chmod 644 "$2"; }
+plug() { echo "required $so site=$1 libexecdir=$B check=$B/standin-check nvidia_dev=$t/nvidiactl mps_control=$B/nvidia-cuda-mps-control" >"$2"; chmod 644 "$2"; }
 plug "$t/site.yaml" "$t/plugstack.conf"
 plug "$t/site-interval.yaml" "$t/interval.conf"
 "$CL" start --nodes 2 --gpus 1 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 ||
@@ -49,6 +49,12 @@ node_state() { scontrol show node "$1" -o | grep -o 'State=[^ ]*' | cut -d= -f2;
 wait_idle() { for _ in $(seq 1 80); do [ "$(node_state "$1")" = IDLE ] && return 0; sleep 0.25; done; return 1; }
 wait_file() { for _ in $(seq 1 80); do [ -f "$1" ] && return 0; sleep 0.25; done; return 1; }
 nruns() { wc -l <"$B/$1" | tr -d ' '; }
+# no_daemon NAME: no stand-in MPS daemon runs (a zombie waiting for its reaper has ended).
+no_daemon() {
+	local left
+	left=$(ps -eo stat=,pid=,args= | awk '$1 !~ /^Z/ && /nvidia-cuda-mps-control -f/ && !/awk/')
+	if [ -z "$left" ]; then pass "$1"; else fail "$1"; diag "$left"; fi
+}
 
 # --- one before-check per job per node: salloc (20 steps), sbatch, srun ---------------
 run asuser salloc -N1 -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/before.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; for i in $(seq 20); do srun true || exit 1; done; echo steps-done'
@@ -72,7 +78,7 @@ unlike "$out" "ran[12]" "failed before-check: no step runs"
 like "$out" "GPU check before the job failed on gpumem1: gpu0: triad 1200" "... each says why"
 wait_idle gpumem1 && pass "... and the node is not drained" || fail "node state $(node_state gpumem1)"
 rm -f "$B/fail/gpumem1"
-ls "$t/run" | grep -q '^job.*\.before$' && fail "the epilog removed the job's state" || pass "the epilog removed the job's state"
+ls /run/gpumem | grep -q '^job.*\.rec$' && fail "the epilog removed the job's record" || pass "the epilog removed the job's record"
 
 # --- the after-check in the epilog guards the node -------------------------------------
 echo 3 >"$B/delay"
@@ -103,26 +109,26 @@ wait_idle gpumem1
 run asuser salloc -N1 -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; for i in 1 2 3 4 5; do srun printenv CUDA_MPS_PIPE_DIRECTORY; done'
 jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
 wait_idle gpumem1
-is "$(grep -c "^start $(id -u "$U") $t/run/mps.$jid/pipe" "$B/mps.log")" 1 "5 steps: the MPS daemon started once, as the user"
-is "$(printf '%s\n' "$out" | grep -c "^$t/run/mps.$jid/pipe$")" 5 "... and every step uses it"
-is "$(grep -c "^quit .*mps.$jid/pipe" "$B/mps.log")" 1 "the epilog stopped it"
+is "$(grep -c "^start $(id -u "$U") /run/gpumem-mps/job$jid/pipe" "$B/mps.log")" 1 "5 steps: the MPS daemon started once, as the user"
+is "$(printf '%s\n' "$out" | grep -c "^/run/gpumem-mps/job$jid/pipe$")" 5 "... and every step uses it"
+is "$(grep -c "^quit .*/job$jid/pipe" "$B/mps.log")" 1 "the epilog stopped it"
 # Helpers start with default signals (proc.c) and get their input even where
 # the epilog's stdin is closed: "quit" ends the daemon, no SIGKILL fallback.
-unlike "$(grep -a "did not quit" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log")" "did not quit" "... through quit, not the 5 s kill fallback"
-[ -e "$t/run/mps.$jid" ] && fail "its directory is removed" || pass "its directory is removed"
-pgrep -f standin-mps >/dev/null && fail "no daemon left" || pass "no daemon left"
+like "$(grep -a "job $jid: per-job MPS daemon" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log")" "daemon [0-9]+ stopped \(quit\)$" "... through quit, nothing left to kill"
+[ -e "/run/gpumem-mps/job$jid" ] && fail "its directory is removed" || pass "its directory is removed"
+no_daemon "no daemon left"
 
-# --- the daemon starts beside the prolog (prolog.c): no task before it is up -------------
+# --- the daemon starts beside the prolog (job_prolog.c): no task before it is up ---------
 echo 1 >"$B/mps.delay"
 run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; test -s "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid" && echo DAEMON-UP'
 jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
 rm -f "$B/mps.delay"
 like "$out" "DAEMON-UP" "a daemon 1 s slow to start: the task starts only once it is up"
 log=$(grep -a -e "job $jid: per-job MPS daemon started" -e "check before job $jid\.prolog" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log")
-like "$(printf '%s\n' "$log" | head -1)" "check before job $jid\.prolog" "... and the prolog went on meanwhile (its before-check logged first)"
-like "$(printf '%s\n' "$log" | tail -1)" "per-job MPS daemon started" "... the daemon's start recorded after it"
+like "$(printf '%s\n' "$log" | head -1)" "per-job MPS daemon started" "... and the before-check runs with the job's share on the job's daemon, once it is up"
+like "$(printf '%s\n' "$log" | tail -1)" "check before job $jid\.prolog" "... (its report logged after the daemon's start)"
 wait_idle gpumem1
-is "$(ls "$t/run" | grep -c "^mps\.$jid")" 0 "the epilog removed its directory and records"
+is "$(ls /run/gpumem /run/gpumem-mps | grep -c -e "^mps\.$jid$" -e "^job$jid")" 0 "the epilog removed its directory and records"
 touch "$B/mps.fail"
 run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo TASK-RAN'
 rm -f "$B/mps.fail"
@@ -130,7 +136,7 @@ rm -f "$B/mps.fail"
 unlike "$out" "TASK-RAN" "... its task does not run"
 like "$out" "the job's MPS daemon did not start: .*told to fail" "... and srun says why"
 wait_idle gpumem1
-pgrep -f standin-mps >/dev/null && fail "no daemon left after a failed start" || pass "no daemon left after a failed start"
+no_daemon "no daemon left after a failed start"
 
 # --- kill -9 of a step's slurmstepd leaves nothing behind -------------------------------
 asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; sleep 60' >"$t/k.out" 2>&1 &
@@ -141,10 +147,10 @@ pid=$(pgrep -f "slurmstepd: \[$jid\.0\]" | head -1)
 scancel "$jid" 2>/dev/null
 wait "$bg" 2>/dev/null
 wait_idle gpumem1
-for _ in $(seq 1 40); do [ -e "$t/run/mps.$jid" ] || break; sleep 0.25; done
+for _ in $(seq 1 40); do [ -e "/run/gpumem-mps/job$jid" ] || break; sleep 0.25; done
 [ -n "$pid" ] && pass "slurmstepd of $jid.0 killed with -9" || fail "no slurmstepd found for $jid.0"
-[ -e "$t/run/mps.$jid" ] && fail "kill -9: the MPS directory is gone" || pass "kill -9: the MPS directory is gone"
-pgrep -f standin-mps >/dev/null && fail "kill -9: no MPS daemon left" || pass "kill -9: no MPS daemon left"
+[ -e "/run/gpumem-mps/job$jid" ] && fail "kill -9: the MPS directory is gone" || pass "kill -9: the MPS directory is gone"
+no_daemon "kill -9: no MPS daemon left"
 is "$(json "$t/reports/job$jid.prolog.gpumem1.before.json" 'd["verdict"]' 2>&1)" "pass" "kill -9: the before-check's report is there"
 
 # --- the probe cache: the second job starts no probe ------------------------------------
@@ -159,7 +165,7 @@ like "$out" "^[0-9]+" "... and the step still gets its L2 limit"
 wait_idle gpumem1
 is "$(nruns l2reset.runs)" 2 "one L2 reset per job, in the epilog"
 is "$(cut -d' ' -f2 "$B/l2reset.runs" | sort -u)" "0" "... on the job's GPU"
-is "$(stat -c '%U %a' "$t/run/probe.cache")" "root 644" "the cache is root's"
+is "$(stat -c '%U %a' /run/gpumem/probe.cache)" "root 644" "the cache is root's (in the default state_dir)"
 
 # --- check.min_interval ----------------------------------------------------------------
 "$CL" restart-slurmd --plugstack "$t/interval.conf" >/dev/null 2>&1

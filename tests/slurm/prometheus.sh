@@ -70,7 +70,7 @@ U2=GPU-00000000-0000-0000-0000-000000000002
 wait_file() { for _ in $(seq 1 80); do [ -f "$1" ] && return 0; sleep 0.25; done; return 1; }
 
 touch "$t/fail/gpumem2"
-run "$CL" runas srun -N2 --gpumem-policy="$t/after.yaml" true
+run "$CL" runas srun -N2 --gres=gpu:1 --gpumem-policy="$t/after.yaml" true
 is "$rc" 0 "srun -N2 as $GPUMEM_TEST_USER with an after-check" || diag "$out"
 wait_file "$t/textfile/gpumem_$U1.prom" && pass "gpumem1's textfile ($U1)" || fail "gpumem1's textfile ($U1)"
 wait_file "$t/textfile/gpumem_$U2.prom" && pass "gpumem2's textfile ($U2)" || fail "gpumem2's textfile ($U2)"
@@ -188,7 +188,7 @@ is "$got" "gpumem2 $U2 critical|GPU $U2 on gpumem2 failed its gpumem check" \
 is "$(firing GpumemCheckUnusable)$(firing GpumemCheckStale)" "" "... and no Unusable or Stale alert (fresh checks, none unusable)"
 
 # --- gpumem2's next check passes: its file says 0, the alert resolves ---------------
-run "$CL" runas srun -w gpumem2 --gpumem-policy="$t/after.yaml" true
+run "$CL" runas srun -w gpumem2 --gres=gpu:1 --gpumem-policy="$t/after.yaml" true
 is "$rc" 0 "a second job on gpumem2, whose check passes now" || diag "$out"
 until_is "gpumem1 $U1 0
 gpumem2 $U2 0" series gpumem_check_verdict

@@ -44,19 +44,20 @@ if (-e "$d/mode/alarm") {
 exec "$d/standin-check", @ARGV;
 PL
 chmod 755 "$t/check"
-# Stand-in nvidia-cuda-mps-control: -d "starts" a daemon (a sleep, its pid in
-# the pid file where the real one keeps it, and in mpspids for the cleanup),
-# "quit" on stdin stops it.
+# Stand-in nvidia-cuda-mps-control: -f runs the "daemon" (its pid in the pid
+# file where the real one keeps one, and in mpspids for the cleanup) and
+# makes its control socket's name; "quit" on stdin stops it.
 mkdir -p "$t/mpspids" && chmod 777 "$t/mpspids"
 cat >"$t/mpsctl" <<'SH'
 #!/bin/sh
 d=$(dirname "$0")
-if [ "$1" = -d ]; then
-	sleep 60 >/dev/null 2>&1 &
-	echo $! >"$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid"
-	echo $! >"$CUDA_MPS_LOG_DIRECTORY/standin.pid"
-	echo $! >"$d/mpspids/$!"
-	exit 0
+if [ "$1" = -f ]; then
+	echo $$ >"$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid"
+	echo $$ >"$CUDA_MPS_LOG_DIRECTORY/standin.pid"
+	echo $$ >"$d/mpspids/$$"
+	: >"$CUDA_MPS_PIPE_DIRECTORY/control"
+	trap 'kill $! 2>/dev/null; exit 0' TERM
+	while :; do sleep 60 & wait $!; done
 fi
 # (the real one reaches its daemon through the pipe, never the pid file)
 read -r cmd
@@ -87,7 +88,8 @@ check:
   timeout: 2
 YAML
 chmod 644 "$t/site.yaml"
-echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/check nvidia_dev=$t/nvidiactl mps_control=$t/mpsctl state_dir=$t/run" >"$t/plugstack.conf"
+# No GRES on this node: gpus=all (a job may use every GPU of the node).
+echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/check nvidia_dev=$t/nvidiactl mps_control=$t/mpsctl gpus=all" >"$t/plugstack.conf"
 chmod 644 "$t/plugstack.conf"
 "$CL" start --nodes 1 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 ||
 	{ cat "$t/start.log" >&2; skip_all "the local Slurm did not start"; }
@@ -227,16 +229,9 @@ like "$out" "fifo-made" "the task replaced the MPS pid file with a FIFO"
 is "$rc" 0 "... the step still ends, in $(( $(date +%s) - start )) s (root does not open the FIFO)"
 for _ in $(seq 1 40); do squeue -h -j "$jid" 2>/dev/null | grep -q . || break; sleep 0.5; done
 is "$(squeue -h -j "$jid" 2>/dev/null)" "" "... and the job completes"
-# Unblock a hung slurmstepd (code before the fix) so nothing is left behind.
-for f in /tmp/gpumem-mps."$jid".*/pipe/nvidia-cuda-mps-control.pid; do
-	[ -p "$f" ] && timeout 5 sh -c 'echo 0 >"$1"' sh "$f"
-done
-for _ in $(seq 1 20); do ls -d /tmp/gpumem-mps."$jid".* >/dev/null 2>&1 || break; sleep 0.5; done
-[ -p "$t/run/mps.$jid/pipe/nvidia-cuda-mps-control.pid" ] && timeout 5 sh -c 'echo 0 >"$1"' sh "$t/run/mps.$jid/pipe/nvidia-cuda-mps-control.pid"
-for _ in $(seq 1 20); do [ -e "$t/run/mps.$jid" ] || break; sleep 0.5; done
-# Per job (issue 15): the job's daemon lives in state_dir and the job epilog stops it.
-[ -e "$t/run/mps.$jid" ] && fail "... its MPS directory ($t/run/mps.$jid) removed by the epilog" || pass "... its MPS directory ($t/run/mps.$jid) removed by the epilog"
-is "$(ls -d /tmp/gpumem-mps."$jid".* 2>/dev/null)" "" "... and no per-step one left"
+# Per job (issues 15, 23): the job's daemon lives in mps_dir, and the job epilog stops it.
+for _ in $(seq 1 20); do [ -e "/run/gpumem-mps/job$jid" ] || break; sleep 0.5; done
+[ -e "/run/gpumem-mps/job$jid" ] && fail "... its MPS directory (/run/gpumem-mps/job$jid) removed by the epilog" || pass "... its MPS directory (/run/gpumem-mps/job$jid) removed by the epilog"
 for p in $(ls "$t/mpspids"); do kill "$p" 2>/dev/null; done
 
 # --- 7. the quick start's hint stops the quick start's cluster ----------------

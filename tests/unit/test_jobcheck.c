@@ -173,7 +173,7 @@ static void clear_dir(const char *d)
 	closedir(dp);
 }
 
-static struct gpumem_state st;
+static struct gpumem_plugin st;
 static struct gpumem_jobinfo ji;
 static char reports[300], textfiles[300];
 

@@ -47,6 +47,29 @@ int main(void)
 	gpumem_escape_fmt(why, sizeof(why), "gpumem: policy %s", "x\ngpumem: forged");
 	is_str(why, "gpumem: policy x\\ngpumem: forged", "a formatted line is escaped whole");
 
+	/* The one terminal cleaner (finding 9 of issue 23): C0, C1, bidi become '?'. */
+	gpumem_term_clean("caf\xc3\xa9 ok", why, sizeof(why), 40);
+	is_str(why, "caf\xc3\xa9 ok", "terminal: printable UTF-8 kept");
+	gpumem_term_clean("a\x1b[2Jb\n\x7f", why, sizeof(why), 40);
+	is_str(why, "a?[2Jb??", "terminal: ESC, newline and DEL become '?'");
+	gpumem_term_clean("\xc2\x9b" "31m", why, sizeof(why), 40);
+	is_str(why, "?31m", "terminal: a C1 control (CSI, U+009B) becomes '?'");
+	gpumem_term_clean("x\xe2\x80\xae" "evil\xe2\x81\xa6", why, sizeof(why), 40);
+	is_str(why, "x?evil?", "terminal: bidirectional overrides and isolates become '?'");
+	gpumem_term_clean("\xe2\x80\xa8\xff\xc0\x80", why, sizeof(why), 40);
+	is_str(why, "????", "terminal: a line separator, invalid and overlong UTF-8 become '?'");
+	is_int(gpumem_term_clean("abcdef", small, sizeof(small), 3), 3, "terminal: at most MAX characters");
+	is_str(small, "abc", "... cut there");
+	{
+		int lo, hi;
+
+		close(0);
+		lo = open("/dev/null", O_RDONLY);
+		hi = gpumem_fd_above_stdio(lo);
+		ok(lo == 0 && hi > 2 && fcntl(0, F_GETFD) < 0, "a directory opened as fd 0 is moved to %d, "
+		   "above the standard streams", hi);
+	}
+
 	snprintf(base, sizeof(base), "%s/gpumem-trust.XXXXXX", "/tmp");
 	if (mkdtemp(base) == NULL || chmod(base, 0755) < 0) {
 		printf("Bail out! mkdtemp\n");

@@ -1,5 +1,5 @@
 /*
- * Root's per-node state directory (see jobstate.h).  Everything here is
+ * Root's state directory (see statedir.h).  Everything here is
  * done relative to one directory fd opened with O_NOFOLLOW and checked for
  * owner and mode, so a user who made the path first (a link, their own
  * directory) gets it refused, never written through.
@@ -11,9 +11,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <time.h>
 #include "gpus.h"
-#include "jobstate.h"
+#include "json.h"
+#include "policy.h"
+#include "statedir.h"
 #include "trust.h"
 
 static int root_only(const struct stat *st)
@@ -145,89 +146,109 @@ oom:
 	return -1;
 }
 
-/* mkdir NAME under DFD, owned by uid/gid, 0700; never through a link. */
-static int user_dir(int dfd, const char *name, uid_t uid, gid_t gid)
+#define JOBREC "job%u.rec"
+#define JOBREC_MAX (2 * GPUMEM_MAX_FILE_BYTES + 16384)
+
+int gpumem_jobrec_write(int dfd, unsigned job, const struct gpumem_jobrec *r)
 {
-	if (mkdirat(dfd, name, 0700) < 0 && errno != EEXIST)
+	struct json_object *o = json_object_new_object();
+	char name[64], *text;
+	int rv = -1;
+
+	if (o == NULL)
 		return -1;
-	return fchownat(dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW);
+	gpumem_json_add(o, "v", gpumem_json_int(1));
+	gpumem_json_add(o, "name", gpumem_json_string(r->name));
+	gpumem_json_add(o, "policy", gpumem_json_string(r->policy));
+	gpumem_json_add(o, "rejected", gpumem_json_string(r->rejected));
+	gpumem_json_add(o, "fail", gpumem_json_string(r->fail));
+	gpumem_json_add(o, "mps", gpumem_json_string(r->mps));
+	text = gpumem_json_dump(o, GPUMEM_JSON_COMPACT);
+	json_object_put(o);
+	snprintf(name, sizeof(name), JOBREC, job);
+	if (text)
+		rv = gpumem_state_write(dfd, name, text);
+	free(text);
+	return rv;
 }
 
-int gpumem_state_mps_dir(int dfd, const char *dir, unsigned job, uid_t uid, gid_t gid,
-			 char *path, size_t plen, char *err, size_t elen)
+/* A string member, copied; NULL for null.  -1 when it is neither. */
+static int member(struct json_object *o, const char *key, char **out)
+{
+	struct json_object *v = gpumem_json_get(o, key);
+
+	*out = NULL;
+	if (v == NULL)
+		return 0;
+	if (!gpumem_json_is(v, json_type_string))
+		return -1;
+	*out = strdup(json_object_get_string(v));
+	return *out ? 0 : -1;
+}
+
+int gpumem_jobrec_read(int dfd, unsigned job, struct gpumem_jobrec *r, char *why, size_t wlen)
+{
+	static const struct gpumem_json_caps caps = { JOBREC_MAX, 4, 64, "a job record" };
+	struct json_object *o = NULL;
+	char name[64], err[256], *text;
+	double v = 0;
+	int rv = -1;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(name, sizeof(name), JOBREC, job);
+	text = dfd >= 0 ? gpumem_state_read(dfd, name, JOBREC_MAX) : NULL;
+	if (text == NULL) {
+		snprintf(why, wlen, "no record of job %u in the state directory", job);
+		return -1;
+	}
+	if (gpumem_json_parse(text, strlen(text), &caps, &o, err, sizeof(err)) < 0 ||
+	    gpumem_json_num(o, "v", &v) < 0 || v != 1 || member(o, "name", &r->name) < 0 ||
+	    member(o, "policy", &r->policy) < 0 || member(o, "rejected", &r->rejected) < 0 ||
+	    member(o, "fail", &r->fail) < 0 || member(o, "mps", &r->mps) < 0) {
+		snprintf(why, wlen, "the record of job %u is not whole", job);
+		gpumem_jobrec_free(r);
+	} else {
+		rv = 0;
+	}
+	json_object_put(o);
+	free(text);
+	return rv;
+}
+
+void gpumem_jobrec_free(struct gpumem_jobrec *r)
+{
+	free(r->name);
+	free(r->policy);
+	free(r->rejected);
+	free(r->fail);
+	free(r->mps);
+	memset(r, 0, sizeof(*r));
+}
+
+void gpumem_jobrec_forget(int dfd, unsigned job)
 {
 	char name[64];
+
+	snprintf(name, sizeof(name), JOBREC, job);
+	unlinkat(dfd, name, 0);
+}
+
+int gpumem_state_nomps(int dfd, const char *dir, char *path, size_t plen)
+{
 	struct stat st;
 	int fd;
 
-	snprintf(name, sizeof(name), "mps.%u", job);
-	snprintf(path, plen, "%s/%s", dir, name);
-	if (mkdirat(dfd, name, 0700) < 0) {
-		snprintf(err, elen, "%s: %s", path, strerror(errno));
+	snprintf(path, plen, "%s/nomps", dir);
+	if (mkdirat(dfd, "nomps", 0755) < 0 && errno != EEXIST)
 		return -1;
-	}
-	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	/* pipe/ and log/ are made while root still owns their parent. */
-	if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != 0 || user_dir(fd, "pipe", uid, gid) < 0 ||
-	    user_dir(fd, "log", uid, gid) < 0 || fchown(fd, uid, gid) < 0) {
-		snprintf(err, elen, "%s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	fd = openat(dfd, "nomps", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	/* Root's, and only root may add to it (state_dir is root's alone too). */
+	if (fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		close(fd);
 		return -1;
 	}
 	close(fd);
 	return 0;
-}
-
-int gpumem_state_mps_find(const char *dir, unsigned job, uid_t uid, char *path, size_t plen)
-{
-	struct stat st;
-
-	snprintf(path, plen, "%s/mps.%u", dir, job);
-	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid ? 0 : -1;
-}
-
-#define MPS_READY "mps.%u.ready"
-#define MPS_FAILED "mps.%u.failed"
-
-int gpumem_state_mps_record(int dfd, unsigned job, const char *why)
-{
-	char name[64];
-
-	snprintf(name, sizeof(name), why ? MPS_FAILED : MPS_READY, job);
-	return gpumem_state_write(dfd, name, why ? why : "");
-}
-
-int gpumem_state_mps_wait(int dfd, unsigned job, long timeout_ms, char *why, size_t wlen)
-{
-	const struct timespec tick = { 0, 1000000 };    /* 1 ms */
-	char ready[64], failed[64], *text;
-
-	snprintf(ready, sizeof(ready), MPS_READY, job);
-	snprintf(failed, sizeof(failed), MPS_FAILED, job);
-	for (long waited = 0;; waited++) {
-		if ((text = gpumem_state_read(dfd, ready, 64)) != NULL) {
-			free(text);
-			return 0;
-		}
-		if ((text = gpumem_state_read(dfd, failed, 2048)) != NULL) {
-			snprintf(why, wlen, "%s", text);
-			why[strcspn(why, "\n")] = '\0';
-			free(text);
-			return -1;
-		}
-		if (waited >= timeout_ms)
-			return -2;
-		nanosleep(&tick, NULL);
-	}
-}
-
-void gpumem_state_mps_forget(int dfd, unsigned job)
-{
-	char name[64];
-
-	snprintf(name, sizeof(name), MPS_READY, job);
-	unlinkat(dfd, name, 0);
-	snprintf(name, sizeof(name), MPS_FAILED, job);
-	unlinkat(dfd, name, 0);
 }

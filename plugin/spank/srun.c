@@ -1,13 +1,14 @@
 /*
  * srun, sbatch and salloc (local and allocator contexts), running as the
- * user: read the policy with the user's own rights, refuse the job on any
- * error with file:line:col messages, and forward the validated policy so a
- * node that cannot see the user's file still gets it.
+ * user: read the policy with the user's own rights (jobpolicy.c), refuse
+ * the job on any error with file:line:col messages, and forward the
+ * validated policy so a node that cannot see the user's file still gets it.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "spank.h"
+#include "jobpolicy.h"
+#include "plugin.h"
 
 static void log_diags(const struct gpumem_diags *d)
 {
@@ -25,12 +26,14 @@ static void log_diags(const struct gpumem_diags *d)
 	}
 }
 
-int gpumem_local_post_opt(spank_t sp)
+int gpumem_srun_post_opt(spank_t sp)
 {
-	struct gpumem_state *st = &gpumem_state;
+	struct gpumem_plugin *st = &gpumem_plugin;
+	const struct gpumem_site *site = st->have_site ? &st->site : NULL;
+	struct gpumem_policy_src src = { .option = st->opt_policy };
 	struct gpumem_diags d = { 0 };
 	struct gpumem_policy user, eff;
-	char *path = NULL, *json = NULL;
+	char name[4200], *json = NULL;
 	int rv = -1;
 
 	if (st->opt_policy == NULL)
@@ -40,12 +43,8 @@ int gpumem_local_post_opt(spank_t sp)
 		slurm_error("gpumem: refusing to read a policy with elevated privileges");
 		goto fail;
 	}
-	path = gpumem_policy_resolve(st->have_site ? &st->site : NULL, st->opt_policy, &d);
-	if (path == NULL)
-		goto fail;
-	if (gpumem_policy_load(path, &user, &d) < 0)
-		goto fail;
-	if (gpumem_policy_effective(st->have_site ? &st->site : NULL, &user, path, &eff, &d) < 0)
+	if (gpumem_policy_of_job(site, &src, &user, name, sizeof(name), &d) < 0 ||
+	    gpumem_policy_effective(site, &user, name, &eff, &d) < 0)
 		goto fail;
 	json = gpumem_policy_format(&user, GPUMEM_FMT_JSON, 1);
 	if (json == NULL) {
@@ -71,7 +70,6 @@ fail:
 	if (rv < 0 && d.nerrors)
 		slurm_error("gpumem: policy '%s' rejected: no job submitted", st->opt_policy);
 	gpumem_diags_free(&d);
-	free(path);
 	free(json);
 	return rv;
 }

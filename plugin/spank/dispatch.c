@@ -1,0 +1,104 @@
+/*
+ * gpumem.so's entry points: every slurm_spank_* symbol Slurm looks up, each
+ * only routing the call to the file named after the process it runs in
+ * (plugin.h lists them).  Nothing else happens here.
+ *
+ * Builds: gpumem.so (plugin/spank/spank.am).  Runs in srun/sbatch/salloc
+ * (as the user), in slurmstepd and "slurmstepd spank prolog|epilog" (as
+ * root) and in slurmd.  Includes: this folder's headers, plugin/core's
+ * public headers, slurm/spank.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "plugin.h"
+
+SPANK_PLUGIN(gpumem, 1);
+
+struct gpumem_plugin gpumem_plugin;
+
+static int opt_policy_cb(int val, const char *arg, int remote)
+{
+	(void)val;
+	(void)remote;
+	free(gpumem_plugin.opt_policy);
+	gpumem_plugin.opt_policy = arg ? strdup(arg) : NULL;
+	return 0;
+}
+
+struct spank_option gpumem_policy_option = {
+	GPUMEM_OPT_POLICY, "FILE|NAME",
+	"GPU memory policy for this job: a YAML file, or the name of a site policy "
+	"(see gpumem-policy(5))",
+	1, 0, opt_policy_cb
+};
+
+static int login_side(void)
+{
+	return spank_context() == S_CTX_LOCAL || spank_context() == S_CTX_ALLOCATOR;
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	spank_context_t ctx = spank_context();
+	int rv = gpumem_plugin_setup(ac, av, ctx);
+
+	if (ctx == S_CTX_SLURMD)
+		return 0;       /* slurmd keeps running: each step reports the problem */
+	if (rv == 0 && (login_side() || ctx == S_CTX_REMOTE) &&
+	    spank_option_register(sp, &gpumem_policy_option) != ESPANK_SUCCESS) {
+		slurm_error("gpumem: cannot register --%s", GPUMEM_OPT_POLICY);
+		rv = GPUMEM_SPANK_FAIL;
+	}
+	return rv;
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	return login_side() ? gpumem_srun_post_opt(sp) : 0;
+}
+
+int slurm_spank_user_init(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	return spank_remote(sp) ? gpumem_slurmstepd_user_init(sp) : 0;
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	return spank_remote(sp) ? gpumem_slurmstepd_task_init(sp) : 0;
+}
+
+int slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	return spank_remote(sp) ? gpumem_slurmstepd_task_exit(sp) : 0;
+}
+
+/* Once per job and node, as root, in a process of their own. */
+int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
+{
+	return gpumem_job_prolog(sp, ac, av);
+}
+
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+	return gpumem_job_epilog(sp, ac, av);
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	int rv = 0;
+
+	(void)ac;
+	(void)av;
+	if (spank_context() == S_CTX_REMOTE)
+		rv = gpumem_slurmstepd_exit(sp);
+	gpumem_plugin_teardown();
+	return rv;
+}

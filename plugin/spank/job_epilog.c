@@ -1,0 +1,117 @@
+/*
+ * The job epilog (slurm_spank_job_epilog): once per job on every node of
+ * the allocation, as root, after the job's last step there has ended, even
+ * when a step's slurmstepd was killed.  Slurm keeps the node COMPLETING
+ * until it returns, so the after-check still guards the node: no next job
+ * starts there before the check has ended, nor after it drained the node.
+ * It acts on the policy the prolog recorded (jobctx.c), else decides it as
+ * the prolog would.  In order: stop the per-job MPS daemon (mps.c), run
+ * check.after on the whole GPUs, reset the persisting L2, remove the job's
+ * state.  Never fails: a failing epilog would drain the node with Slurm's
+ * reason instead of gpumem's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "jobctx.h"
+#include "log.h"
+#include "mps.h"
+#include "proc.h"
+
+static void l2_reset(const struct gpumem_jobctx *c)
+{
+	struct gpumem_plugin *st = &gpumem_plugin;
+	char path[4200], gpus[GPUMEM_GPU_LIST_MAX + 32], timeout[32];
+	char *argv[] = { path, "--timeout", timeout, NULL };
+	char mps[4300];
+	char *envp[] = { "PATH=/usr/bin:/bin", mps, gpus, NULL };
+	struct gpumem_proc p = { 0 };
+	size_t o = (size_t)snprintf(gpus, sizeof(gpus), "CUDA_VISIBLE_DEVICES=");
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/gpumem-l2reset", st->args.libexecdir);
+	/* No MPS daemon: the job's is stopped by now, and no other may be reached. */
+	snprintf(mps, sizeof(mps), "CUDA_MPS_PIPE_DIRECTORY=%s", st->nomps);
+	snprintf(timeout, sizeof(timeout), "%d", st->args.timeout);
+	/* Under MIG no L2 lines persist: only whole GPUs are reset. */
+	for (int i = 0; i < c->ngpus; i++)
+		if (o < sizeof(gpus) && gpumem_gpu_kind(c->list[i], NULL, 0) != GPUMEM_GPU_MIG)
+			o += (size_t)snprintf(gpus + o, sizeof(gpus) - o, "%s%s", n++ ? "," : "",
+					      c->list[i]);
+	if (c->ngpus < 0)
+		envp[2] = NULL;
+	else if (n == 0) {
+		gpumem_info("gpumem: job %u: L2 reset skipped: no whole GPU (MIG instances only)",
+			    c->job);
+		return;
+	}
+	if (access(path, X_OK) != 0) {
+		gpumem_info("gpumem: job %u: L2 reset skipped: %s not installed", c->job, path);
+		return;
+	}
+	gpumem_proc_as_user(&p, path, argv, envp, c->uid, c->gid, st->args.timeout + 5);
+	if (gpumem_proc_run(&p) == 0)
+		gpumem_info("gpumem: job %u: L2 reset on GPUs %s (exit %d): %.300s", c->job,
+			    c->ngpus >= 0 ? gpus + strlen("CUDA_VISIBLE_DEVICES=") : "(all)", p.status,
+			    p.out);
+	gpumem_proc_free(&p);
+}
+
+/* Did this job (its policy, or one of its steps: slurmstepd_exit.c) set a persisting-L2 limit? */
+static int used_l2(const struct gpumem_jobctx *c)
+{
+	struct gpumem_plugin *st = &gpumem_plugin;
+	char name[64], *mark;
+
+	if (c->dfd >= 0) {
+		snprintf(name, sizeof(name), GPUMEM_STATE_L2, c->job);
+		mark = gpumem_state_read(c->dfd, name, 4096);
+		if (mark) {
+			free(mark);
+			return 1;
+		}
+	}
+	return st->have_eff && (st->eff.set & GPUMEM_K_L2_LIMIT) && st->eff.l2.reset_at_exit;
+}
+
+static void forget_job(const struct gpumem_jobctx *c)
+{
+	char name[64];
+
+	if (c->dfd < 0)
+		return;
+	snprintf(name, sizeof(name), GPUMEM_STATE_L2, c->job);
+	unlinkat(c->dfd, name, 0);
+	gpumem_jobrec_forget(c->dfd, c->job);
+}
+
+int gpumem_job_epilog(spank_t sp, int ac, char **av)
+{
+	struct gpumem_plugin *st = &gpumem_plugin;
+	struct gpumem_jobctx c;
+	struct gpumem_node node;
+	struct gpumem_checkrun r;
+	int rc = gpumem_jobctx_init(sp, ac, av, "epilog", 0, &c);
+
+	if (rc == 0)
+		rc = gpumem_jobctx_recall(sp, &c);
+	/* Cleanup does not depend on the policy: a refused one may have left some. */
+	if (st->args.mps_dir) {
+		struct gpumem_mps m = { gpumem_mps_find(st->args.mps_control), st->args.mps_dir,
+					c.dfd, c.job, c.uid, c.gid, NULL, -1, st->args.timeout };
+
+		gpumem_mps_stop(&m);
+	}
+	if (rc == 0 && st->eff.check.after && gpumem_jobctx_has_gpus(&c)) {
+		memset(&node, 0, sizeof(node));
+		gpumem_jobctx_gpus(&c, &node, 0);
+		gpumem_perjob_check(&c, &node, "after", 0, &r);
+		gpumem_jobcheck_free(&r);
+	}
+	if (st->has_dev && gpumem_jobctx_has_gpus(&c) && used_l2(&c))
+		l2_reset(&c);
+	forget_job(&c);
+	gpumem_jobctx_free(&c);
+	return 0;
+}

@@ -1,0 +1,151 @@
+/*
+ * The job prolog (slurm_spank_job_prolog): once per job and node, as root,
+ * in Slurm's "slurmstepd spank prolog" process, before any step of the job
+ * starts there.  It decides the job's policy once (jobctx.c: a refused user
+ * policy means the site's defaults, and every step fails with the reason),
+ * learns the GPUs (gpumem-probe, cached in state_dir), starts the per-job
+ * MPS daemon (mps.c, from a child of its own), runs check.before (as the
+ * user) and writes its report, then leaves the job's record in state_dir:
+ * the steps fail without one (fail closed).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "jobctx.h"
+#include "log.h"
+#include "mps.h"
+
+/* The persisting-L2 limit the job's tasks get, for its MPS server; -1 none. */
+static int mps_l2(const struct gpumem_node *node)
+{
+	struct gpumem_diags quiet = { 0 };
+	struct gpumem_env env;
+	int pct = -1;
+
+	if (gpumem_policy_env(&gpumem_plugin.eff, node, &env, &quiet) == 0)
+		for (int i = 0; i < env.n; i++)
+			if (!strcmp(env.var[i].name, GPUMEM_ENV_L2_PCT))
+				pct = atoi(env.var[i].value);
+	gpumem_diags_free(&quiet);
+	return pct;
+}
+
+/* What the child (or the prolog itself) does: start, log, record. */
+static void mps_start_logged(const struct gpumem_mps *m)
+{
+	char why[2100];
+
+	if (gpumem_mps_start(m, why, sizeof(why)) < 0)
+		gpumem_error("gpumem: job %u: per-job MPS daemon not started: %.500s", m->job, why);
+	else
+		gpumem_info("gpumem: job %u: per-job MPS daemon started in %s/job%u", m->job,
+			    m->base, m->job);
+}
+
+/*
+ * nvidia-cuda-mps-control takes 19-26 ms to listen (tests/gpu/results/
+ * 2026-11-24-h100-b), time Slurm spends launching the job's first step
+ * anyway.  So the prolog goes on and a child of it (its own session:
+ * nothing of the prolog's end reaches it) starts the daemon and records
+ * the outcome; the steps wait for that record before their tasks start,
+ * the epilog before it stops the daemon.  Where no child can be made, the
+ * prolog starts the daemon itself.
+ */
+static void start_mps(struct gpumem_jobctx *c, const struct gpumem_node *node)
+{
+	struct gpumem_plugin *st = &gpumem_plugin;
+	const char *control = gpumem_mps_find(st->args.mps_control), *skip;
+	struct gpumem_mps m = { control, st->args.mps_dir, c->dfd, c->job, c->uid, c->gid,
+				c->ngpus > 0 ? c->ji.gpus : NULL, mps_l2(node), st->args.timeout };
+	char dir[4200];
+	pid_t pid;
+
+	skip = !st->has_dev ? "no GPU on this node" : !gpumem_jobctx_has_gpus(c) ?
+		"the job has no GPU on this node" : control == NULL ?
+		"nvidia-cuda-mps-control not found" : NULL;
+	if (skip) {
+		gpumem_info("gpumem: job %u: mps.daemon=job skipped: %s", c->job, skip);
+		c->rec.mps = strdup(skip);
+		return;
+	}
+	c->rec.mps = strdup("start");
+	gpumem_mps_dir(m.base, c->job, dir, sizeof(dir));
+	st->mps_dir = strdup(dir);
+	pid = fork();
+	if (pid > 0)
+		return;
+	if (pid == 0)
+		setsid();       /* the state directory's fd is above 2 (trust.h): keep the streams */
+	mps_start_logged(&m);
+	if (pid == 0)
+		_exit(0);
+}
+
+/*
+ * A site-required check that gave no verdict of its own (killed, timed
+ * out, could not start, printed no valid report) counts as failed for the
+ * steps with on_fail fail or drain: the user may have caused it.  It never
+ * drains (a user could drain nodes at will).
+ */
+static const char *no_verdict(const struct gpumem_checkrun *r)
+{
+	if (!strcmp(r->status, "timed_out") || (!strcmp(r->status, "failed") && r->exit_code > 128))
+		return "did not finish (counted as failed)";
+	if (!strcmp(r->status, "failed") || !strcmp(r->status, "not_run"))
+		return "could not run (counted as failed)";
+	if (!strcmp(r->status, "ran") && r->doc == NULL)
+		return "gave no valid report (counted as failed)";
+	return NULL;
+}
+
+static void before_check(struct gpumem_jobctx *c, const struct gpumem_node *node)
+{
+	struct gpumem_plugin *st = &gpumem_plugin;
+	struct gpumem_checkrun r;
+	const char *none;
+	char why[2100];
+
+	/* The check runs with the job's MPS share: on the job's daemon, once it is up. */
+	if (st->mps_dir && gpumem_mps_wait(c->dfd, c->job, st->args.timeout * 1000L, why,
+					   sizeof(why)) != 0) {
+		free(st->mps_dir);
+		st->mps_dir = NULL;
+	}
+	gpumem_perjob_check(c, node, "before", 1, &r);
+	none = no_verdict(&r);
+	if ((!strcmp(r.verdict, "fail") || none) && st->eff.check.on_fail != GPUMEM_ONFAIL_WARN &&
+	    asprintf(&c->rec.fail, "GPU check before the job %s on %s: %s",
+		     none ? none : "failed", c->ji.node, r.reason) < 0)
+		c->rec.fail = strdup("GPU check before the job failed");
+	gpumem_jobcheck_free(&r);
+}
+
+int gpumem_job_prolog(spank_t sp, int ac, char **av)
+{
+	struct gpumem_plugin *st = &gpumem_plugin;
+	struct gpumem_jobctx c;
+	struct gpumem_node node;
+
+	if (gpumem_jobctx_init(sp, ac, av, "prolog", 1, &c) < 0)
+		goto out;       /* plugstack arguments: every step fails at init too */
+	if (c.dfd < 0)
+		gpumem_error("gpumem: job %u: state directory unusable, every step of the job "
+			     "fails: %s", c.job, c.dir_err);
+	if (gpumem_jobctx_decide(sp, &c) < 0)
+		goto record;    /* the site file: nothing applies */
+	memset(&node, 0, sizeof(node));
+	if (st->has_dev && (st->eff.set & GPUMEM_K_L2_LIMIT))
+		gpumem_jobctx_gpus(&c, &node, 1);
+	if (st->eff.mps.daemon == GPUMEM_DAEMON_JOB)
+		start_mps(&c, &node);
+	if (st->eff.check.before && gpumem_jobctx_has_gpus(&c))
+		before_check(&c, &node);
+record:
+	if (c.dfd < 0 || gpumem_jobrec_write(c.dfd, c.job, &c.rec) < 0)
+		gpumem_error("gpumem: job %u: cannot write the job's record, every step of the job "
+			     "fails: %s", c.job, c.dfd < 0 ? c.dir_err : "write failed");
+out:
+	gpumem_jobctx_free(&c);
+	return 0;       /* a failing prolog would drain the node: never for this */
+}

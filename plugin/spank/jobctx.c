@@ -1,0 +1,288 @@
+/*
+ * What the job prolog and the job epilog share (jobctx.h): both run as root
+ * in "slurmstepd spank prolog|epilog", a process of their own outside the
+ * job's cgroup, where Slurm gives only the job id, uid and gid as items,
+ * the rest through the Prolog environment (getenv) and the option
+ * (spank_option_getopt; tests/slurm/prolog-facts.sh).  The job's policy is
+ * decided once, by the prolog, and recorded for the steps and the epilog.
+ */
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "jobctx.h"
+#include "jobpolicy.h"
+#include "log.h"
+#include "proc.h"
+#include "trust.h"
+
+void gpumem_stdio_open(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) < 0)
+			break;
+}
+
+static int env_get(void *ctx, const char *name, char *buf, int len)
+{
+	const char *v = getenv(name);
+
+	(void)ctx;
+	if (v == NULL || (int)strlen(v) >= len)
+		return -1;
+	snprintf(buf, (size_t)len, "%s", v);
+	return 0;
+}
+
+static void fill_jobinfo(struct gpumem_jobctx *c, const char *step)
+{
+	struct gpumem_jobinfo *ji = &c->ji;
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	size_t o = 0;
+
+	memset(ji, 0, sizeof(*ji));
+	ji->job = c->job;
+	snprintf(ji->step, sizeof(ji->step), "%s", step);
+	if (getenv("SLURMD_NODENAME"))
+		snprintf(ji->node, sizeof(ji->node), "%s", getenv("SLURMD_NODENAME"));
+	else
+		gethostname(ji->node, sizeof(ji->node) - 1);
+	if (getpwuid_r(c->uid, &pw, buf, sizeof(buf), &res) == 0 && res)
+		snprintf(ji->user, sizeof(ji->user), "%s", pw.pw_name);
+	else
+		snprintf(ji->user, sizeof(ji->user), "%u", (unsigned)c->uid);
+	ji->uid = c->uid;
+	ji->gid = c->gid;
+	snprintf(ji->policy, sizeof(ji->policy), "%s", c->policy);
+	for (int i = 0; i < c->ngpus && o < sizeof(ji->gpus); i++)
+		o += (size_t)snprintf(ji->gpus + o, sizeof(ji->gpus) - o, "%s%s", i ? "," : "",
+				      c->list[i]);
+}
+
+/* Root's empty state_dir/nomps, else a path no one can make (the state directory is unusable). */
+static char *nomps(const struct gpumem_jobctx *c)
+{
+	char path[4200];
+
+	if (c->dfd < 0 || gpumem_state_nomps(c->dfd, gpumem_plugin.args.state_dir, path,
+					      sizeof(path)) < 0)
+		snprintf(path, sizeof(path), "/nonexistent/gpumem-nomps");
+	return strdup(path);
+}
+
+int gpumem_jobctx_init(spank_t sp, int ac, char **av, const char *step, int create,
+		       struct gpumem_jobctx *c)
+{
+	struct gpumem_plugin *pl = &gpumem_plugin;
+	const char *src;
+
+	memset(c, 0, sizeof(*c));
+	c->dfd = -1;
+	snprintf(c->policy, sizeof(c->policy), "site defaults");
+	gpumem_stdio_open();
+	spank_get_item(sp, S_JOB_ID, &c->job);
+	spank_get_item(sp, S_JOB_UID, &c->uid);
+	spank_get_item(sp, S_JOB_GID, &c->gid);
+	if (gpumem_plugin_setup(ac, av, S_CTX_JOB_SCRIPT) < 0)
+		return -1;
+	c->dfd = gpumem_state_open(pl->args.state_dir, create, c->dir_err, sizeof(c->dir_err));
+	pl->nomps = nomps(c);
+	c->ngpus = gpumem_gpus_from_env(env_get, NULL, c->list, GPUMEM_MAX_GPUS, &src);
+	/* No list where Slurm allocates the GPUs (gpus=gres): the job has none here. */
+	if (c->ngpus < 0 && !pl->args.all_gpus)
+		c->ngpus = 0;
+	fill_jobinfo(c, step);
+	return 0;
+}
+
+int gpumem_jobctx_has_gpus(const struct gpumem_jobctx *c)
+{
+	return c->ngpus != 0;
+}
+
+/* The user's policy as Slurm hands it to this process (jobpolicy.c). */
+static int user_policy(spank_t sp, const struct gpumem_jobctx *c, struct gpumem_policy *p,
+		       char *name, size_t nlen, struct gpumem_diags *d)
+{
+	struct gpumem_plugin *pl = &gpumem_plugin;
+	struct gpumem_policy_src src = {
+		.data = getenv("SPANK_" GPUMEM_FWD_DATA), .fwd_name = getenv("SPANK_" GPUMEM_FWD_NAME),
+		.as_root = 1, .uid = c->uid, .gid = c->gid, .timeout = pl->args.timeout,
+	};
+	char *opt = NULL;
+
+	if (src.data && strlen(src.data) > GPUMEM_MAX_FILE_BYTES) {
+		src.data = NULL;
+		src.data_too_big = 1;
+	}
+	if (src.data == NULL && !src.data_too_big &&
+	    spank_option_getopt(sp, &gpumem_policy_option, &opt) == ESPANK_SUCCESS)
+		src.option = opt;
+	return gpumem_policy_of_job(pl->have_site ? &pl->site : NULL, &src, p, name, nlen, d);
+}
+
+/* The site's defaults in full, for a job whose own policy was refused. */
+static int site_defaults(struct gpumem_jobctx *c)
+{
+	struct gpumem_plugin *pl = &gpumem_plugin;
+	struct gpumem_diags d = { 0 };
+	int rv = gpumem_policy_effective(pl->have_site ? &pl->site : NULL, NULL, "site defaults",
+					 &pl->eff, &d);
+
+	gpumem_diags_free(&d);
+	pl->have_eff = rv == 0;
+	snprintf(c->policy, sizeof(c->policy), "site defaults");
+	snprintf(c->ji.policy, sizeof(c->ji.policy), "%s", c->policy);
+	return rv;
+}
+
+int gpumem_jobctx_decide(spank_t sp, struct gpumem_jobctx *c)
+{
+	struct gpumem_plugin *pl = &gpumem_plugin;
+	struct gpumem_diags d = { 0 };
+	struct gpumem_policy user;
+	char name[4200] = "";
+	char *msg;
+	int have;
+
+	if (pl->deferred_error) {       /* the site file: nothing applies, every step fails */
+		c->rec.rejected = strdup(pl->deferred_error);
+		return -1;
+	}
+	have = user_policy(sp, c, &user, name, sizeof(name), &d);
+	if (have >= 0 && gpumem_policy_effective(pl->have_site ? &pl->site : NULL,
+						  have ? &user : NULL, name, &pl->eff, &d) == 0) {
+		pl->have_eff = 1;
+		if (have) {
+			c->rec.name = strdup(name);
+			c->rec.policy = gpumem_policy_format(&user, GPUMEM_FMT_JSON, 1);
+			gpumem_escape(c->policy, sizeof(c->policy), name);
+			snprintf(c->ji.policy, sizeof(c->ji.policy), "%s", c->policy);
+		}
+		gpumem_diags_free(&d);
+		return 0;
+	}
+	/* Refused: the steps fail with the reason; the site's defaults still apply in full. */
+	msg = gpumem_diags_join(&d, 1);
+	gpumem_error("gpumem: job %u: policy rejected, the site's defaults apply and every step "
+		     "fails: %.600s", c->job, msg ? msg : "out of memory");
+	c->rec.rejected = msg ? msg : strdup("out of memory");
+	gpumem_diags_free(&d);
+	return site_defaults(c);
+}
+
+int gpumem_jobctx_recall(spank_t sp, struct gpumem_jobctx *c)
+{
+	struct gpumem_plugin *pl = &gpumem_plugin;
+	struct gpumem_diags d = { 0 };
+	struct gpumem_policy user;
+	char why[256];
+
+	if (gpumem_jobrec_read(c->dfd, c->job, &c->rec, why, sizeof(why)) < 0)
+		return gpumem_jobctx_decide(sp, c);     /* no prolog ran here */
+	if (pl->deferred_error)
+		return -1;
+	if (c->rec.policy == NULL ||
+	    gpumem_policy_parse_json(c->rec.policy, strlen(c->rec.policy), "record", &user, &d) < 0 ||
+	    gpumem_policy_effective(pl->have_site ? &pl->site : NULL, &user, "record", &pl->eff,
+				    &d) < 0) {
+		gpumem_diags_free(&d);
+		return site_defaults(c);
+	}
+	gpumem_diags_free(&d);
+	pl->have_eff = 1;
+	gpumem_escape(c->policy, sizeof(c->policy), c->rec.name ? c->rec.name : "policy");
+	snprintf(c->ji.policy, sizeof(c->ji.policy), "%s", c->policy);
+	return 0;
+}
+
+void gpumem_jobctx_free(struct gpumem_jobctx *c)
+{
+	if (c->dfd >= 0)
+		close(c->dfd);
+	c->dfd = -1;
+	gpumem_jobrec_free(&c->rec);
+	gpumem_plugin_teardown();
+}
+
+static void probe_to_cache(struct gpumem_jobctx *c)
+{
+	struct gpumem_plugin *st = &gpumem_plugin;
+	char path[4200], gpus[GPUMEM_GPU_LIST_MAX + 32], mps[4300];
+	char *argv[] = { path, NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", gpus, mps, NULL };
+	struct gpumem_proc p = { 0 };
+
+	snprintf(path, sizeof(path), "%s/gpumem-probe", st->args.libexecdir);
+	snprintf(gpus, sizeof(gpus), "CUDA_VISIBLE_DEVICES=%s", c->ji.gpus);
+	snprintf(mps, sizeof(mps), "CUDA_MPS_PIPE_DIRECTORY=%s", st->nomps ? st->nomps : "/nonexistent");
+	/*
+	 * As root, not as the user: the cache serves every later job, so no
+	 * user may have had a hand in what it says.
+	 */
+	gpumem_proc_as_user(&p, path, argv, envp, 0, 0, st->args.timeout);
+	if (gpumem_proc_run(&p) < 0 || p.status != 0) {
+		gpumem_info("gpumem: job %u: %s: %s", c->job, path,
+			   p.timed_out ? "timed out" : p.out ? p.out : "cannot run");
+	} else if (gpumem_probe_cache_merge(c->dfd, p.out, c->list, c->ngpus) < 0) {
+		gpumem_error("gpumem: job %u: cannot write the probe cache in %s", c->job,
+			    st->args.state_dir);
+	} else {
+		gpumem_info("gpumem: job %u: probed GPUs %s, cached in %s/%s", c->job, c->ji.gpus,
+			   st->args.state_dir, GPUMEM_PROBE_CACHE);
+	}
+	gpumem_proc_free(&p);
+}
+
+int gpumem_jobctx_gpus(struct gpumem_jobctx *c, struct gpumem_node *node, int may_probe)
+{
+	char *cache = NULL;
+
+	memset(node, 0, sizeof(*node));
+	if (c->ngpus <= 0 || c->dfd < 0)
+		return 0;
+	for (int pass = 0; pass < 2; pass++) {
+		cache = gpumem_state_read(c->dfd, GPUMEM_PROBE_CACHE, 256 * 1024);
+		if (cache && gpumem_gpus_match(cache, c->list, c->ngpus, node) == c->ngpus) {
+			free(cache);
+			return 1;
+		}
+		free(cache);
+		memset(node, 0, sizeof(*node));
+		if (!may_probe || pass)
+			break;
+		probe_to_cache(c);
+	}
+	return 0;
+}
+
+void gpumem_perjob_check(struct gpumem_jobctx *c, const struct gpumem_node *node,
+			 const char *phase, int with_share, struct gpumem_checkrun *r)
+{
+	struct gpumem_plugin *st = &gpumem_plugin;
+	char when[32];
+
+	if (st->has_dev && gpumem_interval_passed(c, node, when, sizeof(when))) {
+		memset(r, 0, sizeof(*r));
+		r->done = 1;
+		r->exit_code = -1;
+		snprintf(r->phase, sizeof(r->phase), "%s", phase);
+		{
+			time_t t = time(NULL);
+			struct tm tm;
+
+			gmtime_r(&t, &tm);
+			strftime(r->time, sizeof(r->time), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		}
+		snprintf(r->status, sizeof(r->status), "skipped");
+		snprintf(r->verdict, sizeof(r->verdict), "skipped");
+		snprintf(r->reason, sizeof(r->reason), "passed at %s", when);
+	} else {
+		gpumem_jobcheck_run(st, &c->ji, phase, st->has_dev, with_share, r);
+	}
+	gpumem_jobcheck_report(st, &c->ji, r);
+}

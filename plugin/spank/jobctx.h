@@ -1,0 +1,69 @@
+/*
+ * What the job prolog and the job epilog share (jobctx.c): the job, its
+ * user, its GPUs on this node, root's state directory, and the job's one
+ * agreed policy (statedir.h's record).
+ */
+#ifndef GPUMEM_JOBCTX_H
+#define GPUMEM_JOBCTX_H
+#include "gpus.h"
+#include "jobcheck.h"
+#include "plugin.h"
+#include "statedir.h"
+
+struct gpumem_jobctx {
+	uint32_t job;
+	uid_t uid;
+	gid_t gid;
+	char policy[256];               /* the policy's name for logs and reports: escaped */
+	char list[GPUMEM_MAX_GPUS][64]; /* the job's GPUs on this node (physical) */
+	int ngpus;                      /* -1: every GPU of the node (plugstack gpus=all) */
+	int dfd;                        /* state_dir, or -1 */
+	char dir_err[512];              /* why dfd is -1 */
+	struct gpumem_jobrec rec;       /* the job's record (prolog: being made) */
+	struct gpumem_jobinfo ji;
+};
+
+/* State files of job N in state_dir, besides the record (statedir.h). */
+#define GPUMEM_STATE_L2 "job%u.l2"             /* a step set a persisting-L2 limit */
+
+/*
+ * The plugin's setup (setup.c, which Slurm does not call in this context),
+ * the job, its user and GPUs, the state directory (made when CREATE).
+ * -1 only when the plugstack arguments are wrong (logged).
+ */
+int gpumem_jobctx_init(spank_t sp, int ac, char **av, const char *step, int create,
+		       struct gpumem_jobctx *c);
+/*
+ * The job's policy as the prolog decides it: the user's, resolved and
+ * validated (jobpolicy.c), over the site's; a policy that is refused is
+ * recorded with the reason and the site's defaults apply in full.  Fills
+ * c->rec and gpumem_plugin.eff.  -1 when not even the site's defaults can
+ * apply (the site file is unusable: c->rec.rejected says so).
+ */
+int gpumem_jobctx_decide(spank_t sp, struct gpumem_jobctx *c);
+/*
+ * The job's policy as the epilog finds it: the prolog's record where there
+ * is one, else decided as the prolog would (a node where no step ran).
+ */
+int gpumem_jobctx_recall(spank_t sp, struct gpumem_jobctx *c);
+void gpumem_jobctx_free(struct gpumem_jobctx *c);
+/*
+ * node->gpus for the job's GPUs from the probe cache; on a miss, when
+ * MAY_PROBE, run gpumem-probe once and cache it.  1 when all were found.
+ */
+int gpumem_jobctx_gpus(struct gpumem_jobctx *c, struct gpumem_node *node, int may_probe);
+/* The job has GPUs here to act on (a list, or every GPU with gpus=all). */
+int gpumem_jobctx_has_gpus(const struct gpumem_jobctx *c);
+/*
+ * check.min_interval: 1 (and when, in WHEN) if every GPU of the job passed
+ * a check on this node less than the site's min_interval ago, by the
+ * node's own reports; 0 otherwise.
+ */
+int gpumem_interval_passed(const struct gpumem_jobctx *c, const struct gpumem_node *node,
+			   char *when, size_t len);
+/* Run (or skip, by min_interval) one check of the job, report it. */
+void gpumem_perjob_check(struct gpumem_jobctx *c, const struct gpumem_node *node,
+			 const char *phase, int with_share, struct gpumem_checkrun *r);
+/* Make fds 0-2 open (on /dev/null): Slurm may start these hooks with them closed. */
+void gpumem_stdio_open(void);
+#endif

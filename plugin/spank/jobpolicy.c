@@ -1,0 +1,84 @@
+/*
+ * The one resolver of a job's policy (jobpolicy.h).  srun/sbatch/salloc
+ * read the option's file as the user they run as and forward the validated
+ * policy; slurmstepd (user_init, with the user's effective ids) and the job
+ * prolog/epilog (root: a forked reader as the user) read the forwarded copy,
+ * else the option.  The forwarded copy is the user's to set: it is parsed,
+ * validated and clamped like a file, never trusted.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "jobpolicy.h"
+#include "proc.h"
+
+#define FWD "forwarded policy (SPANK_GPUMEM_POLICY_DATA)"
+
+/* The user's policy file, read as the user (never with root's rights). */
+static char *read_as_user(const char *path, uid_t uid, gid_t gid, int timeout)
+{
+	char *argv[] = { "/bin/cat", "--", (char *)path, NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+	struct gpumem_proc p = { 0 };
+	char *out = NULL;
+
+	gpumem_proc_as_user(&p, argv[0], argv, envp, uid, gid, timeout);
+	p.drop_stderr = 1;
+	p.out_max = GPUMEM_MAX_FILE_BYTES + 1;
+	if (gpumem_proc_run(&p) == 0 && p.status == 0 && !p.timed_out &&
+	    strlen(p.out) <= GPUMEM_MAX_FILE_BYTES) {
+		out = p.out;
+		p.out = NULL;
+	}
+	gpumem_proc_free(&p);
+	return out;
+}
+
+static int from_file(const char *path, const struct gpumem_policy_src *src,
+		     struct gpumem_policy *p, struct gpumem_diags *d)
+{
+	char *text;
+	int rv;
+
+	if (!src->as_root)
+		return gpumem_policy_load(path, p, d);
+	text = read_as_user(path, src->uid, src->gid, src->timeout);
+	if (text == NULL) {
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, path, 0, 0, "cannot read it as the job's user");
+		return -1;
+	}
+	rv = gpumem_policy_parse(text, strlen(text), path, p, d);
+	free(text);
+	return rv;
+}
+
+int gpumem_policy_of_job(const struct gpumem_site *site, const struct gpumem_policy_src *src,
+			 struct gpumem_policy *p, char *name, size_t nlen, struct gpumem_diags *d)
+{
+	char *path;
+	int rv;
+
+	if (src->data_too_big) {
+		snprintf(name, nlen, "%s", FWD);
+		/* Refused like any other invalid forwarded policy, never dropped. */
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, FWD, 0, 0,
+				"larger than the %d-byte limit: refused", GPUMEM_MAX_FILE_BYTES);
+		return -1;
+	}
+	if (src->data) {
+		snprintf(name, nlen, "%.200s (as forwarded)",
+			 src->fwd_name && *src->fwd_name ? src->fwd_name : "policy");
+		return gpumem_policy_parse_json(src->data, strlen(src->data), name, p, d) < 0 ? -1 : 1;
+	}
+	if (src->option == NULL)
+		return 0;
+	path = gpumem_policy_resolve(site, src->option, d);
+	if (path == NULL) {
+		snprintf(name, nlen, "%.200s", src->option);
+		return -1;
+	}
+	snprintf(name, nlen, "%s", path);
+	rv = from_file(path, src, p, d);
+	free(path);
+	return rv < 0 ? -1 : 1;
+}

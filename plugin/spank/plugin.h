@@ -1,0 +1,68 @@
+/*
+ * gpumem.so: what the plugin keeps in each process it runs in (struct
+ * gpumem_plugin, one copy per process), and the entry points of each
+ * process, one file each:
+ *
+ *   srun.c             srun, sbatch, salloc (local and allocator contexts, as the user)
+ *   slurmstepd.c       a job step's slurmstepd (remote context): the tasks' environment
+ *   slurmstepd_exit.c  the same process when the step's tasks have ended
+ *   job_prolog.c       "slurmstepd spank prolog" (job_script context, root), once per job and node
+ *   job_epilog.c       "slurmstepd spank epilog" (the same), once per job and node
+ *
+ * dispatch.c routes Slurm's callbacks to them; setup.c is the one setup and
+ * teardown they share.  The lifecycle is told once, in doc/ADMIN.md
+ * ("Per job, not per step").
+ */
+#ifndef GPUMEM_PLUGIN_H
+#define GPUMEM_PLUGIN_H
+#include <stdint.h>
+#include "compat.h"
+#include "args.h"
+#include "policy.h"
+
+#define GPUMEM_OPT_POLICY "gpumem-policy"
+/* Names under which srun/sbatch/salloc forward the validated user policy. */
+#define GPUMEM_FWD_DATA "GPUMEM_POLICY_DATA"
+#define GPUMEM_FWD_NAME "GPUMEM_POLICY_NAME"
+
+struct gpumem_plugin {
+	struct gpumem_args args;
+	struct gpumem_site site;
+	int have_site;
+	char *opt_policy;       /* --gpumem-policy, as typed (srun side) */
+	struct gpumem_policy eff; /* the effective policy (node side) */
+	int have_eff;
+	int has_dev;            /* this node has an NVIDIA device (args.nvidia_dev) */
+	/* slurmstepd */
+	char *deferred_error;   /* reported from task_init: user_init cannot fail srun */
+	char *user_notes;       /* node-side warnings, shown by the first task */
+	char *mig_notes;        /* per GPU: what was done and skipped under MIG */
+	int mig;                /* one of the step's GPUs is a MIG instance */
+	uint32_t tasks_exited;  /* local tasks whose exit was collected */
+	int torn_down;
+	/* job prolog/epilog */
+	char *mps_dir;          /* the job's MPS directory, for its before-check */
+	char *nomps;            /* an empty root-only directory: helpers' CUDA_MPS_PIPE_DIRECTORY */
+};
+
+extern struct gpumem_plugin gpumem_plugin;
+extern struct spank_option gpumem_policy_option;
+
+/*
+ * The one setup, for every context CTX: parse the plugstack arguments, load
+ * the site file.  On a node a site file that is unusable becomes
+ * deferred_error (every job there fails with it); on a login node it is a
+ * warning and the policy is checked on its own.  0, or -1 (arguments).
+ */
+int gpumem_plugin_setup(int ac, char **av, spank_context_t ctx);
+/* The one teardown: everything setup and the hooks left in gpumem_plugin. */
+void gpumem_plugin_teardown(void);
+
+int gpumem_srun_post_opt(spank_t sp);
+int gpumem_slurmstepd_user_init(spank_t sp);
+int gpumem_slurmstepd_task_init(spank_t sp);
+int gpumem_slurmstepd_task_exit(spank_t sp);
+int gpumem_slurmstepd_exit(spank_t sp);
+int gpumem_job_prolog(spank_t sp, int ac, char **av);
+int gpumem_job_epilog(spank_t sp, int ac, char **av);
+#endif

@@ -1,0 +1,319 @@
+/*
+ * A job step's slurmstepd (remote context), as root; user_init runs once
+ * per step and node with the user's effective ids.  The job's GPU work is
+ * the job prolog's and epilog's: a step reads what the prolog decided (the
+ * job's record in root's state_dir: no record, a refused policy or a
+ * failed before-check fails it), re-validates its own forwarded policy
+ * (jobpolicy.c) or takes the job's, merges it with this node's site file,
+ * reads the GPUs from the probe cache (slurmstepd_gpus.c; no CUDA in
+ * slurmstepd), joins the job's MPS daemon, and sets the tasks' environment.
+ * Its errors are kept for task_init, because an error returned from
+ * user_init does not fail an srun.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "jobpolicy.h"
+#include "log.h"
+#include "mps.h"
+#include "slurmstepd.h"
+#include "statedir.h"
+
+const char *gpumem_step_name(uint32_t job, uint32_t step)
+{
+	static char buf[64];
+
+	switch (step) {
+	case 0xfffffffbu: snprintf(buf, sizeof(buf), "%u.batch", job); break;
+	case 0xfffffffcu: snprintf(buf, sizeof(buf), "%u.extern", job); break;
+	case 0xfffffffau: snprintf(buf, sizeof(buf), "%u.interactive", job); break;
+	default: snprintf(buf, sizeof(buf), "%u.%u", job, step); break;
+	}
+	return buf;
+}
+
+/*
+ * Keep the first error for task_init.  ARG may hold what a user chose (a
+ * check's reason, a helper's output): it is escaped here, so the message
+ * is one line.  defer_lines keeps lines that are escaped already (joined
+ * diagnostics, trust.h), one per diagnostic.
+ */
+static void defer_lines(const char *fmt, const char *arg)
+{
+	char *msg;
+
+	if (asprintf(&msg, fmt, arg) < 0)
+		return;
+	if (gpumem_plugin.deferred_error == NULL)
+		gpumem_plugin.deferred_error = msg;
+	else
+		free(msg);
+}
+
+static void defer(const char *fmt, const char *arg)
+{
+	char *esc = malloc(4 * strlen(arg) + 1);
+
+	if (esc == NULL)
+		return;
+	defer_lines(fmt, gpumem_escape(esc, 4 * strlen(arg) + 1, arg));
+	free(esc);
+}
+
+/*
+ * The step's own policy (jobpolicy.c): its forwarded copy, else its
+ * option, read with the user's ids user_init runs with; else the job's,
+ * as the prolog recorded it.  1 found (NAME), 0 none, -1 errors in D.
+ */
+static int step_policy(spank_t sp, const struct gpumem_jobrec *rec, struct gpumem_policy *p,
+		       char *name, size_t nlen, struct gpumem_diags *d)
+{
+	struct gpumem_plugin *st = &gpumem_plugin;
+	struct gpumem_policy_src src = { 0 };
+	char fwd_name[256] = "", *data = malloc(GPUMEM_MAX_FILE_BYTES + 1), *opt = NULL;
+	int rc, rv;
+
+	if (data == NULL)
+		return -1;
+	rc = spank_getenv(sp, "SPANK_" GPUMEM_FWD_DATA, data, GPUMEM_MAX_FILE_BYTES + 1);
+	src.data_too_big = rc == ESPANK_NOSPACE;
+	if (rc == ESPANK_SUCCESS) {
+		src.data = data;
+		if (spank_getenv(sp, "SPANK_" GPUMEM_FWD_NAME, fwd_name, sizeof(fwd_name)) ==
+		    ESPANK_SUCCESS)
+			src.fwd_name = fwd_name;
+	} else if (spank_option_getopt(sp, &gpumem_policy_option, &opt) == ESPANK_SUCCESS && opt) {
+		src.option = opt;
+	} else {
+		src.option = st->opt_policy;
+	}
+	rv = gpumem_policy_of_job(st->have_site ? &st->site : NULL, &src, p, name, nlen, d);
+	free(data);
+	if (rv != 0 || rec->policy == NULL)
+		return rv;
+	snprintf(name, nlen, "%s", rec->name ? rec->name : "policy");
+	return gpumem_policy_parse_json(rec->policy, strlen(rec->policy), name, p, d) < 0 ? -1 : 1;
+}
+
+/*
+ * What the job prolog decided for the job on this node (statedir.h): 0, or
+ * -1 (deferred) when there is no record, the job's policy was refused or
+ * its before-check failed.  Fail closed: no record, no task.
+ */
+static int job_record(struct gpumem_plugin *st, uint32_t job, struct gpumem_jobrec *rec)
+{
+	char err[600], why[256];
+	int dfd = gpumem_state_open(st->args.state_dir, 0, err, sizeof(err)), rv = -1;
+
+	if (dfd < 0)
+		defer("the job prolog left no record of this job on this node (state directory "
+		      "%s)", err);
+	else if (gpumem_jobrec_read(dfd, job, rec, why, sizeof(why)) < 0)
+		defer("the job prolog left no record of this job on this node: %s (see slurmd's "
+		      "log)", why);
+	else if (rec->rejected)
+		defer_lines("policy rejected on this node: %s", rec->rejected);
+	else if (rec->fail)
+		defer("%s", rec->fail);
+	else
+		rv = 0;
+	if (dfd >= 0)
+		close(dfd);
+	return rv;
+}
+
+static void log_diags(const struct gpumem_diags *d, unsigned job, unsigned step)
+{
+	int n = 0, total = d->nerrors + d->nwarnings;
+
+	/* A hostile forwarded policy can hold thousands of errors: bound the log. */
+	for (const struct gpumem_diag *g = d->head; g && n < 20; g = g->next, n++)
+		gpumem_info("gpumem: job %s: %s: %s: %s", gpumem_step_name(job, step), g->file,
+			   g->sev == GPUMEM_SEV_ERROR ? "error" : "warning", g->msg);
+	if (total > n)
+		gpumem_info("gpumem: job %s: ... and %d more", gpumem_step_name(job, step), total - n);
+}
+
+static int set_env(spank_t sp, const struct gpumem_env *env)
+{
+	for (int i = 0; i < env->n; i++) {
+		const char *name = env->var[i].name, *val = env->var[i].value;
+		char *old = NULL, *joined = NULL;
+		int rc;
+
+		/* Our library goes first; the user's own preloads still load. */
+		if (!strcmp(name, GPUMEM_ENV_PRELOAD) && (old = malloc(65536)) &&
+		    spank_getenv(sp, name, old, 65536) == ESPANK_SUCCESS && old[0]) {
+			if (asprintf(&joined, "%s %s", val, old) < 0)
+				joined = NULL;
+			else
+				val = joined;
+		}
+		rc = spank_setenv(sp, name, val, 1);
+		free(old);
+		free(joined);
+		if (rc != ESPANK_SUCCESS) {
+			gpumem_error("gpumem: cannot set %s in the job environment", name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * mps.daemon=job: the job's daemon, which a child of the job prolog starts
+ * (mps.c); no task starts before it is up, or CUDA would run without it.
+ * Its directories into NODE; -1 (deferred) when it did not start.  A step
+ * whose own policy asks for one in a job that has none gets a note.
+ */
+static int step_mps(struct gpumem_plugin *st, const struct gpumem_jobrec *rec,
+		    struct gpumem_node *node, uint32_t job, struct gpumem_diags *notes)
+{
+	static char pipe_dir[4300], log_dir[4300];
+	char err[600], why[2100] = "", dir[4200];
+	int dfd, rc = -2;
+
+	if (rec->mps == NULL || strcmp(rec->mps, "start")) {
+		gpumem_diag_add(notes, GPUMEM_SEV_WARNING, "mps.daemon", 0, 0, "%s%s",
+				rec->mps ? "no per-job MPS daemon: " : "the job has no per-job MPS "
+				"daemon (give the policy that asks for one to sbatch, salloc or srun)",
+				rec->mps ? rec->mps : "");
+		return 0;
+	}
+	dfd = gpumem_state_open(st->args.state_dir, 0, err, sizeof(err));
+	if (dfd >= 0) {
+		rc = gpumem_mps_wait(dfd, job, st->args.timeout * 1000L, why, sizeof(why));
+		close(dfd);
+	}
+	if (rc != 0) {
+		defer("the job's MPS daemon did not start: %s", dfd < 0 ? err : rc == -2 ?
+		      "not up within the timeout" : why);
+		return -1;
+	}
+	gpumem_mps_dir(st->args.mps_dir, job, dir, sizeof(dir));
+	snprintf(pipe_dir, sizeof(pipe_dir), "%s/pipe", dir);
+	snprintf(log_dir, sizeof(log_dir), "%s/log", dir);
+	node->mps_pipe_dir = pipe_dir;
+	node->mps_log_dir = log_dir;
+	return 0;
+}
+
+/*
+ * What only the node can know (the GPU's own L2 maximum, a missing
+ * library) is shown to the user too, from task_init, whose stderr is the
+ * task's.
+ */
+static void keep_user_notes(struct gpumem_plugin *st, struct gpumem_diags *envd)
+{
+	char *all = NULL;
+
+	st->user_notes = gpumem_diags_join(envd, 0);
+	if (st->mig_notes &&
+	    asprintf(&all, "%s%s%s", st->user_notes ? st->user_notes : "",
+		     st->user_notes && *st->user_notes ? "\n" : "", st->mig_notes) >= 0) {
+		free(st->user_notes);
+		st->user_notes = all;
+	}
+}
+
+/* One line in slurmd's log: the policy, the GPUs and what was set. */
+static void log_step(const struct gpumem_env *env, uint32_t job, uint32_t step,
+		     const char *policy, const char *src, int has_dev)
+{
+	char summary[2048];
+	int off = 0;
+
+	for (int i = 0; i < env->n && off < (int)sizeof(summary) - 1; i++)
+		off += snprintf(summary + off, sizeof(summary) - (size_t)off, " %s=%s",
+				env->var[i].name, env->var[i].value);
+	if (off == 0)
+		snprintf(summary, sizeof(summary), " (nothing to set)");
+	gpumem_info("gpumem: job %s: policy %s; GPUs %s%s; set%s", gpumem_step_name(job, step), policy,
+		   src ? src : "none", has_dev ? "" : " (no GPU device on this node: probe, MPS "
+		   "daemon, check and L2 reset skipped)", summary);
+}
+
+int gpumem_slurmstepd_user_init(spank_t sp)
+{
+	struct gpumem_plugin *st = &gpumem_plugin;
+	struct gpumem_diags d = { 0 }, envd = { 0 };
+	struct gpumem_jobrec rec = { 0 };
+	struct gpumem_policy user;
+	struct gpumem_node node;
+	struct gpumem_env env;
+	const char *src = NULL;
+	char name[4200] = "site defaults";
+	uint32_t job = 0, step = 0;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	int have_user;
+
+	spank_get_item(sp, S_JOB_UID, &uid);
+	spank_get_item(sp, S_JOB_GID, &gid);
+	spank_get_item(sp, S_JOB_ID, &job);
+	spank_get_item(sp, S_JOB_STEPID, &step);
+
+	if (st->deferred_error || job_record(st, job, &rec) < 0)
+		goto out;       /* the site file, or what the prolog decided: task_init says why */
+	have_user = step_policy(sp, &rec, &user, name, sizeof(name), &d);
+	if (have_user < 0 ||
+	    gpumem_policy_effective(st->have_site ? &st->site : NULL, have_user ? &user : NULL,
+				    name, &st->eff, &d) < 0) {
+		char *msg = gpumem_diags_join(&d, 1);
+
+		log_diags(&d, job, step);
+		defer_lines("policy rejected on this node: %s", msg ? msg : "out of memory");
+		free(msg);
+		goto out;
+	}
+	st->have_eff = 1;
+	/* Nothing asked, nothing set: keep steps without a policy cheap. */
+	if (!have_user && st->eff.set == 0 && st->eff.sections == 0)
+		goto out;
+
+	memset(&node, 0, sizeof(node));
+	gpumem_step_gpus(sp, st, &node, uid, gid, job, step, &src);
+	if (st->eff.mps.daemon == GPUMEM_DAEMON_JOB && step_mps(st, &rec, &node, job, &envd) < 0)
+		goto out;
+	if (gpumem_policy_env(&st->eff, &node, &env, &envd) < 0 ||
+	    (st->mig && gpumem_env_drop_l2(&env)) || set_env(sp, &env) < 0) {
+		defer("%s", "cannot build the task environment");
+		goto out;
+	}
+	keep_user_notes(st, &envd);
+	spank_setenv(sp, "GPUMEM_POLICY", have_user ? name : "site defaults", 1);
+	log_diags(&d, job, step);
+	log_diags(&envd, job, step);
+	log_step(&env, job, step, have_user ? name : "site defaults", src, st->has_dev);
+out:
+	gpumem_diags_free(&d);
+	gpumem_diags_free(&envd);
+	gpumem_jobrec_free(&rec);
+	return 0;
+}
+
+int gpumem_slurmstepd_task_init(spank_t sp)
+{
+	uint32_t task = 0;
+
+	if (gpumem_plugin.deferred_error) {
+		/* Escaped when deferred: one log line per line, nothing raw. */
+		for (char *l = gpumem_plugin.deferred_error, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+			nl = strchr(l, '\n');
+			slurm_error("gpumem: %.*s", nl ? (int)(nl - l) : (int)strlen(l), l);
+		}
+		return -1;
+	}
+	/* Once per node: the first local task says what the node adjusted. */
+	if (gpumem_plugin.user_notes && spank_get_item(sp, S_TASK_ID, &task) == ESPANK_SUCCESS &&
+	    task == 0) {
+		char host[64] = "";
+
+		gethostname(host, sizeof(host) - 1);
+		for (char *l = gpumem_plugin.user_notes, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+			nl = strchr(l, '\n');
+			fprintf(stderr, "gpumem: %s: %.*s\n", host, nl ? (int)(nl - l) : (int)strlen(l), l);
+		}
+	}
+	return 0;
+}

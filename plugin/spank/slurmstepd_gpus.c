@@ -1,0 +1,150 @@
+/*
+ * A job step's GPUs, in its slurmstepd (user_init, with the user's ids):
+ * Slurm's list from the job's environment (it only chooses what the user's
+ * own tasks get: the devices cgroup is what confines them), the tasks'
+ * numbering of it, what root's probe cache knows of them, and what the
+ * plugin does and skips on a MIG instance.  No CUDA here.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "gpus.h"
+#include "log.h"
+#include "proc.h"
+#include "slurmstepd.h"
+#include "statedir.h"
+
+static int job_getenv(void *ctx, const char *name, char *buf, int len)
+{
+	return spank_getenv((spank_t)ctx, name, buf, len) == ESPANK_SUCCESS ? 0 : -1;
+}
+
+/*
+ * Ask gpumem-probe (as the user, in the step's devices cgroup) what the
+ * GPUs are; fills node->gpus.  It never reaches an MPS daemon: its pipe
+ * directory is root's empty state_dir/nomps (jobctx.h).
+ */
+static void probe(const struct gpumem_args *a, uid_t uid, gid_t gid, char list[][64], int n,
+		  struct gpumem_node *node)
+{
+	char path[4200], mps[4300];
+	char *argv[] = { path, NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", mps, NULL };
+	struct gpumem_proc p = { 0 };
+
+	snprintf(path, sizeof(path), "%s/gpumem-probe", a->libexecdir);
+	snprintf(mps, sizeof(mps), "CUDA_MPS_PIPE_DIRECTORY=%s/nomps", a->state_dir);
+	gpumem_proc_as_user(&p, path, argv, envp, uid, gid, a->timeout);
+	if (gpumem_proc_run(&p) < 0) {
+		gpumem_info("gpumem: cannot run %s: GPU limits unknown", path);
+		return;
+	}
+	if (p.status == 0)
+		gpumem_gpus_match(p.out, list, n, node);
+	else
+		gpumem_info("gpumem: %s: %s", path, p.timed_out ? "timed out" : p.out);
+	gpumem_proc_free(&p);
+}
+
+/* The job's GPUs from root's probe cache (no CUDA): 0 when all are there. */
+static int cached_gpus(char list[][64], int n, struct gpumem_node *node)
+{
+	char err[4400], *cache = NULL;
+	int dfd = gpumem_state_open(gpumem_plugin.args.state_dir, 0, err, sizeof(err)), rv = -1;
+
+	if (dfd >= 0 && n > 0)
+		cache = gpumem_state_read(dfd, GPUMEM_PROBE_CACHE, 256 * 1024);
+	if (cache && gpumem_gpus_match(cache, list, n, node) == n)
+		rv = 0;
+	else
+		memset(node, 0, sizeof(*node));
+	free(cache);
+	if (dfd >= 0)
+		close(dfd);
+	return rv;
+}
+
+int gpumem_env_drop_l2(struct gpumem_env *env)
+{
+	for (int i = 0; i < env->n; i++)
+		if (!strcmp(env->var[i].name, GPUMEM_ENV_L2_PCT)) {
+			env->var[i] = env->var[--env->n];
+			break;
+		}
+	return 0;
+}
+
+/*
+ * Per GPU of the step, what the plugin does on a MIG instance and what it
+ * skips: the log gets one line each, the user the same from task_init.
+ * Nothing here fails the step.
+ */
+static void mig_notes(struct gpumem_plugin *st, char node[][64], char task[][64], int n,
+		      uint32_t job, uint32_t step)
+{
+	char *notes = NULL;
+	size_t len = 0;
+	FILE *f;
+	int nmig = 0;
+
+	for (int i = 0; i < n; i++)
+		nmig += gpumem_gpu_kind(task[i], NULL, 0) == GPUMEM_GPU_MIG;
+	if (nmig == 0 || (f = open_memstream(&notes, &len)) == NULL)
+		return;
+	st->mig = 1;
+	for (int i = 0; i < n; i++) {
+		char parent[64];
+		int mig = gpumem_gpu_kind(task[i], parent, sizeof(parent)) == GPUMEM_GPU_MIG;
+
+		fprintf(f, "%sGPU %s (%s%s%s): ", i ? "\n" : "", node[i], task[i],
+			parent[0] ? " on " : "", parent);
+		if (!mig) {
+			fprintf(f, "whole GPU: L2 limit not set for the step (one of its GPUs is a MIG "
+				"instance)%s", (st->eff.set & GPUMEM_K_L2_LIMIT) && st->eff.l2.reset_at_exit ?
+				"; L2 reset at exit" : "");
+			continue;
+		}
+		fprintf(f, "MIG instance: persisting L2 limit not set and no L2 reset (persisting "
+			"L2 is disabled under MIG)");
+		if (st->eff.mps.daemon == GPUMEM_DAEMON_JOB)
+			fprintf(f, "; the job's MPS daemon serves the job's MIG instances (each "
+				"CUDA client uses only the first it is given)");
+		if (st->eff.check.before || st->eff.check.after)
+			fprintf(f, "; check: a MIG instance is reported 'unusable' (no verdict on a "
+				"slice)%s", i == 0 ? "" : " and only the first instance is enumerated");
+	}
+	if (fclose(f) != 0) {
+		free(notes);
+		return;
+	}
+	for (char *l = notes, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+		nl = strchr(l, '\n');
+		slurm_info("gpumem: job %s: %.*s", gpumem_step_name(job, step),
+			   nl ? (int)(nl - l) : (int)strlen(l), l);
+	}
+	st->mig_notes = notes;
+}
+
+void gpumem_step_gpus(spank_t sp, struct gpumem_plugin *st, struct gpumem_node *node,
+		      uid_t uid, gid_t gid, uint32_t job, uint32_t step, const char **src)
+{
+	char list[GPUMEM_MAX_GPUS][64], tlist[GPUMEM_MAX_GPUS][64];
+	int ngpu_env = gpumem_gpus_from_env(job_getenv, sp, list, GPUMEM_MAX_GPUS, src);
+
+	/* No list where Slurm allocates the GPUs (gpus=gres): the step has none. */
+	if (ngpu_env < 0 && !st->args.all_gpus)
+		ngpu_env = 0;
+
+	/* The probe runs in the step's devices cgroup: it gets the tasks' numbering. */
+	if (ngpu_env > 0)
+		gpumem_gpus_for_tasks(job_getenv, sp, *src, list, ngpu_env, tlist, GPUMEM_MAX_GPUS);
+	node->ngpus = 0;
+	if (st->has_dev && ngpu_env != 0 && (st->eff.set & GPUMEM_K_L2_LIMIT) &&
+	    cached_gpus(list, ngpu_env, node) < 0)
+		probe(&st->args, uid, gid, tlist, ngpu_env, node);
+	if (ngpu_env > 0)
+		mig_notes(st, list, tlist, ngpu_env, job, step);
+	if (access(st->args.um_library, R_OK) == 0)
+		node->um_library = st->args.um_library;
+}

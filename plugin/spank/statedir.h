@@ -1,0 +1,64 @@
+/*
+ * Root's state directory (plugstack state_dir=, default /run/gpumem): what
+ * the job prolog leaves for the job's steps and its epilog (the job's
+ * record, the MPS daemon's record), and what gpumem-probe learnt of the
+ * node's GPUs.  Only root writes there, and nothing in it is a user's:
+ * readers trust a file only when root owns it and no one else may write it.
+ */
+#ifndef GPUMEM_STATEDIR_H
+#define GPUMEM_STATEDIR_H
+#include <stddef.h>
+#include <sys/types.h>
+
+/*
+ * Open (as root: create, when CREATE) the state directory through
+ * gpumem_dir_open_safe (trust.h): no link anywhere on the path, every
+ * component root's, the directory itself writable by root only.  Returns
+ * an O_DIRECTORY fd, or -1 with the reason in ERR.
+ */
+int gpumem_state_open(const char *dir, int create, char *err, size_t elen);
+/*
+ * Read NAME under the state directory fd DFD (at most MAX bytes), only if
+ * it is a regular file that root owns and only root may write.  Returns a
+ * NUL-terminated malloc'd copy, or NULL.
+ */
+char *gpumem_state_read(int dfd, const char *name, size_t max);
+/* Write NAME atomically (temporary file and rename), mode 0644.  0 or -1. */
+int gpumem_state_write(int dfd, const char *name, const char *text);
+
+/* The probe cache: "gpu PHYS_INDEX UUID PCI L2 PMAX NAME" lines, per UUID. */
+#define GPUMEM_PROBE_CACHE "probe.cache"
+/*
+ * Merge fresh gpumem-probe output, run with CUDA_VISIBLE_DEVICES=LIST (N
+ * entries), into the cache: its ordinal k becomes the physical index LIST[k].
+ */
+int gpumem_probe_cache_merge(int dfd, const char *probe_out, char list[][64], int n);
+
+/*
+ * The job's record, JOBN.rec: what the job prolog decided, written once by
+ * it (root) and read by the job's steps and its epilog, so that all three
+ * act on one agreed policy.  A step of a job with no record fails: the
+ * prolog did not run, or could not write it (fail closed).
+ */
+struct gpumem_jobrec {
+	char *name;             /* what logs and reports call the policy (raw) */
+	char *policy;           /* the validated user policy (JSON), NULL: site defaults */
+	char *rejected;         /* why the user's policy was refused, or NULL */
+	char *fail;             /* why every step of the job fails (the before-check), or NULL */
+	char *mps;              /* NULL: no per-job MPS daemon asked; "start": being
+				 * started (mps.c's record says how it went); else why not */
+};
+int gpumem_jobrec_write(int dfd, unsigned job, const struct gpumem_jobrec *r);
+/* 0, or -1: no record (or one root did not write, or not whole: WHY says). */
+int gpumem_jobrec_read(int dfd, unsigned job, struct gpumem_jobrec *r, char *why, size_t wlen);
+void gpumem_jobrec_free(struct gpumem_jobrec *r);
+void gpumem_jobrec_forget(int dfd, unsigned job);
+
+/*
+ * DIR/nomps: an empty directory only root may write, the
+ * CUDA_MPS_PIPE_DIRECTORY of every helper that must not use an MPS daemon
+ * (without one CUDA tries /tmp/nvidia-mps, where any user may run one).
+ * Its path in PATH; 0, or -1.
+ */
+int gpumem_state_nomps(int dfd, const char *dir, char *path, size_t plen);
+#endif
