@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * bench/cuda-startup.c: where the fixed cost of a short CUDA program goes.
  * gpumem-check has a wall-time budget of which CUDA start-up is most; this

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 // bench/kernel-shapes.cu: which kernel shape gets closest to the HBM
 // ceiling on this GPU?  gpumem-check's triad must reach at least a
 // well-known STREAM-style benchmark's best triad and its read 90% of the

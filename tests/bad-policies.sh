@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Bad policies, one per class of bad input, shared by the CLI tests and the
 # real-Slurm tests.  Source it, then: bad_policies DIR writes the files into
 # DIR and prints one line per case: NAME<TAB>FILE<TAB>PATTERN (grep -E) that

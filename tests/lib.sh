@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Shared TAP helpers for the shell tests.  Source it; call done_testing last.
 # Every check prints "ok N - what" or "not ok N - what" and the diagnostics.
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
@@ -58,6 +59,19 @@ slurm_test() {
 	trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
 }
 
+# standin_bin DIR: the stand-ins of tests/slurm/standin-check and
+# tests/slurm/standin/ (gpumem-check, gpumem-probe, gpumem-l2reset,
+# nvidia-cuda-mps-control) in DIR, each logging its runs in DIR (runs,
+# probe.runs, l2reset.runs, check-l2reset.runs, mps.log, writable by the
+# test user), DIR/fail
+# for the failures a test asks for; and $t/nvidiactl, "the driver is here".
+standin_bin() {
+	mkdir -p "$1/fail" && chmod 777 "$1/fail"
+	cp "$top_srcdir/tests/slurm/standin-check" "$top_srcdir"/tests/slurm/standin/* "$1/"
+	for f in runs probe.runs l2reset.runs check-l2reset.runs mps.log; do : >"$1/$f"; chmod 666 "$1/$f"; done
+	mknod -m 0666 "$t/nvidiactl" c 1 3
+}
+
 # slurm_standin: the stand-ins a node without a GPU gets for the plugstack's
 # check= and nvidia_dev=: $t/standin-check (a GPU check: pass, or fail when
 # $t/fail/NODE exists) and $t/nvidiactl (a device node with /dev/null's
@@ -66,3 +80,20 @@ slurm_standin() {
 	cp "$top_srcdir/tests/slurm/standin-check" "$t/standin-check"
 	mknod -m 0666 "$t/nvidiactl" c 1 3
 }
+
+# --- helpers of the real-Slurm tests (after slurm_test) ---------------------
+# json FILE EXPR: EXPR (Python, d = FILE's JSON) printed; json_in EXPR: of stdin.
+json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
+json_in() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1], {}, {"d": d}))' "$1"; }
+# plugstack FILE ARGS...: FILE holds "required <the built gpumem.so> ARGS", world-readable.
+plugstack() { local f=$1; shift; echo "required $so $*" >"$f"; chmod 644 "$f"; }
+# asuser CMD...: CMD as the unprivileged test user, with the cluster's environment.
+asuser() { "$CL" runas "$@"; }
+# node_state [NODE]: Slurm's state of NODE (default gpumem1), e.g. IDLE, MIXED+DRAIN.
+node_state() { scontrol show node "${1:-gpumem1}" -o | grep -o 'State=[^ ]*' | cut -d= -f2; }
+# wait_idle [NODE]: until NODE is idle (at most 20 s); 1 if it never was.
+wait_idle() { for _ in $(seq 1 80); do [ "$(node_state "${1:-gpumem1}")" = IDLE ] && return 0; sleep 0.25; done; return 1; }
+# wait_file FILE: until FILE exists (at most 20 s); 1 if it never did.
+wait_file() { for _ in $(seq 1 80); do [ -f "$1" ] && return 0; sleep 0.25; done; return 1; }
+# jobid_of TEXT: N of the first line "job=N..." of TEXT.
+jobid_of() { printf '%s\n' "$1" | sed -n 's/^job=\([0-9][0-9]*\).*/\1/p' | head -1; }

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Count the individual TAP results of the last `make check` (from the .trs
 # files) and print one closing line: "N passed, N failed, N skipped".
 dir=${1:-.}

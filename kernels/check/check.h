@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem-check: the CUDA health and bandwidth check.
  *
@@ -146,6 +147,13 @@ struct gpumem_check_l2ab {
 	int repeats;
 };
 
+/* --l2-reset: persisting L2 put back to normal in the check's own context. */
+struct gpumem_check_l2reset {
+	int done;                       /* reset, or nothing persists here (not supported) */
+	char note[GPUMEM_CHECK_MSG];    /* "not supported: ...", or why it failed */
+	double seconds;
+};
+
 struct gpumem_check_numa {
 	int node;                       /* node used for the host buffer, -1 none */
 	int placed;                     /* thread bound and pages verified there */
@@ -167,6 +175,7 @@ struct gpumem_check_device {
 	struct gpumem_check_memtest memtest;
 	struct gpumem_check_metric metric[GPUMEM_CHECK_NMETRICS];
 	struct gpumem_check_l2ab l2ab;
+	struct gpumem_check_l2reset l2reset;
 	struct gpumem_check_numa numa;
 	struct {
 		double init, memtest, bandwidth, host, l2ab, nvml, prepare, wait, total;
@@ -189,7 +198,7 @@ struct gpumem_check_report {
 	double min_fraction;
 	double mps_share;               /* percent, 0 < s <= 100 */
 	const char *mps_share_source;   /* "option", "environment", "default" */
-	int quick, memtest, l2ab, plant_error;
+	int quick, memtest, l2ab, l2_reset, plant_error;
 	uint64_t mem_bytes;
 	int ndevices;
 	struct gpumem_check_device *devices;

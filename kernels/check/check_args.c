@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem-check's command line: the options, their checks (every bad value
  * is a usage error naming the option, exit 64) and the syntax of the
@@ -27,7 +28,7 @@
 /*
  * 1 GiB arrays, 8 timed repeats.  With the grid-stride kernels of 0.1.0,
  * 256 MiB arrays read only 87% of the H200's datasheet peak and the triad
- * 3.6% under a 4 GiB run (tests/gpu/results/2026-11-22-h200x2-f), so 2 GiB
+ * 3.6% under a 4 GiB run (bench/results/gpu/2026-11-22-h200x2-f), so 2 GiB
  * were used; the one-element-per-thread kernels reach 4310 GB/s triad even
  * at 256 MiB (bench/kernel-shapes.cu), and halving the arrays and cutting
  * two repeats buys back ~35 ms of the two-GPU budget (0.6 s).  Capped by
@@ -37,7 +38,7 @@
 /*
  * 32 MiB: pinning is the longest host step of the check (50 ms for 64 MiB,
  * 26 ms for 32 MiB on an H100), and 32 MiB reads the PCIe 5 link within 1%
- * of 64 MiB (tests/gpu/results/2026-11-24-h100-b).
+ * of 64 MiB (bench/results/gpu/2026-11-24-h100-b).
  */
 #define DEFAULT_HOST_BYTES  (32 * MIB)
 #define DEFAULT_REPEATS     8
@@ -59,6 +60,8 @@ static void usage(FILE *f)
 "      --mem-bytes N      memory test region (default 1GiB; suffixes KiB MiB GiB)\n"
 "      --plant-error      flip one word between write and verify (test the test)\n"
 "      --l2-ab            measure a persisting L2 access-policy window (A/B)\n"
+"      --l2-reset         at the end, reset the GPUs' persisting L2 lines and\n"
+"                         set-aside, as gpumem-l2reset would (no verdict)\n"
 "      --min-fraction F   pass at F x reference (default: site, else 0.85);\n"
 "                         warn down to F-0.10, fail below\n"
 "      --mps-share PCT    MPS active-thread share of this job (default:\n"
@@ -184,7 +187,7 @@ static int parse_devices(struct gpumem_check_args *a, const char *list)
 }
 
 enum {
-	OPT_NO_MEMTEST = 256, OPT_MEM_BYTES, OPT_PLANT, OPT_L2AB, OPT_MIN_FRACTION,
+	OPT_NO_MEMTEST = 256, OPT_MEM_BYTES, OPT_PLANT, OPT_L2AB, OPT_L2RESET, OPT_MIN_FRACTION,
 	OPT_MPS_SHARE, OPT_TIMEOUT, OPT_ARRAY_BYTES, OPT_HOST_BYTES, OPT_REPEATS,
 };
 
@@ -197,6 +200,7 @@ static const struct option long_opts[] = {
 	{ "mem-bytes", required_argument, NULL, OPT_MEM_BYTES },
 	{ "plant-error", no_argument, NULL, OPT_PLANT },
 	{ "l2-ab", no_argument, NULL, OPT_L2AB },
+	{ "l2-reset", no_argument, NULL, OPT_L2RESET },
 	{ "min-fraction", required_argument, NULL, OPT_MIN_FRACTION },
 	{ "mps-share", required_argument, NULL, OPT_MPS_SHARE },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
@@ -254,6 +258,9 @@ static int parse_opt(int c, char **argv, struct gpumem_check_args *a)
 		break;
 	case OPT_L2AB:
 		a->o.l2ab = 1;
+		break;
+	case OPT_L2RESET:
+		a->o.l2_reset = 1;
 		break;
 	case OPT_MIN_FRACTION:
 		if (parse_double("--min-fraction", optarg, 0, 1, &a->min_fraction) < 0)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem-check: the check of one GPU, run in its own host thread so that
  * several GPUs are checked at the same time.
@@ -24,7 +25,7 @@
 #include <string.h>
 
 #include "check_gpu_ctx.h"
-#include "check_main.h"
+#include "cudadl.h"
 
 int gpumem_check_identify(int ordinal, struct gpumem_check_device *d)
 {
@@ -221,7 +222,7 @@ static int context_create(struct gpumem_check_job *job, double t0)
 		d->health.context_ok = 0;
 		/* Exclusive-process GPU owned by someone else, prohibited, or an MPS daemon in the way. */
 		d->health.busy = e == cudaErrorDevicesUnavailable || d->health.compute_mode == 2 ||
-			gpumem_check_mps_error((int)e);
+			gpumem_cuda_mps_error((int)e);
 		snprintf(d->health.context_error, sizeof(d->health.context_error), "%s (%s)",
 			 cudaGetErrorString(e), cudaGetErrorName(e));
 		return -1;
@@ -319,6 +320,40 @@ static void l2ab_phase(struct gpumem_check_ctx *c)
 	}
 }
 
+/*
+ * --l2-reset: the persisting lines back to normal and the set-aside to 0,
+ * in this context, as gpumem-l2reset does in one of its own: the job
+ * epilog then starts CUDA once for both.  It judges nothing.
+ */
+static void l2reset_phase(struct gpumem_check_ctx *c)
+{
+	struct gpumem_check_device *d = c->d;
+	double t1 = gpumem_check_now();
+	cudaError_t e;
+
+	if (!c->o->l2_reset)
+		return;
+	if (!d->health.context_ok || c->dead) {
+		snprintf(d->l2reset.note, sizeof(d->l2reset.note), "no usable context: %.150s",
+			 c->dead ? c->dead_msg : d->health.context_error);
+		return;
+	}
+	e = cudaCtxResetPersistingL2Cache();
+	if (e == cudaSuccess)
+		e = cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+	if (e == cudaErrorNotSupported || e == cudaErrorUnsupportedLimit) {
+		cudaGetLastError();
+		d->l2reset.done = 1;    /* MIG, some vGPU profiles: nothing persists */
+		snprintf(d->l2reset.note, sizeof(d->l2reset.note), "not supported here: %s",
+			 cudaGetErrorName(e));
+	} else if (e != cudaSuccess) {
+		snprintf(d->l2reset.note, sizeof(d->l2reset.note), "%s", cudaGetErrorString(e));
+	} else {
+		d->l2reset.done = 1;
+	}
+	d->l2reset.seconds = gpumem_check_now() - t1;
+}
+
 void *gpumem_check_device_main(void *arg)
 {
 	struct gpumem_check_job *job = arg;
@@ -359,7 +394,7 @@ void *gpumem_check_device_main(void *arg)
 	 * longest host step: 26 ms for 32 MiB on an H100), while NVML starts in
 	 * its own thread; then NVML's health counters, read with the GPU still
 	 * busy, where a thermal slowdown shows.  In the other order NVML's
-	 * start and the pinning added up (tests/gpu/results/2026-11-24-h100-b).
+	 * start and the pinning added up (bench/results/gpu/2026-11-24-h100-b).
 	 */
 	topo = host_prepare(job, &c, &hb, &pn);
 	nvml = health_read(job);
@@ -370,6 +405,7 @@ void *gpumem_check_device_main(void *arg)
 	host_phase(&c, nvml, topo, &hb, &pn);
 	l2ab_phase(&c);
 	mark_not_run(&c);
+	l2reset_phase(&c);
 
 health:
 	if (!health_done)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The CUDA side of gpumem-check.  check_kernels.cu holds only the kernels
  * and thin C launchers; check_gpu.c drives them from C (CUDA runtime API,
@@ -82,6 +83,7 @@ struct gpumem_check_opts {
 	int memtest;                    /* run the pattern test */
 	int plant_error;
 	int l2ab;
+	int l2_reset;                   /* reset persisting L2 at the end (--l2-reset) */
 	uint64_t mem_bytes;             /* pattern test region */
 	uint64_t array_bytes;           /* each of the three bandwidth arrays */
 	uint64_t host_bytes;            /* H2D/D2H transfer size */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The state of the check of one GPU (struct gpumem_check_ctx), shared by
  * the files that run its parts: check_gpu.c (the thread: context, setup,

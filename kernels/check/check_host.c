@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The PCIe figures of one GPU (H2D, D2H): pinning the host buffer that
  * check_numa.c placed on the GPU's NUMA node (with cudaMallocHost as the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem-check's JSON document, built with the project's JSON module
  * (plugin/core/json.h, on json-c) and written compact, as the plugin and
@@ -182,6 +183,16 @@ static jo *l2ab(const struct gpumem_check_l2ab *l)
 	return o;
 }
 
+static jo *l2reset(const struct gpumem_check_l2reset *l)
+{
+	jo *o = obj();
+
+	add(o, "done", gpumem_json_bool(l->done));
+	add(o, "note", opt_str(l->note));
+	add(o, "seconds", gpumem_json_fixed(l->seconds, 4));
+	return o;
+}
+
 static jo *numa(const struct gpumem_check_device *d)
 {
 	jo *o = obj();
@@ -236,6 +247,7 @@ static jo *device(const struct gpumem_check_report *r, const struct gpumem_check
 		    metric(&d->metric[i]));
 	add(o, "metrics", metrics);
 	add(o, "l2_ab", r->l2ab ? l2ab(&d->l2ab) : NULL);
+	add(o, "l2_reset", r->l2_reset ? l2reset(&d->l2reset) : NULL);
 	if (d->has_reference) {
 		ref = obj();
 		add(ref, "model", opt_str(d->ref_model));
@@ -262,6 +274,7 @@ static jo *settings(const struct gpumem_check_report *r)
 	add(o, "memtest", gpumem_json_bool(r->memtest));
 	add(o, "mem_bytes", gpumem_json_int((long long)r->mem_bytes));
 	add(o, "l2_ab", gpumem_json_bool(r->l2ab));
+	add(o, "l2_reset", gpumem_json_bool(r->l2_reset));
 	add(o, "plant_error", gpumem_json_bool(r->plant_error));
 	return o;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem-check device code: the memory pattern test and the bandwidth
  * kernels, each behind a C launcher (check_gpu.h).
@@ -5,7 +6,7 @@
  * The bandwidth kernels (read, write, copy, triad) are "flat": one 16-byte
  * element per thread, one 256-thread block per 4 KiB of each array.
  * Measured side by side on H200 (bench/kernel-shapes.cu, results in
- * tests/gpu/results/2026-11-22-h200x2-i): at 2 GiB arrays a flat triad ran
+ * bench/results/gpu/2026-11-22-h200x2-i): at 2 GiB arrays a flat triad ran
  * at 4411 GB/s where the grid-stride loop unrolled by two (SMs x 8 blocks)
  * ran at 4123, and the unrolled-by-four and streaming-hint variants were
  * slower still.  Consecutive blocks touching consecutive 4 KiB pieces keep

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The persisting-L2 A/B of one GPU (--l2-ab): the same streaming kernel
  * with and without an access-policy window over a hot array, alternated.

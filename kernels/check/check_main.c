@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem-check: CUDA health and bandwidth check of the GPUs of a node.
  * Forked by the gpumem SPANK plugin (never run inside slurmstepd) and run
@@ -254,6 +255,7 @@ static void report_start(struct run *r)
 	rep->memtest = a->o.memtest && !a->o.quick;
 	rep->mem_bytes = a->o.mem_bytes;
 	rep->l2ab = a->o.l2ab;
+	rep->l2_reset = a->o.l2_reset;
 	rep->plant_error = a->o.plant_error;
 	arm_timeout(a->timeout_s);
 	/*

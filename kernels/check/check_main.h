@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What the parts of gpumem-check's main program share: the command line
  * (options, --devices selectors; check_args.c) and the driver probe that
@@ -52,7 +53,5 @@ int gpumem_check_selector_matches(const struct gpumem_check_selector *s,
  * else the exit code (3 skipped, 2 fail) with 'why' filled.
  */
 int gpumem_check_probe(struct gpumem_check_report *rep, int *cuda_count, char *why, size_t len);
-/* CUDA error E is one of MPS's (805-810): the GPU is unusable here, not faulty. */
-int gpumem_check_mps_error(int e);
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The GPU's own memory, for one GPU: the moving-inversions pattern test and
  * the HBM figures (read, write, copy, triad, device-to-device copy).  Both

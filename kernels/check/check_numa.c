@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * NUMA placement of the pinned host buffers (see check_numa.h).  A pinned
  * buffer on the far socket costs an inter-socket hop on every H2D/D2H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Host buffers of the H2D/D2H measurement, placed on the NUMA node nearest
  * to the GPU: PCI bus id -> hwloc PCI object -> its first non-I/O ancestor

@@ -1,19 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem-check's driver probe: is there a driver with a GPU, and will the
  * CUDA runtime start?  main() calls it before anything heavy, so that a
  * node without a GPU, driver or CUDA gets its answer (exit 3, "skipped")
  * in milliseconds: only dlopen + cuInit + cuDeviceGetCount, then the
- * runtime's device count.  A GPU the driver will not start is a fail.
+ * runtime's device count.  A GPU the driver will not start is a fail; an
+ * MPS daemon this process cannot use makes the GPU unusable, never failed.
  */
 #include <config.h>
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "check_main.h"
+#include "cudadl.h"
 
 typedef int (*cu_init_fn)(unsigned int);
 typedef int (*cu_count_fn)(int *);
@@ -31,17 +33,6 @@ static int have_dev_nvidia(void)
 			return 1;
 	}
 	return 0;
-}
-
-/*
- * CUDA's MPS errors (805-810, the same numbers in the driver and the
- * runtime): an MPS daemon at CUDA_MPS_PIPE_DIRECTORY (/tmp/nvidia-mps when
- * unset, where any user may start one) that this process cannot use.  That
- * says nothing of the GPU: the check reports it unusable, never failed.
- */
-int gpumem_check_mps_error(int e)
-{
-	return e >= 805 && e <= 810;
 }
 
 static const char *mps_pipe(void)
@@ -63,20 +54,15 @@ static int probe_driver(char *why, size_t len)
 	cu_count_fn count;
 	cu_errname_fn errname;
 	const char *name = NULL;
-	void *lib, *p;
+	void *lib;
 	int r, n = 0;
 
-	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!lib) {
-		snprintf(why, len, "no NVIDIA driver (libcuda.so.1 not found)");
-		return GPUMEM_CHECK_EXIT_SKIPPED;
-	}
-	p = dlsym(lib, "cuInit");
-	memcpy(&init, &p, sizeof(p));
-	p = dlsym(lib, "cuDeviceGetCount");
-	memcpy(&count, &p, sizeof(p));
-	p = dlsym(lib, "cuGetErrorName");
-	memcpy(&errname, &p, sizeof(p));
+	lib = gpumem_cuda_open(why, len);
+	if (!lib)
+		return GPUMEM_EXIT_NO_GPU;
+	GPUMEM_CUDA_SYM(lib, init, "cuInit");
+	GPUMEM_CUDA_SYM(lib, count, "cuDeviceGetCount");
+	GPUMEM_CUDA_SYM(lib, errname, "cuGetErrorName");
 	if (!init || !count) {
 		snprintf(why, len, "no usable NVIDIA driver (libcuda.so.1 lacks cuInit)");
 		return GPUMEM_CHECK_EXIT_SKIPPED;
@@ -85,7 +71,7 @@ static int probe_driver(char *why, size_t len)
 	if (r != 0) {
 		if (!errname || errname(r, &name) != 0 || !name)
 			name = "unknown error";
-		if (gpumem_check_mps_error(r)) {
+		if (gpumem_cuda_mps_error(r)) {
 			snprintf(why, len, "an MPS daemon in %.200s cannot serve this check (cuInit: %s)",
 				 mps_pipe(), name);
 			return GPUMEM_CHECK_EXIT_UNUSABLE;
@@ -125,7 +111,7 @@ static int runtime_verdict(cudaError_t e, int cuda_count, char *why, size_t len)
 	} else if (e == cudaErrorNoDevice || (e == cudaSuccess && cuda_count <= 0)) {
 		snprintf(why, len, "no GPU visible to CUDA");
 		rc = GPUMEM_CHECK_EXIT_SKIPPED;
-	} else if (gpumem_check_mps_error((int)e)) {
+	} else if (gpumem_cuda_mps_error((int)e)) {
 		snprintf(why, len, "an MPS daemon in %.200s cannot serve this check: %s (%s)",
 			 mps_pipe(), cudaGetErrorString(e), cudaGetErrorName(e));
 		rc = GPUMEM_CHECK_EXIT_UNUSABLE;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The meeting points of gpumem-check's threads: the monotonic clock every
  * timing uses, the "future" by which the hwloc and NVML threads hand their

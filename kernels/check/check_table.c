@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem-check human output: a few lines per GPU, short enough to read in a
  * job log.  Everything here is also in the JSON; scripts should read that.

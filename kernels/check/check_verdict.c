@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem-check verdicts: every figure against the site reference, health
  * findings, and how the results combine into one exit code.  Plain C with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * NVML through dlopen, with our own minimal prototypes (see nvml_dl.h).
  * Every query is optional: an old driver without a symbol, or a GPU that

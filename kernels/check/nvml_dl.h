@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * NVML, loaded at run time with dlopen("libnvidia-ml.so.1").  nvml.h is not
  * installed on build machines (it ships with the driver's development

@@ -1,11 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem-l2reset: put the persisting L2 cache of each GPU back to normal at
- * the end of a step (forked by the plugin, bounded by --timeout).
+ * the end of a job (forked by the job epilog, bounded by --timeout).
  *
- * For each GPU: retain its primary context (a context of our own: nothing
- * the job owns is touched), cuCtxResetPersistingL2Cache() to demote every
- * persisting line to normal, set CU_LIMIT_PERSISTING_L2_CACHE_SIZE to 0,
- * release the context.  One line per GPU with the time it took.
+ * First NVML (l2reset_nvml.c): where no process holds any GPU of the node,
+ * the contexts that set persisting lines are gone and nothing persists:
+ * one line says so, and CUDA is not started (--force resets anyway).
+ * Else, for each GPU: retain its primary context (a context of our own:
+ * nothing the job owns is touched), cuCtxResetPersistingL2Cache() to demote
+ * every persisting line to normal, set CU_LIMIT_PERSISTING_L2_CACHE_SIZE to
+ * 0, release the context.  One line per GPU with the time it took.
  *
  * libcuda is dlopen'ed, never linked: on a node without a driver this
  * starts, says so and exits 3 within milliseconds.
@@ -14,12 +18,12 @@
  * timeout, 3 no GPU or no driver.
  *
  * Builds: gpumem-l2reset (kernels/l2reset/l2reset.am).  Runs as the job's
- * user, forked by the plugin.  Includes: system headers and cuda.h only.
+ * user, forked by the job epilog, on the job's GPUs.  Includes: system
+ * headers, cuda.h (types only), l2reset.h and plugin/core's cudadl.h.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -29,6 +33,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "l2reset.h"
 
 #include <cuda.h>
 
@@ -38,7 +43,7 @@
 #endif
 #define EXIT_OK         0
 #define EXIT_FAIL       2
-#define EXIT_NO_GPU     3
+#define EXIT_NO_GPU     GPUMEM_EXIT_NO_GPU
 #define MAX_DEVICES     64
 
 typedef CUresult (*init_fn)(unsigned int);
@@ -68,7 +73,7 @@ struct drv {
 	errname_fn err_name;
 };
 
-static int quiet;
+static int quiet, force;
 static char timeout_msg[96];
 
 static void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -132,11 +137,13 @@ static const char *err_str(const struct drv *d, CUresult rv)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: %s [--devices all|N[,N...]] [--timeout SECONDS] [--quiet]\n"
+		"usage: %s [--devices all|N[,N...]] [--timeout SECONDS] [--force] [--quiet]\n"
 		"Reset the persisting L2 lines of each GPU and set its persisting L2\n"
 		"set-aside to 0.  --devices takes CUDA ordinals as this process sees\n"
 		"them (CUDA_VISIBLE_DEVICES applies); default all.  --timeout bounds the\n"
-		"whole run (default 30 s, 0 = none).\n"
+		"whole run (default 30 s, 0 = none).  Where NVML shows no process on any\n"
+		"GPU of the node, nothing persists and CUDA is not started; --force\n"
+		"resets all the same.\n"
 		"Exit status: 0 done, 2 failure or timeout, 3 no GPU or no CUDA driver.\n",
 		PROG);
 }
@@ -173,34 +180,31 @@ static int parse_devices(const char *s, int *devs, int *n)
 	return *n > 0 ? 0 : -1;
 }
 
-static void *sym(void *h, const char *name)
-{
-	return dlsym(h, name);
-}
-
 static int load_driver(struct drv *d)
 {
 	int rv = -1;
 
+	char why[512];
+
 	memset(d, 0, sizeof(*d));
-	d->h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	d->h = gpumem_cuda_open(why, sizeof(why));
 	if (d->h == NULL) {
-		msg("no CUDA driver on this node (%s)", dlerror());
+		msg("%s", why);
 		goto fail;
 	}
-	d->init = (init_fn)sym(d->h, "cuInit");
-	d->count = (count_fn)sym(d->h, "cuDeviceGetCount");
-	d->get = (get_fn)sym(d->h, "cuDeviceGet");
-	d->name = (name_fn)sym(d->h, "cuDeviceGetName");
-	d->attr = (attr_fn)sym(d->h, "cuDeviceGetAttribute");
-	d->retain = (retain_fn)sym(d->h, "cuDevicePrimaryCtxRetain");
-	d->release = (release_fn)sym(d->h, "cuDevicePrimaryCtxRelease_v2");
+	GPUMEM_CUDA_SYM(d->h, d->init, "cuInit");
+	GPUMEM_CUDA_SYM(d->h, d->count, "cuDeviceGetCount");
+	GPUMEM_CUDA_SYM(d->h, d->get, "cuDeviceGet");
+	GPUMEM_CUDA_SYM(d->h, d->name, "cuDeviceGetName");
+	GPUMEM_CUDA_SYM(d->h, d->attr, "cuDeviceGetAttribute");
+	GPUMEM_CUDA_SYM(d->h, d->retain, "cuDevicePrimaryCtxRetain");
+	GPUMEM_CUDA_SYM(d->h, d->release, "cuDevicePrimaryCtxRelease_v2");
 	if (d->release == NULL)
-		d->release = (release_fn)sym(d->h, "cuDevicePrimaryCtxRelease");
-	d->set_current = (setcur_fn)sym(d->h, "cuCtxSetCurrent");
-	d->reset = (reset_fn)sym(d->h, "cuCtxResetPersistingL2Cache");
-	d->set_limit = (setlimit_fn)sym(d->h, "cuCtxSetLimit");
-	d->err_name = (errname_fn)sym(d->h, "cuGetErrorName");
+		GPUMEM_CUDA_SYM(d->h, d->release, "cuDevicePrimaryCtxRelease");
+	GPUMEM_CUDA_SYM(d->h, d->set_current, "cuCtxSetCurrent");
+	GPUMEM_CUDA_SYM(d->h, d->reset, "cuCtxResetPersistingL2Cache");
+	GPUMEM_CUDA_SYM(d->h, d->set_limit, "cuCtxSetLimit");
+	GPUMEM_CUDA_SYM(d->h, d->err_name, "cuGetErrorName");
 	if (!d->init || !d->count || !d->get || !d->name || !d->attr || !d->retain ||
 	    !d->release || !d->set_current || !d->set_limit) {
 		msg("libcuda.so.1 lacks the entry points this needs (driver too old?)");
@@ -291,6 +295,7 @@ static int parse_args(int argc, char **argv, int *devs, int *ndevs, long *timeou
 		{ "devices", required_argument, NULL, 'd' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -298,7 +303,7 @@ static int parse_args(int argc, char **argv, int *devs, int *ndevs, long *timeou
 	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "d:t:qhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:t:qfhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (parse_devices(optarg, devs, ndevs) < 0) {
@@ -317,6 +322,7 @@ static int parse_args(int argc, char **argv, int *devs, int *ndevs, long *timeou
 			}
 			break;
 		case 'q': quiet = 1; break;
+		case 'f': force = 1; break;
 		case 'h': usage(stdout); return 1;
 		case 'V': printf("%s %s\n", PROG, PACKAGE_VERSION); return 1;
 		default: usage(stderr); return -1;
@@ -374,12 +380,19 @@ int main(int argc, char **argv)
 	int devs[MAX_DEVICES], ndevs = -1, count = 0, failed = 0, rv = EXIT_FAIL;
 	long timeout = 30;
 	double t0 = now(), t_init;
+	char why[128];
 
 	switch (parse_args(argc, argv, devs, &ndevs, &timeout)) {
 	case 1: return EXIT_OK;
 	case -1: return EXIT_FAIL;
 	}
 	arm_timeout(timeout);
+	/* No process on the node's GPUs: every context, and its persisting L2, is gone. */
+	if (!force && !(getenv("CUDA_VISIBLE_DEVICES") && !*getenv("CUDA_VISIBLE_DEVICES")) &&
+	    !gpumem_l2_node_held(why, sizeof(why))) {
+		out("%s: nothing persists, nothing to reset, %.3f s", why, now() - t0);
+		return EXIT_OK;
+	}
 	if (start_driver(&d, &count) < 0)
 		return EXIT_NO_GPU;
 	t_init = now() - t0;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libgpumem-um: one advice for a whole managed allocation, as the policy's
  * unified_memory keys say (preferred location, accessed-by, read-mostly,
@@ -318,7 +319,7 @@ void gpumem_um_apply(CUdeviceptr p, size_t n, const struct gpumem_um_config *c)
 	/*
 	 * Preferred location "cpu" is plain host: on the H100 a HOST_NUMA
 	 * preference was accepted but read back as no preference at all
-	 * (tests/gpu/results/2026-11-22-h100-b), while plain host is what
+	 * (bench/results/gpu/2026-11-22-h100-b), while plain host is what
 	 * the measured 8.8 -> 50.9 GB/s case used.  Prefetches still go to
 	 * the GPU's nearest NUMA node.
 	 */

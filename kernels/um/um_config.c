@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * GPUMEM_UM_ADVICE: the one channel from the SPANK plugin to libgpumem-um.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The advice libgpumem-um applies, as the SPANK plugin passes it in one
  * environment variable:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The stripe plan of libgpumem-um (issue 17): which byte ranges of a
  * managed allocation go to the GPU and which stay on the CPU.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libgpumem-um: the unified-memory advice of a gpumem policy, applied to
  * every managed allocation of an unmodified CUDA program.

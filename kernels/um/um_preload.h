@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libgpumem-um internals shared between its source files.  Nothing here is
  * exported: the library is built with -fvisibility=hidden and only the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libgpumem-um: placement by size (issue 17, unified_memory.placement: stripe).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem-acct: puts what each job got on this node into Slurm's accounting
  * (doc/ADMIN.md, "Accounting").  Run as root from the node's job Epilog
@@ -21,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "acct.h"
+#include "proc.h"
 #include "config.h"
 #include "policy.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem: validate, explain and debug policies (gpumem(1)).
  *
@@ -12,7 +13,7 @@
 #include <unistd.h>
 #include "config.h"
 #include "policy.h"
-#include "report.h"
+#include "report_cli.h"
 
 #define DEFAULT_SITE GPUMEM_SYSCONFDIR "/slurm/gpumem.yaml"
 #define UM_LIBRARY GPUMEM_LIBDIR "/libgpumem-um.so"

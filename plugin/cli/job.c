@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem job JOBID [--json]: what a job got on each node (policy, check
  * verdicts and figures, drain), read from Slurm's accounting: sacct's
@@ -13,6 +14,7 @@
 #include <string.h>
 #include "acct.h"
 #include "json.h"
+#include "proc.h"
 #include "trust.h"
 
 #define SACCT_CAP (1024 * 1024)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem report: one table (or JSON, or a picture) across every node's
  * check reports, worst first, so an administrator sees the GPUs that need
@@ -12,7 +13,6 @@
 #include <unistd.h>
 #include "config.h"
 #include "policy.h"
-#include "report.h"
 #include "report_cli.h"
 
 #define DEFAULT_SITE GPUMEM_SYSCONFDIR "/slurm/gpumem.yaml"

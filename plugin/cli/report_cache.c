@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem report's cache: the rows of every report file it has read, so the
  * next run over a fleet's directory parses only what is new.  100,000
@@ -26,7 +27,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "report.h"
 #include "report_cli.h"
 
 #define MAGIC "gpumem-report-cache/2\n"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A directory of report files into one set of rows, fast enough for a
  * fleet: 100,000 files are 400 MB of JSON.  The names are listed and
@@ -15,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "report.h"
 #include "report_cli.h"
 
 #define MAX_READERS 8

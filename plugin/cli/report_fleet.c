@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The fleet as GPUs, not rows: each GPU (by UUID; node and index where a
  * report names none) with its newest row, how many of its checks were not
@@ -11,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "report.h"
 #include "report_cli.h"
 
 /* A GPU's key: its UUID, else node and index. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A directory of gpumem-report/1 files into rows, one per (report, GPU).
  * The directory is shared by every node and written while we read it, so
@@ -15,7 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "policy.h"
-#include "report.h"
 #include "report_cli.h"
 
 /* Where this thread's warnings go (report_dir.c gives each reader its own). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The words of the report model that every part of `gpumem report` shares:
  * metric ids and verdict-class names (the metric names are core's,
@@ -8,7 +9,7 @@
 #include <ctype.h>
 #include <string.h>
 #include <time.h>
-#include "report.h"
+#include "report_cli.h"
 
 int gpumem_report_metric_id(const char *name)
 {

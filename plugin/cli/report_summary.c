@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The summary `gpumem report` prints before the rows, so a fleet of
  * thousands of GPUs reads in one screen: rows by verdict, GPUs by model
@@ -11,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "report.h"
 #include "trust.h"
 #include "report_cli.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem report --svg: the page.  Small multiples, one panel per GPU, of
  * one bandwidth metric over time against the pass threshold the check

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The picture of `gpumem report --svg`, shared among its files:
  * report_svg.c lays out the page, report_svg_panel.c builds and draws one
@@ -11,7 +12,6 @@
 
 #include <stdio.h>
 #include <time.h>
-#include "report.h"
 #include "report_cli.h"
 
 #define PW      360     /* a panel */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The picture's primitives: text widths (estimated: DejaVu Sans averages
  * about 0.55 em a character, 0.6 leaves room), XML escaping, cutting long

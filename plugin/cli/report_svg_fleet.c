@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The picture's overview, above the panels: every GPU of the fleet as one
  * mark, a band per model, placed by its newest figure as a fraction of the

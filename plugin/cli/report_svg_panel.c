@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The panels of the picture: the rows grouped by GPU (UUID, else node and
  * index; a node whose reports had no GPU gets a panel of its own), its

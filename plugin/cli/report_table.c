@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem report's rows for people and for programs: the table (columns
  * sized to their widest cell, control characters made harmless, long
@@ -10,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "report.h"
 #include "report_cli.h"
 #include "trust.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Per-job records in Slurm's accounting (doc/ADMIN.md, "Accounting").
  *
@@ -72,15 +73,5 @@ char *gpumem_acct_merge(const char *comment, const char *node, const char *segme
  * 0, or -1 with the reason.
  */
 int gpumem_acct_storable(const char *text, int lowers, char *err, size_t errlen);
-
-/*
- * Run ARGV (searched in PATH, no shell) with stdin from /dev/null; its
- * stdout (at most CAP - 1 bytes, NUL-terminated) in OUT and its stderr's
- * first line in ERRLINE.  Killed after TIMEOUT_S seconds.  Returns the exit
- * status, or -1 (with ERRLINE saying why) when it could not run, was killed
- * or timed out.
- */
-int gpumem_run_capture(char *const argv[], char *out, size_t cap, char *errline,
-		       size_t errlen, int timeout_s);
 
 #endif

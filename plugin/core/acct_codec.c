@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The accounting record's transport (acct.h): deflate + base 16 over a
  * lower-case-proof, quote-free, base64-free alphabet; the walk over an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The accounting record's content (acct.h): built from one node's report
  * files of one job (the newest "before" and "after" report), and checked

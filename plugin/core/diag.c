@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Diagnostics: every problem carries its file, line and column. */
 #include <stdarg.h>
 #include <stdlib.h>

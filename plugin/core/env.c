@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * From an effective policy to the environment of a task.  Only the names in
  * policy.h are ever produced: a policy chooses values, never variables or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Reading a policy or site file without trusting it: only regular files,
  * opened with O_NONBLOCK so a FIFO cannot hang us, size-capped so a huge

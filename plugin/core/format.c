@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Writing a policy back out, as YAML for people (gpumem show) or JSON for
  * programs and for forwarding a user's policy to the nodes.  The JSON is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * GPU selection.  Two lists name a step's GPUs: the node's (SLURM_STEP_GPUS:
  * indices of the node's GPUs, what reports and logs name) and the tasks'

@@ -1,4 +1,5 @@
-/* Which GPUs a step has, and what the node says about them. */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Which GPUs a job or a step has (Slurm's lists), and what the node says about them. */
 #ifndef GPUMEM_GPUS_H
 #define GPUMEM_GPUS_H
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The JSON module (json.h): strict, capped parsing on json-c, member
  * access, constructors, and the one writer and string escaper.  json.h says

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem's one JSON module, on libjson-c: reading reports, check documents
  * and forwarded policies, and writing reports, check documents, report rows

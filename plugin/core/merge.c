@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The effective policy: built-in defaults < site defaults < user policy,
  * then the site limits.  A user can ask for anything the format allows; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The policy format, version 1: its keys, defaults and loading. */
 #include <stddef.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem policy engine: the one implementation of the policy format, the
  * site configuration, merging, clamping and the task environment.  The SPANK

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The head of a gpumem-report/1 file (doc/REPORT-JSON.md, "The head line").
  * Its first line holds the report's own fields, "rows" (one compact row per

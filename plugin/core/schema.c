@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The table-driven walker shared by the policy and the site file: a tree
  * (YAML, or JSON for a forwarded policy) walked against a key table,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A table-driven walk of a YAML tree: each key names its type, range and
  * where its value goes.  One walker serves the policy and the site file, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * One value of the walk by its key's type (schema.h's gpumem_ktype): the
  * checks, ranges and messages of booleans, integers, sizes, percentages,
@@ -90,7 +91,8 @@ int gpumem_walk_number(struct gpumem_walk *w, const struct gpumem_ynode *n,
 		gpumem_walk_error(w, n, "%s: %s is out of range [%g, %g]", key, n->str, min, max);
 		return -1;
 	}
-	*out = v;
+	/* -0 is 0: written as "-0" it would read back as the integer 0, another text. */
+	*out = v == 0 ? 0.0 : v;
 	return 0;
 }
 

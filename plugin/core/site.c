@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The site file (etc/gpumem.yaml): defaults, limits, named policies,
  * reference bandwidths, reports and drain.  Only root writes it, but it is

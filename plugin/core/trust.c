@@ -1,8 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Root's side of the trust boundary (see trust.h and tests/HARDENING.md):
- * one escaper for every user string that root logs or reports, and one
- * way to open a directory root writes into.  Kept free of Slurm so the
- * unit tests and the CLI can use it.
+ * Root's side of the trust boundary (see trust.h and doc/HARDENING.md):
+ * one escaper for every user string that root logs or reports, one
+ * cleaner for every user string the CLI prints to a terminal, and one way
+ * to open a directory root writes into.  Kept free of Slurm so the unit
+ * tests and the CLI can use it.
  */
 #include <errno.h>
 #include <fcntl.h>

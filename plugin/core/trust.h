@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What root does with things a user could have touched: strings a user
  * chose are escaped before they reach a log, a report or scontrol; a

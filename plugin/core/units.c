@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Sizes with units, and the names of enumerations. */
 #include <ctype.h>
 #include <errno.h>

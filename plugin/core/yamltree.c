@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * YAML to a bounded tree.  We use libyaml's event parser, not its document
  * loader, because the loader expands aliases and has no depth or size

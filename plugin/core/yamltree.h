@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A small, bounded YAML document tree built from libyaml events. */
 #ifndef GPUMEM_YAMLTREE_H
 #define GPUMEM_YAMLTREE_H

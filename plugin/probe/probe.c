@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem-probe: what the plugin needs to know about the node's GPUs, from a
  * separate process so that slurmstepd never loads the CUDA driver.  It
@@ -5,13 +6,15 @@
  *   gpu INDEX UUID PCI_BUS_ID L2_BYTES PERSISTING_MAX_BYTES NAME
  * Exit 0 with GPUs, 3 with no driver or no GPU (a line "none REASON").
  *
- * Builds: gpumem-probe (plugin/probe/probe.am).  Runs as the job's user,
- * forked by the plugin.  Includes: system headers only (libcuda is dlopened).
+ * Builds: gpumem-probe (plugin/probe/probe.am).  Forked by the plugin: as
+ * root by the job prolog (its result is cached in root's state_dir for
+ * every later job), as the job's user by a step whose GPUs the cache does
+ * not know.  Includes: plugin/core's cudadl.h (libcuda is dlopened).
  */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cudadl.h"
 
 /* The few driver entry points we use, declared here: no toolkit needed. */
 typedef int CUresult;
@@ -28,32 +31,33 @@ int main(void)
 	CUresult (*cu_name)(char *, int, CUdevice);
 	CUresult (*cu_pci)(char *, int, CUdevice);
 	CUresult (*cu_uuid)(CUuuid *, CUdevice);
+	char why[512];
 	void *h;
 	int n = 0;
 
 	/* PCI order, so index N is the GPU Slurm and NVML call N. */
 	setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
-	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	h = gpumem_cuda_open(why, sizeof(why));
 	if (h == NULL) {
-		printf("none no CUDA driver library (libcuda.so.1)\n");
-		return 3;
+		printf("none %s\n", why);
+		return GPUMEM_EXIT_NO_GPU;
 	}
-	cu_init = (CUresult (*)(unsigned))dlsym(h, "cuInit");
-	cu_count = (CUresult (*)(int *))dlsym(h, "cuDeviceGetCount");
-	cu_get = (CUresult (*)(CUdevice *, int))dlsym(h, "cuDeviceGet");
-	cu_attr = (CUresult (*)(int *, int, CUdevice))dlsym(h, "cuDeviceGetAttribute");
-	cu_name = (CUresult (*)(char *, int, CUdevice))dlsym(h, "cuDeviceGetName");
-	cu_pci = (CUresult (*)(char *, int, CUdevice))dlsym(h, "cuDeviceGetPCIBusId");
-	cu_uuid = (CUresult (*)(CUuuid *, CUdevice))dlsym(h, "cuDeviceGetUuid_v2");
+	GPUMEM_CUDA_SYM(h, cu_init, "cuInit");
+	GPUMEM_CUDA_SYM(h, cu_count, "cuDeviceGetCount");
+	GPUMEM_CUDA_SYM(h, cu_get, "cuDeviceGet");
+	GPUMEM_CUDA_SYM(h, cu_attr, "cuDeviceGetAttribute");
+	GPUMEM_CUDA_SYM(h, cu_name, "cuDeviceGetName");
+	GPUMEM_CUDA_SYM(h, cu_pci, "cuDeviceGetPCIBusId");
+	GPUMEM_CUDA_SYM(h, cu_uuid, "cuDeviceGetUuid_v2");
 	if (cu_uuid == NULL)
-		cu_uuid = (CUresult (*)(CUuuid *, CUdevice))dlsym(h, "cuDeviceGetUuid");
+		GPUMEM_CUDA_SYM(h, cu_uuid, "cuDeviceGetUuid");
 	if (!cu_init || !cu_count || !cu_get || !cu_attr || !cu_name || !cu_pci || !cu_uuid) {
 		printf("none CUDA driver library lacks needed entry points\n");
-		return 3;
+		return GPUMEM_EXIT_NO_GPU;
 	}
 	if (cu_init(0) != 0 || cu_count(&n) != 0 || n == 0) {
 		printf("none no usable GPU (cuInit or cuDeviceGetCount failed, or 0 devices)\n");
-		return 3;
+		return GPUMEM_EXIT_NO_GPU;
 	}
 	for (int i = 0; i < n; i++) {
 		char name[96] = "", pci[32] = "";

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Plugstack arguments.  Only the admin writes plugstack.conf, so these may
  * name paths; a user's policy never can.  An unknown argument fails the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Plugstack arguments: what the admin wrote after gpumem.so. */
 #ifndef GPUMEM_ARGS_H
 #define GPUMEM_ARGS_H

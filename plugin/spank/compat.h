@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What gpumem.so knows about the Slurm series it is built against, in one
  * place (no #if on Slurm versions elsewhere).  Tested: 22.05 (Debian 12) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem.so's entry points: every slurm_spank_* symbol Slurm looks up, each
  * only routing the call to the file named after the process it runs in

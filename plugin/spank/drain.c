@@ -1,5 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Drain and resume through scontrol, as root.  gpumem only ever touches a
+ * Drain and resume through scontrol, as root (the job prolog and epilog,
+ * after a check).  gpumem only ever touches a
  * node whose reason it wrote: an admin's drain or down is left alone, and
  * only a reason starting "gpumem:" is ever resumed.  scontrol is found on
  * the daemon's own PATH and runs with the daemon's environment (SLURM_CONF,
@@ -14,21 +16,14 @@
 
 extern char **environ;
 
+/* scontrol and friends: slurmd's own PATH (its absolute entries), then the usual places. */
 static int find_tool(const char *name, char *buf, size_t len)
 {
 	const char *path = getenv("PATH");
 	char dirs[4096];
-	char *save = NULL;
 
 	snprintf(dirs, sizeof(dirs), "%s:/usr/bin:/usr/local/bin", path ? path : "");
-	for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		if (d[0] != '/')
-			continue;       /* relative PATH entries are never trusted */
-		snprintf(buf, len, "%s/%s", d, name);
-		if (access(buf, X_OK) == 0)
-			return 0;
-	}
-	return -1;
+	return gpumem_proc_find(name, dirs, buf, len);
 }
 
 static int slurm_tool(const char *name, char *const args[], char **out)

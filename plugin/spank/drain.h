@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Draining and resuming a node the way Node Health Check does. */
 #ifndef GPUMEM_DRAIN_H
 #define GPUMEM_DRAIN_H

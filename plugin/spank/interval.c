@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * check.min_interval: a check is skipped when every GPU of the job passed
  * one on this node less than that many minutes ago.  The evidence is the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The job epilog (slurm_spank_job_epilog): once per job on every node of
  * the allocation, as root, after the job's last step there has ended, even
@@ -6,8 +7,9 @@
  * starts there before the check has ended, nor after it drained the node.
  * It acts on the policy the prolog recorded (jobctx.c), else decides it as
  * the prolog would.  In order: stop the per-job MPS daemon (mps.c), run
- * check.after on the whole GPUs, reset the persisting L2, remove the job's
- * state.  Never fails: a failing epilog would drain the node with Slurm's
+ * check.after on the whole GPUs, reset the persisting L2 (in the
+ * after-check's own CUDA start where there is one, else gpumem-l2reset),
+ * remove the job's state.  Never fails: a failing epilog would drain the node with Slurm's
  * reason instead of gpumem's.
  */
 #include <stdio.h>
@@ -92,7 +94,7 @@ int gpumem_job_epilog(spank_t sp, int ac, char **av)
 	struct gpumem_jobctx c;
 	struct gpumem_node node;
 	struct gpumem_checkrun r;
-	int rc = gpumem_jobctx_init(sp, ac, av, "epilog", 0, &c);
+	int rc = gpumem_jobctx_init(sp, ac, av, "epilog", 0, &c), l2;
 
 	if (rc == 0)
 		rc = gpumem_jobctx_recall(sp, &c);
@@ -103,13 +105,20 @@ int gpumem_job_epilog(spank_t sp, int ac, char **av)
 
 		gpumem_mps_stop(&m);
 	}
+	l2 = st->has_dev && gpumem_jobctx_has_gpus(&c) && used_l2(&c);
+	/* One CUDA start for both: the after-check resets L2 too, where it can. */
 	if (rc == 0 && st->eff.check.after && gpumem_jobctx_has_gpus(&c)) {
 		memset(&node, 0, sizeof(node));
 		gpumem_jobctx_gpus(&c, &node, 0);
-		gpumem_perjob_check(&c, &node, "after", 0, &r);
+		gpumem_perjob_check(&c, &node, "after", 0, l2, &r);
+		if (l2 && gpumem_jobcheck_l2_reset_done(&r)) {
+			gpumem_info("gpumem: job %u: L2 reset by the after-check on GPUs %s", c.job,
+				    c.ji.gpus[0] ? c.ji.gpus : "(all)");
+			l2 = 0;
+		}
 		gpumem_jobcheck_free(&r);
 	}
-	if (st->has_dev && gpumem_jobctx_has_gpus(&c) && used_l2(&c))
+	if (l2)
 		l2_reset(&c);
 	forget_job(&c);
 	gpumem_jobctx_free(&c);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The job prolog (slurm_spank_job_prolog): once per job and node, as root,
  * in Slurm's "slurmstepd spank prolog" process, before any step of the job
@@ -44,7 +45,7 @@ static void mps_start_logged(const struct gpumem_mps *m)
 }
 
 /*
- * nvidia-cuda-mps-control takes 19-26 ms to listen (tests/gpu/results/
+ * nvidia-cuda-mps-control takes 19-26 ms to listen (bench/results/gpu/
  * 2026-11-24-h100-b), time Slurm spends launching the job's first step
  * anyway.  So the prolog goes on and a child of it (its own session:
  * nothing of the prolog's end reaches it) starts the daemon and records
@@ -112,7 +113,7 @@ static void before_check(struct gpumem_jobctx *c, const struct gpumem_node *node
 		free(st->mps_dir);
 		st->mps_dir = NULL;
 	}
-	gpumem_perjob_check(c, node, "before", 1, &r);
+	gpumem_perjob_check(c, node, "before", 1, 0, &r);
 	none = no_verdict(&r);
 	if ((!strcmp(r.verdict, "fail") || none) && st->eff.check.on_fail != GPUMEM_ONFAIL_WARN &&
 	    asprintf(&c->rec.fail, "GPU check before the job %s on %s: %s",

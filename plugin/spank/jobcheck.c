@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The GPU check of a job, run by the job prolog (check.before) and the job
  * epilog (check.after): gpumem-check runs as the job's user on the job's
@@ -151,7 +152,7 @@ static void set_result(struct gpumem_checkrun *r, const char *status, const char
 
 /* The check's fixed argument vector (16 slots); frac and tmo hold its numbers. */
 static void check_argv(const struct gpumem_plugin *st, char **argv, char *frac, char *tmo,
-		       int timeout)
+		       int timeout, int l2_reset)
 {
 	int a = 0;
 
@@ -170,6 +171,8 @@ static void check_argv(const struct gpumem_plugin *st, char **argv, char *frac, 
 	}
 	if (st->eff.check.l2_ab)
 		argv[a++] = "--l2-ab";
+	if (l2_reset)
+		argv[a++] = "--l2-reset";
 	argv[a] = NULL;
 }
 
@@ -248,7 +251,8 @@ static void read_result(struct gpumem_proc *p, const struct gpumem_jobinfo *ji,
 }
 
 void gpumem_jobcheck_run(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
-			 const char *phase, int has_gpu, int with_share, struct gpumem_checkrun *r)
+			 const char *phase, int has_gpu, int with_share, int l2_reset,
+			 struct gpumem_checkrun *r)
 {
 	char frac[32], tmo[32], why[4200];
 	char *argv[16], *envp[10];
@@ -270,7 +274,7 @@ void gpumem_jobcheck_run(const struct gpumem_plugin *st, const struct gpumem_job
 		set_result(r, "not_run", "error", why);
 		return;
 	}
-	check_argv(st, argv, frac, tmo, timeout);
+	check_argv(st, argv, frac, tmo, timeout, l2_reset);
 	check_envp(st, ji, with_share, envp, &eb);
 	gpumem_proc_as_user(&p, st->args.check, argv, envp, ji->uid, ji->gid, timeout + 5);
 	p.drop_stderr = 1;
@@ -555,6 +559,21 @@ void gpumem_jobcheck_report(const struct gpumem_plugin *st, const struct gpumem_
 	}
 	if (st->have_site && st->site.report.textfile_dir)
 		textfiles(st->site.report.textfile_dir, ji, r);
+}
+
+int gpumem_jobcheck_l2_reset_done(const struct gpumem_checkrun *r)
+{
+	struct json_object *devs = gpumem_json_get(r->doc, "devices");
+	size_t n = gpumem_json_len(devs);
+
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *l2 = gpumem_json_get(gpumem_json_at(devs, i), "l2_reset");
+
+		if (!gpumem_json_is(gpumem_json_get(l2, "done"), json_type_boolean) ||
+		    !json_object_get_boolean(gpumem_json_get(l2, "done")))
+			return 0;
+	}
+	return n > 0;
 }
 
 void gpumem_jobcheck_free(struct gpumem_checkrun *r)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The GPU check of a job (prolog and epilog): run it, report it, drain on failure. */
 #ifndef GPUMEM_JOBCHECK_H
 #define GPUMEM_JOBCHECK_H
@@ -6,13 +7,13 @@
 
 struct gpumem_jobinfo {
 	uint32_t job;
-	char step[32];          /* "0", "batch" */
+	char step[32];          /* "prolog", "epilog": the hook that ran the check */
 	char node[64];          /* SLURMD_NODENAME */
 	char user[64];
 	uid_t uid;
 	gid_t gid;
 	char policy[256];
-	char gpus[256];         /* the step's GPUs as Slurm gave them */
+	char gpus[256];         /* the job's GPUs on the node as Slurm gave them */
 };
 
 struct json_object;
@@ -31,11 +32,18 @@ struct gpumem_checkrun {
 	int drained;
 };
 
-/* Run gpumem-check for the job prolog/epilog as the user (bounded by the site timeout). */
-void gpumem_jobcheck_run(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
-			 const char *phase, int has_gpu, int with_share, struct gpumem_checkrun *r);
 /*
- * As root, at the end of the step: write the report atomically, the
+ * Run gpumem-check for the job prolog/epilog as the user (bounded by the
+ * site timeout); WITH_SHARE: on the job's MPS daemon with its share;
+ * L2_RESET: it also resets the persisting L2 at its end (--l2-reset).
+ */
+void gpumem_jobcheck_run(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
+			 const char *phase, int has_gpu, int with_share, int l2_reset,
+			 struct gpumem_checkrun *r);
+/* Did the check reset the persisting L2 of every GPU it checked (--l2-reset)? */
+int gpumem_jobcheck_l2_reset_done(const struct gpumem_checkrun *r);
+/*
+ * As root, as soon as the check ends: write the report atomically, the
  * node_exporter textfile, one summary line in the slurmd log, and drain the
  * node when the check failed and both the policy and the site ask for it.
  */

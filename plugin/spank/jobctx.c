@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What the job prolog and the job epilog share (jobctx.h): both run as root
  * in "slurmstepd spank prolog|epilog", a process of their own outside the
@@ -240,28 +241,19 @@ static void probe_to_cache(struct gpumem_jobctx *c)
 
 int gpumem_jobctx_gpus(struct gpumem_jobctx *c, struct gpumem_node *node, int may_probe)
 {
-	char *cache = NULL;
-
 	memset(node, 0, sizeof(*node));
 	if (c->ngpus <= 0 || c->dfd < 0)
 		return 0;
-	for (int pass = 0; pass < 2; pass++) {
-		cache = gpumem_state_read(c->dfd, GPUMEM_PROBE_CACHE, 256 * 1024);
-		if (cache && gpumem_gpus_match(cache, c->list, c->ngpus, node) == c->ngpus) {
-			free(cache);
-			return 1;
-		}
-		free(cache);
-		memset(node, 0, sizeof(*node));
-		if (!may_probe || pass)
-			break;
-		probe_to_cache(c);
-	}
-	return 0;
+	if (gpumem_probe_cache_lookup(c->dfd, c->list, c->ngpus, node))
+		return 1;
+	if (!may_probe)
+		return 0;
+	probe_to_cache(c);
+	return gpumem_probe_cache_lookup(c->dfd, c->list, c->ngpus, node);
 }
 
 void gpumem_perjob_check(struct gpumem_jobctx *c, const struct gpumem_node *node,
-			 const char *phase, int with_share, struct gpumem_checkrun *r)
+			 const char *phase, int with_share, int l2_reset, struct gpumem_checkrun *r)
 {
 	struct gpumem_plugin *st = &gpumem_plugin;
 	char when[32];
@@ -282,7 +274,7 @@ void gpumem_perjob_check(struct gpumem_jobctx *c, const struct gpumem_node *node
 		snprintf(r->verdict, sizeof(r->verdict), "skipped");
 		snprintf(r->reason, sizeof(r->reason), "passed at %s", when);
 	} else {
-		gpumem_jobcheck_run(st, &c->ji, phase, st->has_dev, with_share, r);
+		gpumem_jobcheck_run(st, &c->ji, phase, st->has_dev, with_share, l2_reset, r);
 	}
 	gpumem_jobcheck_report(st, &c->ji, r);
 }

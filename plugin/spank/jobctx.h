@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What the job prolog and the job epilog share (jobctx.c): the job, its
  * user, its GPUs on this node, root's state directory, and the job's one
@@ -61,9 +62,12 @@ int gpumem_jobctx_has_gpus(const struct gpumem_jobctx *c);
  */
 int gpumem_interval_passed(const struct gpumem_jobctx *c, const struct gpumem_node *node,
 			   char *when, size_t len);
-/* Run (or skip, by min_interval) one check of the job, report it. */
+/*
+ * Run (or skip, by min_interval) one check of the job, report it; with
+ * L2_RESET the check also resets the persisting L2 (gpumem_jobcheck_run).
+ */
 void gpumem_perjob_check(struct gpumem_jobctx *c, const struct gpumem_node *node,
-			 const char *phase, int with_share, struct gpumem_checkrun *r);
+			 const char *phase, int with_share, int l2_reset, struct gpumem_checkrun *r);
 /* Make fds 0-2 open (on /dev/null): Slurm may start these hooks with them closed. */
 void gpumem_stdio_open(void);
 #endif

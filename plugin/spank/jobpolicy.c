@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The one resolver of a job's policy (jobpolicy.h).  srun/sbatch/salloc
  * read the option's file as the user they run as and forward the validated

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The one resolver of a job's policy (jobpolicy.c), for every process that
  * needs one: srun/sbatch/salloc, slurmstepd and the job prolog/epilog.

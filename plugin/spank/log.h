@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Every line the plugin writes to Slurm's logs on the node goes through
  * these: the whole line is escaped (plugin/core/trust.h), so no string a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The per-job MPS daemon (mps.h).  NVIDIA's control daemon must run as the
  * job's user (an MPS server serves clients of its own uid only), yet it
@@ -12,11 +13,11 @@
  *  - the daemon runs in the foreground (-f), a child of root's, so root
  *    knows its pid; it records "ready PID START UID" in state_dir/mps.N;
  *  - its real and saved gid are GPUMEM_MPS_GID, its effective gid the
- *    user's: no process of the user has all three of its gids, so none may
- *    ptrace it, read its memory or make it open what the job may not (the
- *    kernel also marks it non-dumpable at exec); signals, which only need
- *    the uid, can still reach it: the user can stop their own daemon, no
- *    more;
+ *    user's (NVIDIA's daemon sets that to the real one itself): no process
+ *    of the user has its gids, so none may ptrace it, read its memory or
+ *    make it open what the job may not (the kernel also marks it
+ *    non-dumpable at exec); signals, which only need the uid, can still
+ *    reach it: the user can stop their own daemon, no more;
  *  - the epilog asks it to quit, then kills it and every process it
  *    started (by pid and start time, never by name), then removes its
  *    directory (unmount, or as the user) and the record.

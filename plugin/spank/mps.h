@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The per-job MPS daemon (mps.c): started by a child of the job prolog,
  * stopped by the job epilog, both as root; the daemon itself runs as the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem.so: what the plugin keeps in each process it runs in (struct
  * gpumem_plugin, one copy per process), and the entry points of each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The one setup and teardown every process of the plugin shares (plugin.h):
  * slurm_spank_init calls it in srun/sbatch/salloc, slurmstepd and slurmd;

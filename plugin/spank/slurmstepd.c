@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A job step's slurmstepd (remote context), as root; user_init runs once
  * per step and node with the user's effective ids.  The job's GPU work is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What slurmstepd.c, slurmstepd_gpus.c and slurmstepd_exit.c share. */
 #ifndef GPUMEM_SLURMSTEPD_H
 #define GPUMEM_SLURMSTEPD_H

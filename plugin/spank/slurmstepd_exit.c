@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A job step's slurmstepd (remote context, as root), at the end of the step
  * on this node: when the step set a persisting-L2 limit that the job's own

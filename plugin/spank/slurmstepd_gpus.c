@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A job step's GPUs, in its slurmstepd (user_init, with the user's ids):
  * Slurm's list from the job's environment (it only chooses what the user's
@@ -50,16 +51,10 @@ static void probe(const struct gpumem_args *a, uid_t uid, gid_t gid, char list[]
 /* The job's GPUs from root's probe cache (no CUDA): 0 when all are there. */
 static int cached_gpus(char list[][64], int n, struct gpumem_node *node)
 {
-	char err[4400], *cache = NULL;
-	int dfd = gpumem_state_open(gpumem_plugin.args.state_dir, 0, err, sizeof(err)), rv = -1;
+	char err[4400];
+	int dfd = gpumem_state_open(gpumem_plugin.args.state_dir, 0, err, sizeof(err));
+	int rv = gpumem_probe_cache_lookup(dfd, list, n, node) ? 0 : -1;
 
-	if (dfd >= 0 && n > 0)
-		cache = gpumem_state_read(dfd, GPUMEM_PROBE_CACHE, 256 * 1024);
-	if (cache && gpumem_gpus_match(cache, list, n, node) == n)
-		rv = 0;
-	else
-		memset(node, 0, sizeof(*node));
-	free(cache);
 	if (dfd >= 0)
 		close(dfd);
 	return rv;

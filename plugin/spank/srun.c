@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * srun, sbatch and salloc (local and allocator contexts), running as the
  * user: read the policy with the user's own rights (jobpolicy.c), refuse

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Root's state directory (see statedir.h).  Everything here is
  * done relative to one directory fd opened with O_NOFOLLOW and checked for
@@ -93,6 +94,18 @@ static int append(char **buf, size_t *len, const char *line, size_t n)
 	b[*len] = '\0';
 	*buf = b;
 	return 0;
+}
+
+int gpumem_probe_cache_lookup(int dfd, char list[][64], int n, struct gpumem_node *node)
+{
+	char *cache = dfd >= 0 && n > 0 ? gpumem_state_read(dfd, GPUMEM_PROBE_CACHE, 256 * 1024) :
+		NULL;
+	int rv = cache && gpumem_gpus_match(cache, list, n, node) == n;
+
+	if (!rv)
+		memset(node, 0, sizeof(*node));
+	free(cache);
+	return rv;
 }
 
 int gpumem_probe_cache_merge(int dfd, const char *out, char list[][64], int n)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Root's state directory (plugstack state_dir=, default /run/gpumem): what
  * the job prolog leaves for the job's steps and its epilog (the job's
@@ -9,6 +10,7 @@
 #define GPUMEM_STATEDIR_H
 #include <stddef.h>
 #include <sys/types.h>
+#include "policy.h"
 
 /*
  * Open (as root: create, when CREATE) the state directory through
@@ -28,6 +30,11 @@ int gpumem_state_write(int dfd, const char *name, const char *text);
 
 /* The probe cache: "gpu PHYS_INDEX UUID PCI L2 PMAX NAME" lines, per UUID. */
 #define GPUMEM_PROBE_CACHE "probe.cache"
+/*
+ * NODE->gpus for the N GPUs of LIST from the cache, numbered as LIST;
+ * 1 when the cache knows every one of them, else 0 (NODE emptied).
+ */
+int gpumem_probe_cache_lookup(int dfd, char list[][64], int n, struct gpumem_node *node);
 /*
  * Merge fresh gpumem-probe output, run with CUDA_VISIBLE_DEVICES=LIST (N
  * entries), into the cache: its ordinal k becomes the physical index LIST[k].

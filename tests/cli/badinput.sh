@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every class of bad policy input gets a clear error naming file, line and
 # column, exit status 1, and is refused without hanging (the time is shown,
 # not asserted: a loaded CI machine under ASan is no benchmark).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # gpumem report --svg looked at in a real browser: Debian's chromium renders
 # the picture of a 1,600-GPU fleet headless, and the screenshot's pixels
 # must show what the picture is for: the overview's cloud of passing GPUs

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Write gpumem-report/1 files (as the plugin would) for the tests of
 # `gpumem report` and for bench/report-example.png.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # gpumem report: every node's check reports, worst first; the filters,
 # --json, --svg; and bad files, which cost a warning line each, never the
 # listing.

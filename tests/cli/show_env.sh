@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # gpumem show / env: merging, clamping with warnings, named policies and the
 # environment each example policy gives a task.
 . "$top_srcdir/tests/lib.sh"

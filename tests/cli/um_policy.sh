@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # unified_memory.placement (issue 17) through the gpumem CLI: the keys are
 # validated with their place and a did-you-mean, the site can forbid or cap
 # them, and the task environment carries them to libgpumem-um (v2 only when

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # libgpumem-um and gpumem-l2reset without a GPU: the library must be
 # harmless in every process of a job (it is in LD_PRELOAD for all of them),
 # export only its entry points, and, against a stand-in libcuda.so.1

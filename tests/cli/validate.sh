@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The shipped examples are valid, and the CLI's basic contract holds.
 . "$top_srcdir/tests/lib.sh"
 site="$top_srcdir/etc/gpumem.yaml"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Fuzzing in `make check`: build the libFuzzer targets (tests/fuzz/run),
 # replay every regression input and every seed once, then fuzz each target
 # for GPUMEM_FUZZ_SECONDS (20) seconds.  Without a clang that can link

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Shared helpers of the libFuzzer targets (tests/fuzz/run builds them).
  *

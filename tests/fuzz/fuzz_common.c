@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The checks both fuzz targets share: the effective policy under a site,
  * the task environment on fake nodes, the format/parse round trip.  Each

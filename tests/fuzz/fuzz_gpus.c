@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer target: the step's GPU list and the probe output (gpus.c).
  *
@@ -115,7 +116,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		total += l + (i ? 1 : 0);
 	}
 	/*
-	 * remote.c joins the entries back with commas into a buffer of
+	 * the plugin joins the entries back with commas into a buffer of
 	 * GPUMEM_GPU_LIST_MAX bytes (the MPS daemon's device list): they must
 	 * fit, or its snprintf offsets run past the buffer.
 	 */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer target: a user's policy file, end to end through the engine.
  *
@@ -6,7 +7,10 @@
  * forwards to the nodes (and the YAML `gpumem show` prints) parse back to
  * the same policy, the effective policy under two sites respects their
  * limits, and the task environment holds only the allowed variables with
- * well-formed values.  Everything allocated is freed, so LeakSanitizer
+ * well-formed values.  The same bytes also go to the nodes' parser of a
+ * forwarded policy (gpumem_policy_parse_json): what it accepts, the file
+ * parser must accept too, as the same policy (one validation after every
+ * parser, issue 24).  Everything allocated is freed, so LeakSanitizer
  * sees any leak of the engine.
  */
 #include "fuzz.h"
@@ -44,6 +48,32 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/*
+ * The bytes as a forwarded policy (JSON, the nodes' parser): accepted
+ * means the file parser accepts the same policy, written as YAML.
+ */
+static void check_forwarded_agrees(const uint8_t *data, size_t size)
+{
+	struct gpumem_diags d = { 0 };
+	struct gpumem_policy p, q;
+	char *yaml;
+	int rv = gpumem_policy_parse_json((const char *)data, size, "fuzz.json", &p, &d);
+
+	gpumem_diags_free(&d);
+	if (rv != 0)
+		return;
+	yaml = gpumem_policy_format(&p, GPUMEM_FMT_YAML, 1);
+	FUZZ_CHECK(yaml != NULL, "forwarded: YAML form");
+	rv = gpumem_policy_parse(yaml, strlen(yaml), "as-yaml", &q, &d);
+	if (rv != 0)
+		gpumem_diags_print(&d, stderr);
+	FUZZ_CHECK(rv == 0, "the forwarded policy's parser accepted what the file parser refuses:\n%s",
+		   yaml);
+	fuzz_check_policy_equal(&p, &q, "forwarded and file parser");
+	gpumem_diags_free(&d);
+	free(yaml);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct gpumem_diags d = { 0 };
@@ -51,6 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *text, advice[512], tiny[8];
 	int rv;
 
+	check_forwarded_agrees(data, size);
 	rv = gpumem_policy_parse((const char *)data, size, "fuzz.yaml", &p, &d);
 	fuzz_check_diags(&d, rv, 0);
 	/* Policies never warn while parsing: every problem fails the file. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer target: the JSON module's reader (plugin/core/json.c, on
  * json-c), as `gpumem report` and the plugin use it.

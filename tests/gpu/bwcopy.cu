@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 // An ordinary bandwidth-bound program (a float4 copy over 1 GiB, best of
 // 20): how fast it runs under an MPS share is what an MPS policy changes.
 #include <cstdio>

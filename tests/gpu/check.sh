@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # gpumem-check on a real GPU machine, run by hand:
 #
 #   tests/gpu/check.sh BUILDDIR        (a configured, built tree)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # gpumem-check where `make check` runs.  Without a GPU (CI): it must answer
 # "skipped" with exit 3 and one clear line, in well under a second.  With a
 # GPU: it runs for real and the JSON must hold a verdict for every device.

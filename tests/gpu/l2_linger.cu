@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 // l2_linger: does a process's persisting-L2 state slow other processes down,
 // and does gpumem-l2reset undo it?  Two roles, run by tests/gpu/um.sh:
 //

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 // An ordinary CUDA program that knows nothing of gpumem: it prints the
 // persisting-L2 limit its context got, so a test can see what the policy
 // (through CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT) did.

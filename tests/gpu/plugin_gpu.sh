@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The plugin on a GPU node, through a real srun: an unmodified program sees
 # the persisting-L2 limit its policy asked for; an MPS share slows a
 # bandwidth-bound program; the per-job MPS daemon leaves nothing behind.
@@ -129,7 +130,7 @@ chmod 755 "$t/attack"
 run "$CL" runas srun -N1 --gres=gpu:1 --gpumem-policy="$t/mps25job.yaml" "$t/attack"
 diag "$out"
 like "$out" "pipe=/run/gpumem-mps/job[0-9]+/pipe" "per-job MPS: the job's pipe directory in root's mps_dir"
-like "$out" "daemon=[0-9]+ Uid:.*Gid:[ 	]+65534[ 	]+[0-9]+[ 	]+65534" "per-job MPS: NVIDIA's daemon runs with real gid 65534 (its effective gid the user's)"
+like "$out" "daemon=[0-9]+ Uid:.*Gid:[ 	]+65534[ 	]+[0-9]+[ 	]+65534" "per-job MPS: NVIDIA's daemon runs as the user with real gid 65534 (gpumem sets the real and saved gid; the daemon makes its effective gid the same)"
 like "$out" "RENAME-REFUSED" "per-job MPS: the task cannot rename the pipe directory"
 like "$out" "PTRACE-DENIED" "per-job MPS: the task cannot ptrace NVIDIA's daemon"
 like "$out" "ENVIRON-DENIED" "per-job MPS: ... nor read its environment"
@@ -187,7 +188,9 @@ is "$(python3 -c 'import json,sys; print(" ".join(json.load(open(f))["verdict"] 
 sleep 0.5
 
 # Cost: srun -N1 true with the after-check and without, alternating.
-ms() { local s e; s=$(date +%s%N); srun -N1 --gres=gpu:1 "$@" true >/dev/null 2>&1; e=$(date +%s%N); echo $(( (e - s) / 1000000 )); }
+# Each srun starts on an idle node: the previous job's epilog (its after-check) holds the GPU.
+idle() { for _ in $(seq 1 200); do scontrol show node gpumem1 -o | grep -q 'State=IDLE ' && return; sleep 0.05; done; }
+ms() { local s e; idle; s=$(date +%s%N); srun -N1 --gres=gpu:1 "$@" true >/dev/null 2>&1; e=$(date +%s%N); echo $(( (e - s) / 1000000 )); }
 for i in 1 2 3 4 5; do ms >>"$t/t.none"; ms --gpumem-policy="$t/after.yaml" >>"$t/t.after"; done
 med() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 diag "srun -N1 true, median of 5 alternating: no policy $(med <"$t/t.none") ms; with an after-check $(med <"$t/t.after") ms"

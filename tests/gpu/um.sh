@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The GPU test of libgpumem-um and gpumem-l2reset.  Run by hand on a GPU node
 # (CUDA toolkit with nvcc, one GPU with concurrent managed access, 80+ GiB):
 #
@@ -249,7 +250,14 @@ if [[ " $sections " == *" l2 "* ]]; then
 	rc=$?
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	echo "$out" | sed 's/^/  /'
-	check "gpumem-l2reset --devices 0: exit 0 (${ms} ms wall)" [ $rc -eq 0 ]
+	check "gpumem-l2reset --devices 0, no process on the GPU: exit 0 (${ms} ms wall)" [ $rc -eq 0 ]
+	check "  NVML shows no process: nothing to reset, no CUDA start" grep -q 'no process holds any of the node.s .* GPU(s) (NVML): nothing persists' <<<"$out"
+	t0=$(date +%s%N)
+	out=$("$L2RESET" --force --devices 0 --timeout 60 2>&1)
+	rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	echo "$out" | sed 's/^/  /'
+	check "gpumem-l2reset --force --devices 0: exit 0 (${ms} ms wall)" [ $rc -eq 0 ]
 	check "  one line for gpu 0" grep -q 'gpumem-l2reset: gpu 0 (' <<<"$out"
 	out=$("$L2RESET" 2>&1)
 	rc=$?
@@ -262,7 +270,7 @@ if [[ " $sections " == *" l2 "* ]]; then
 	rd() { "$L2" read ${UM_L2_BYTES:+--bytes "$UM_L2_BYTES"} | tee -a "$work/reads.log" |
 		awk '/tbps=/ { for (i = 1; i <= NF; i++) if ($i ~ /^tbps=/) print substr($i, 6) }'; }
 	rd_bytes() { awk '/bytes=/ { for (i = 1; i <= NF; i++) if ($i ~ /^bytes=/) { print substr($i, 7); exit } }' "$work/reads.log"; }
-	l2r() { "$L2RESET" --devices 0 --timeout 60 -q; }
+	l2r() { "$L2RESET" --force --devices 0 --timeout 60 -q; }
 	l2r
 	A=$(rd)
 	"$L2" hold --seconds 600 >"$work/holder.log" 2>&1 &
@@ -277,10 +285,12 @@ if [[ " $sections " == *" l2 "* ]]; then
 		sed 's/^/  /' "$work/holder.log"
 		B=$(rd)
 		t0=$(date +%s%N)
-		l2r
+		out=$("$L2RESET" --devices 0 --timeout 60 2>&1)
 		rc=$?
 		ms=$((($(date +%s%N) - t0) / 1000000))
+		echo "$out" | sed 's/^/  /'
 		check "gpumem-l2reset while the holder lives: exit 0 (${ms} ms)" [ $rc -eq 0 ]
+		check "  NVML shows the holder: the reset runs (no --force needed)" grep -q 'gpumem-l2reset: gpu 0 (' <<<"$out"
 		C=$(rd)
 		kill $holder 2>/dev/null
 		wait $holder 2>/dev/null

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A CUDA program in miniature, for the CPU-side tests of libgpumem-um
  * (tests/cli/um_preload.sh, with tests/gpu/um_fakedrv.c as libcuda.so.1).

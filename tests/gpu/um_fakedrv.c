@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A stand-in for libcuda.so.1, for the CPU-side tests of libgpumem-um and
  * gpumem-l2reset (tests/cli/um_preload.sh): the tests put it on

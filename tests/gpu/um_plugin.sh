@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Unified-memory advice through the plugin, as a user gets it: the same
 # unmodified program (tests/gpu/um_read.cu: 2 GiB of managed memory filled on
 # the CPU, read once on the GPU) under `srun` without a policy and with

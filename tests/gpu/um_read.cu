@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 // um_read: an ordinary unified-memory program, as a job would run it.  It
 // knows nothing of gpumem: it allocates managed memory, fills it on the CPU,
 // then reads it once on the GPU and prints the bandwidth, for two access

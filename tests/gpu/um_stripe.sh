@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Placement by size (issue 17) through the plugin, as a user gets it: the
 # same unmodified program (tests/gpu/um_read.cu) under `srun
 # --gpumem-policy=FILE` with unified_memory.placement: stripe forced to

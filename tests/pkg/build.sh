@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The packages, built the way a site builds them: from the `make dist`
 # tarball, a .deb with dpkg-buildpackage (debian/) and an .rpm with
 # rpmbuild -ta (contrib/gpumem.spec), each in a temporary directory.  Checks

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # contrib/slurm/epilog.d/gpumem-check, the example Slurm Epilog, against a
 # stand-in gpumem-check, scontrol and logger and a stand-in
 # /proc/driver/nvidia/gpus: it checks only the job's GPUs, by PCI bus id,

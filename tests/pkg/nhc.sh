@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # contrib/nhc/gpumem.nhc, the Node Health Check function, against a
 # stand-in gpumem-check that exits with each status and prints what the real
 # one prints, and a stand-in nvidia-smi.  die, log and dbg stand in for

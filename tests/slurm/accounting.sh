@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What each job got, in Slurm's accounting: a real slurmdbd on a private
 # MariaDB (tests/slurm/cluster --accounting), gpumem-acct in the nodes'
 # Epilog, jobs through real srun.  Each node's record lands in the job's
@@ -27,11 +28,10 @@ check:
 YAML
 printf 'version: 1\nunified_memory:\n  preferred_location: gpu\n  prefetch: gpu\ncheck:\n  after: true\n' >"$t/pol.yaml"
 chmod 644 "$t"/*.yaml
-echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/standin-check nvidia_dev=$t/nvidiactl" >"$t/plug.conf"
+plugstack "$t/plug.conf" site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/standin-check nvidia_dev=$t/nvidiactl
 printf '#!/bin/sh\nexec %s epilog --site %s 2>>%s\n' "$ACCT" "$t/site.yaml" "$t/acct.log" >"$t/epilog"
 chmod 755 "$t/epilog"
 chmod 644 "$t/plug.conf"
-json() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1], {}, {"d": d}))' "$1"; }
 
 # --- an 8-GPU node's record: at most 1 KiB, with every GPU failing ---------------
 {
@@ -60,7 +60,7 @@ size=${#seg}
 diag "8-GPU node, both phases, every GPU failing with a reason: record $size bytes in AdminComment"
 [ "$rc" = 0 ] && [ "$size" -gt 100 ] && [ "$size" -le 1024 ] && pass "8-GPU record is $size bytes (<= 1024)" ||
 	fail "8-GPU record: rc $rc, $size bytes: $out"
-is "$(printf '%s\n' "$out" | sed -n 1p | json 'len(d["checks"][1]["gpus"]), d["drained"], d["eff"]["um"]')" \
+is "$(printf '%s\n' "$out" | sed -n 1p | json_in 'len(d["checks"][1]["gpus"]), d["drained"], d["eff"]["um"]')" \
 	"(8, True, 'pl=gpu ab=cpu,gpu rm pf=gpu stripe=0.5')" "the record holds 8 GPUs, the drain and the UM advice"
 unlike "$seg" '[A-Za-z0-9+/='"'"'"\\]' "the segment has no base64 character, quote or backslash"
 
@@ -86,7 +86,6 @@ wait_segments() {
 	done
 	return 1
 }
-jobid_of() { printf '%s\n' "$1" | sed -n 's/^job=\([0-9]*\)$/\1/p' | head -1; }
 
 # --- a user's job on two nodes: one record per node, in sacct and in gpumem job -------
 touch "$t/fail/gpumem2"
@@ -103,7 +102,7 @@ like "$out" "um pl=gpu pf=gpu" "gpumem job shows the effective UM advice"
 like "$out" "check after  fail" "gpumem job shows node 2's failing check"
 like "$out" "triad 1200" "gpumem job shows the figures"
 run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" "$GM" job "$jid" --json
-is "$(printf '%s' "$out" | json 'sorted((n["node"], n["checks"][0]["verdict"], n["checks"][0]["gpus"][0][3]) for n in d[0]["nodes"])')" \
+is "$(printf '%s' "$out" | json_in 'sorted((n["node"], n["checks"][0]["verdict"], n["checks"][0]["gpus"][0][3]) for n in d[0]["nodes"])')" \
 	"[('gpumem1', 'pass', 4100), ('gpumem2', 'fail', 1200)]" "gpumem job --json: node, verdict, triad"
 rm -f "$t/fail/gpumem2"
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # gpumem on a cgroup-confined node (tests/slurm/cluster start --cgroup):
 # task/cgroup + proctrack/cgroup, ConstrainDevices=yes, two GPUs.  The
 # job's tasks are confined to its GPUs; what the plugin runs for the job
@@ -45,7 +46,7 @@ check:
   before: true
   after: true
 YAML
-echo "required $so site=$t/site.yaml libexecdir=$t/gpu check=$t/gpu/gpumem-check mps_control=$t/gpu/nvidia-cuda-mps-control nvidia_dev=$D/dev/nvidiactl" >"$t/plugstack.conf"
+plugstack "$t/plugstack.conf" site=$t/site.yaml libexecdir=$t/gpu check=$t/gpu/gpumem-check mps_control=$t/gpu/nvidia-cuda-mps-control nvidia_dev=$D/dev/nvidiactl
 chmod -R a+rX "$t"
 
 if ! "$CL" start --cgroup --gpus 2 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1; then
@@ -55,7 +56,6 @@ if ! "$CL" start --cgroup --gpus 2 --plugstack "$t/plugstack.conf" >"$t/start.lo
 fi
 eval "$("$CL" env)"
 cd "$GPUMEM_CLUSTER_TMP" || exit 1
-json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
 uid=$(id -u "$GPUMEM_TEST_USER")
 # seen NAME: the records of the stand-in NAME since the last reset_seen.
 seen() { cat "$t/gpu/seen/$1".* 2>/dev/null; }

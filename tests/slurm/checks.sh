@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Checks around a job on a real local Slurm of three nodes: reports per job,
 # step, node and phase, written whole; a failing check drains only its node,
 # never over an admin's reason, and a later passing check resumes only
@@ -34,19 +35,16 @@ printf 'version: 1\ncheck:\n  before: true\n  on_fail: fail\n' >"$t/before-fail.
 printf 'version: 1\ncheck:\n  after: true\n' >"$t/after.yaml"
 chmod 644 "$t"/*.yaml
 # "No GPU here", on any machine: the device that says "GPUs" does not exist.
-echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin/probe nvidia_dev=$t/no-such-device" >"$t/real.conf"
-echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/standin-check nvidia_dev=$t/nvidiactl" >"$t/standin.conf"
+plugstack "$t/real.conf" site=$t/site.yaml libexecdir=$top_builddir/plugin/probe nvidia_dev=$t/no-such-device
+plugstack "$t/standin.conf" site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/standin-check nvidia_dev=$t/nvidiactl
 chmod 644 "$t"/*.conf
 
 # Two GPUs a node: two jobs with a GPU each share a node (the drain tests).
 "$CL" start --nodes 3 --gpus 2 --plugstack "$t/real.conf" >"$t/start.log" 2>&1 ||
 	{ cat "$t/start.log" >&2; skip_all "the local Slurm did not start"; }
 eval "$("$CL" env)"
-json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
-node_state() { scontrol show node "$1" -o | grep -o 'State=[^ ]*' | cut -d= -f2; }
 node_reason() { scontrol show node "$1" -o | sed -n 's/.* Reason=\(.*\) \[.*/\1/p'; }
 # wait_idle NODE: until slurmctld sees it idle and responding (bounded).
-wait_idle() { for _ in $(seq 1 60); do [ "$(node_state "$1")" = IDLE ] && return 0; sleep 0.25; done; return 1; }
 # bg_job NODE CMD...: start a job there in the background, return once it runs.
 bg_job() {
 	local node=$1; shift

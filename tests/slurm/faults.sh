@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Faults and load on a real local Slurm: scancel during the before-job check,
 # kill -9 of a task, a step past its time limit, slurmd restarted mid-job,
 # 100 concurrent steps with policies.  Afterwards: no check process, no MPS
@@ -20,12 +21,11 @@ printf 'version: 1\ncheck:\n  before: true\n  after: true\n' >"$t/both.yaml"
 printf 'version: 1\nl2:\n  persisting_limit: 40%%\nmps:\n  active_thread_percentage: 30\ncheck:\n  after: true\n' >"$t/load.yaml"
 chmod 644 "$t"/*.yaml
 # No GRES on these nodes: gpus=all (the job may use every GPU of the node).
-echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/standin-check nvidia_dev=$t/nvidiactl gpus=all" >"$t/plugstack.conf"
+plugstack "$t/plugstack.conf" site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/standin-check nvidia_dev=$t/nvidiactl gpus=all
 chmod 644 "$t/plugstack.conf"
 "$CL" start --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 ||
 	{ cat "$t/start.log" >&2; skip_all "the local Slurm did not start"; }
 eval "$("$CL" env)"
-json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
 wait_file() { for _ in $(seq 1 "${2:-60}"); do [ -f "$1" ] && return 0; sleep 0.5; done; return 1; }
 no_leftovers() {   # what: nothing of ours is left running or lying around
 	local left

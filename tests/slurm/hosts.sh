@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Nodes as separate hosts (tests/slurm/cluster start --hosts): three slurmd,
 # each in its own network namespace with its own address on a bridge of a
 # private /24 and its own hostname, all on one SlurmdPort.  srun -N3 crosses
@@ -17,8 +18,6 @@ ip netns del "gpumem-hosts-probe-$$"
 mkdir -p "$t/reports" "$t/fail"
 chmod 777 "$t/fail"
 slurm_standin
-json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
-node_state() { scontrol show node "$1" -o | grep -o 'State=[^ ]*' | cut -d= -f2; }
 
 site() { # site NAME L2MAX
 	cat >"$t/$1.yaml" <<YAML

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Trust boundaries, round three (issue 23): the per-job design's root side
 # (the job prolog and epilog, the per-job MPS daemon, root's state_dir) as a
 # hostile user sees it, on a real local Slurm with two stand-in GPUs (GRES),
@@ -26,13 +27,9 @@
 slurm_test jobtrust
 command -v cc >/dev/null || skip_all "no C compiler to build the user's own SPANK plugin"
 U=${GPUMEM_TEST_USER:-gpumemtest}
-asuser() { "$CL" runas "$@"; }
 B=$t/bin
-mkdir -p "$B/fail" "$t/reports" "$t/user"
-chmod 777 "$B/fail"
-cp "$top_srcdir/tests/slurm/standin-check" "$top_srcdir"/tests/slurm/standin/* "$B/"
-for f in runs probe.runs l2reset.runs mps.log; do : >"$B/$f"; chmod 666 "$B/$f"; done
-mknod -m 0666 "$t/nvidiactl" c 1 3
+mkdir -p "$t/reports" "$t/user"
+standin_bin "$B"
 cat >"$t/site.yaml" <<YAML
 version: 1
 defaults:
@@ -60,11 +57,6 @@ GPUMEM_SLURM_CONF_EXTRA="PrologEpilogTimeout=10" "$CL" start --nodes 1 --gpus 2 
 eval "$("$CL" env)"
 cd "$GPUMEM_CLUSTER_TMP" || exit 1
 LOG="$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log"
-json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
-node_state() { scontrol show node gpumem1 -o | grep -o 'State=[^ ]*' | cut -d= -f2; }
-wait_idle() { for _ in $(seq 1 80); do [ "$(node_state)" = IDLE ] && return 0; sleep 0.25; done; return 1; }
-wait_file() { for _ in $(seq 1 80); do [ -f "$1" ] && return 0; sleep 0.25; done; return 1; }
-jobid_of() { printf '%s\n' "$1" | sed -n 's/^job=\([0-9]*\).*/\1/p' | head -1; }
 # gone PID: no such process, or a zombie (it has ended; only its reaping is left).
 gone() { [ ! -d "/proc/$1" ] || [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)" = Z ]; }
 last_job() { scontrol -o show jobs | sed -n 's/^JobId=\([0-9]*\) .*/\1/p' | sort -n | tail -1; }

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # GPU work once per job per node, on a real local Slurm: the before-check in
 # the job prolog, the after-check, L2 reset and MPS stop in the job epilog,
 # for salloc, sbatch and srun jobs; the epilog still guards the node; the
@@ -10,13 +11,9 @@
 . "$top_srcdir/tests/lib.sh"
 slurm_test perjob
 U=${GPUMEM_TEST_USER:-gpumemtest}
-asuser() { runuser -u "$U" -- "$@"; }
 B=$t/bin
-mkdir -p "$B/fail" "$t/reports"
-chmod 777 "$B/fail"
-cp "$top_srcdir/tests/slurm/standin-check" "$top_srcdir"/tests/slurm/standin/* "$B/"
-for f in runs probe.runs l2reset.runs mps.log; do : >"$B/$f"; chmod 666 "$B/$f"; done
-mknod -m 0666 "$t/nvidiactl" c 1 3
+mkdir -p "$t/reports"
+standin_bin "$B"
 site() {   # site FILE [MIN_INTERVAL]
 	cat >"$1" <<YAML
 version: 1
@@ -37,17 +34,14 @@ printf 'version: 1\ncheck:\n  before: true\n  on_fail: fail\n' >"$t/before.yaml"
 printf 'version: 1\ncheck:\n  after: true\n  on_fail: drain\n' >"$t/after.yaml"
 printf 'version: 1\nmps:\n  daemon: job\n  active_thread_percentage: 50\ncheck:\n  before: true\n' >"$t/mps.yaml"
 printf 'version: 1\nl2:\n  persisting_limit: 50%%\n  reset_at_exit: true\n' >"$t/l2.yaml"
+printf 'version: 1\nl2:\n  persisting_limit: 50%%\ncheck:\n  after: true\n' >"$t/l2after.yaml"
 chmod 644 "$t"/*.yaml
-plug() { echo "required $so site=$1 libexecdir=$B check=$B/standin-check nvidia_dev=$t/nvidiactl mps_control=$B/nvidia-cuda-mps-control" >"$2"; chmod 644 "$2"; }
+plug() { plugstack "$2" site=$1 libexecdir=$B check=$B/standin-check nvidia_dev=$t/nvidiactl mps_control=$B/nvidia-cuda-mps-control; chmod 644 "$2"; }
 plug "$t/site.yaml" "$t/plugstack.conf"
 plug "$t/site-interval.yaml" "$t/interval.conf"
 "$CL" start --nodes 2 --gpus 1 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 ||
 	{ cat "$t/start.log" >&2; skip_all "the local Slurm did not start"; }
 eval "$("$CL" env)"
-json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
-node_state() { scontrol show node "$1" -o | grep -o 'State=[^ ]*' | cut -d= -f2; }
-wait_idle() { for _ in $(seq 1 80); do [ "$(node_state "$1")" = IDLE ] && return 0; sleep 0.25; done; return 1; }
-wait_file() { for _ in $(seq 1 80); do [ -f "$1" ] && return 0; sleep 0.25; done; return 1; }
 nruns() { wc -l <"$B/$1" | tr -d ' '; }
 # no_daemon NAME: no stand-in MPS daemon runs (a zombie waiting for its reaper has ended).
 no_daemon() {
@@ -166,6 +160,19 @@ wait_idle gpumem1
 is "$(nruns l2reset.runs)" 2 "one L2 reset per job, in the epilog"
 is "$(cut -d' ' -f2 "$B/l2reset.runs" | sort -u)" "0" "... on the job's GPU"
 is "$(stat -c '%U %a' /run/gpumem/probe.cache)" "root 644" "the cache is root's (in the default state_dir)"
+
+# --- an after-check and an L2 reset: one CUDA start (issue 26) ---------------------------
+: >"$B/l2reset.runs"
+run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/l2after.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+jid=$(jobid_of "$out")
+wait_idle gpumem1
+is "$(nruns check-l2reset.runs) $(nruns l2reset.runs)" "1 0" "L2 limit and an after-check: the check resets L2 (--l2-reset), no gpumem-l2reset"
+like "$(grep -a "job $jid: L2 reset" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log")" "L2 reset by the after-check on GPUs 0" "... and the log says so"
+touch "$B/l2reset-fail"
+run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/l2after.yaml" true
+wait_idle gpumem1
+rm -f "$B/l2reset-fail"
+is "$(nruns check-l2reset.runs) $(nruns l2reset.runs)" "2 1" "... a check that could not reset: gpumem-l2reset does it"
 
 # --- check.min_interval ----------------------------------------------------------------
 "$CL" restart-slurmd --plugstack "$t/interval.conf" >/dev/null 2>&1

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # gpumem.so on a real local Slurm (tests/slurm/cluster): the option, the
 # environment tasks really see, named policies, site defaults, clamps, every
 # bad policy refused at submission with no job created, privilege, a
@@ -189,7 +190,7 @@ run srun -N1 true
 like "$out" "unknown plugstack argument 'bogus=1'" "... naming the argument"
 pgrep -f "slurmd.*$GPUMEM_CLUSTER_DIR" >/dev/null && pass "slurmd still running" || fail "slurmd still running"
 printf 'version: 1\nlimits:\n  l2_max_percent: lots\n' >"$t/badsite.yaml"; chmod 644 "$t/badsite.yaml"
-echo "required $so site=$t/badsite.yaml libexecdir=$top_builddir/plugin/probe" >"$t/badsite-plugstack.conf"
+plugstack "$t/badsite-plugstack.conf" site=$t/badsite.yaml libexecdir=$top_builddir/plugin/probe
 "$CL" restart-slurmd --plugstack "$t/badsite-plugstack.conf" >/dev/null 2>&1
 run srun -N1 true
 like "$out" "badsite.yaml:3:19: error: limits.l2_max_percent: 'lots' is not a number" "bad site file: the error names file, line, column"

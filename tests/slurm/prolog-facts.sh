@@ -1,14 +1,14 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What Slurm's job prolog and epilog give a SPANK plugin, shown on the real
 # local Slurm (doc/ADMIN.md, "Job prolog and epilog: what Slurm gives"):
 # a throw-away plugin (tests/slurm/spank-facts.c, built here) writes what it
 # sees in slurm_spank_job_prolog/_epilog and fails when told to.  gpumem's
-# per-job work (plugin/spank/prolog.c, epilog.c) is built on these facts.
+# per-job work (plugin/spank/job_prolog.c, job_epilog.c) is built on these facts.
 . "$top_srcdir/tests/lib.sh"
 slurm_test prologfacts
 command -v cc >/dev/null || skip_all "no C compiler to build the test plugin"
 U=${GPUMEM_TEST_USER:-gpumemtest}
-asuser() { runuser -u "$U" -- "$@"; }
 mkdir -p "$t/out"
 chmod 777 "$t/out"
 cc -shared -fPIC -Wall -Wextra -Werror -o "$t/facts.so" "$top_srcdir/tests/slurm/spank-facts.c" ||
@@ -25,7 +25,6 @@ start "PrologEpilogTimeout=8"
 uid=$(id -u "$U")
 f() { cat "$t/out/$1.$2.$3" 2>/dev/null; }   # f prolog|epilog JOB NODE
 wait_f() { for _ in $(seq 1 40); do [ -f "$t/out/$1" ] && return 0; sleep 0.25; done; return 1; }
-node_state() { scontrol show node "$1" -o | grep -o 'State=[^ ]*' | cut -d= -f2; }
 node_reason() { scontrol show node "$1" -o | sed -n 's/.* Reason=\(.*\) \[.*/\1/p'; }
 
 # --- context, ids, environment, option: a batch job with a GPU -----------------

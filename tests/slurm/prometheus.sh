@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Prometheus for real (issue 16 item 5): contrib/node_exporter/gpumem-rules.yml
 # passes `promtool check rules` and its unit tests (gpumem-rules.test.yml)
 # pass `promtool test rules`, while a broken copy of each fails; then a real
@@ -59,7 +60,7 @@ check:
   timeout: 5
 YAML
 printf 'version: 1\ncheck:\n  after: true\n' >"$t/after.yaml"
-echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/standin-check nvidia_dev=$t/nvidiactl" >"$t/standin.conf"
+plugstack "$t/standin.conf" site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/standin-check nvidia_dev=$t/nvidiactl
 chmod 644 "$t"/*.yaml "$t"/*.conf
 "$CL" start --nodes 2 --gpus 1 --plugstack "$t/standin.conf" >"$t/start.log" 2>&1 ||
 	{ cat "$t/start.log" >&2; skip_all "the local Slurm did not start"; }
@@ -67,7 +68,6 @@ eval "$("$CL" env)"
 cd "$GPUMEM_CLUSTER_TMP" || exit 1
 U1=GPU-00000000-0000-0000-0000-000000000001
 U2=GPU-00000000-0000-0000-0000-000000000002
-wait_file() { for _ in $(seq 1 80); do [ -f "$1" ] && return 0; sleep 0.25; done; return 1; }
 
 touch "$t/fail/gpumem2"
 run "$CL" runas srun -N2 --gres=gpu:1 --gpumem-policy="$t/after.yaml" true

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What a hostile user can do to root's side (issue 13), on a real local
 # Slurm, every attack run as the unprivileged test user:
 #   1. a job variable (ENVIRONMENT=BATCH) must not switch off a check that
@@ -89,15 +90,13 @@ check:
 YAML
 chmod 644 "$t/site.yaml"
 # No GRES on this node: gpus=all (a job may use every GPU of the node).
-echo "required $so site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/check nvidia_dev=$t/nvidiactl mps_control=$t/mpsctl gpus=all" >"$t/plugstack.conf"
+plugstack "$t/plugstack.conf" site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/check nvidia_dev=$t/nvidiactl mps_control=$t/mpsctl gpus=all
 chmod 644 "$t/plugstack.conf"
 "$CL" start --nodes 1 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 ||
 	{ cat "$t/start.log" >&2; skip_all "the local Slurm did not start"; }
 eval "$("$CL" env)"
 LOG="$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log"
-json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
 U() { "$CL" runas "$@"; }
-jobid_of() { printf '%s' "$1" | sed -n 's/^job=//p' | head -1; }
 newlog() { tail -c +"$(($1 + 1))" "$LOG"; }
 logsize() { stat -c %s "$LOG"; }
 

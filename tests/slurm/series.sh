@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What differs between the Slurm series gpumem is tested on (22.05: Debian 12
 # on the host; 24.11: Debian 13 in the root of tests/slurm/run --slurm 24.11),
 # on a real local Slurm of the series under test (SLURM_SERIES, tests/lib.sh):
@@ -18,7 +19,7 @@ run "$GPUMEM" --version
 like "$out" "^SPANK plugin: built for Slurm $SLURM_SERIES\.[0-9]+: loads into Slurm $SLURM_SERIES\.x only" \
 	"gpumem --version names the Slurm series ($SLURM_SERIES) the plugin was built for"
 
-echo "required $so libexecdir=$top_builddir/plugin/probe" >"$t/required.conf"
+plugstack "$t/required.conf" libexecdir=$top_builddir/plugin/probe
 echo "optional $so libexecdir=$top_builddir/plugin/probe" >"$t/optional.conf"
 printf '#!/bin/sh\nsrun -N1 true\n' >"$t/job.sh"
 chmod 644 "$t"/*.conf "$t/job.sh"

@@ -1,10 +1,12 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The local Slurm of tests/slurm/cluster itself, without gpumem: start it,
 # run jobs through srun, sbatch and salloc as root and as the unprivileged
 # test user, restart slurmd, stop it, and check that nothing is left running.
 # shellcheck disable=SC2154 # top_srcdir, out and rc come from lib.sh
 . "$(cd "$(dirname "$0")/.." && pwd)/lib.sh"
 CLUSTER="$top_srcdir/tests/slurm/cluster"
+CL=$CLUSTER
 
 [ "$(id -u)" = 0 ] || skip_all "needs root (starts munged, slurmctld and slurmd on loopback)"
 if [ -n "${SLURM_PREFIX:-}" ]; then
@@ -54,7 +56,6 @@ run timeout $T sinfo -h -N -o '%N %t'
 is "$out" "gpumem1 idle" "sinfo: gpumem1 idle"
 
 U=${GPUMEM_TEST_USER:-gpumemtest}
-asuser() { runuser -u "$U" -- "$@"; }
 
 for who in root "$U"; do
 	if [ "$who" = root ]; then as=""; else as=asuser; fi

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A throw-away SPANK plugin for tests/slurm/prolog-facts.sh: it writes what
  * slurm_spank_job_prolog and slurm_spank_job_epilog see (context, ids, which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A user's own SPANK plugin, for tests/slurm/jobtrust.sh: what a hostile
  * user can load into their own srun/sbatch/salloc (their own slurm.conf

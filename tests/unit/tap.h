@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A few TAP helpers for the C unit tests (automake's tap-driver reads them). */
 #ifndef GPUMEM_TAP_H
 #define GPUMEM_TAP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The accounting record's transport (plugin/core/acct_codec.c): encode and
  * decode, the merge that keeps every byte of other content, what sacctmgr

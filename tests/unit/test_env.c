@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The task environment, the UM advice string and GPU matching. */
 #include <stdlib.h>
 #include <string.h>

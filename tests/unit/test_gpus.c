@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * GPU lists as Slurm and CUDA write them (plugin/core/gpus.c): indices,
  * GPU UUIDs, MIG instances in both spellings, PCI bus ids; the tasks' list

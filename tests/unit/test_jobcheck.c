@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The GPU check around a step, without Slurm: gpumem_jobcheck_run forks
  * the stand-in check of the real-Slurm tests (tests/slurm/standin-check)
@@ -186,7 +187,7 @@ static int check(struct gpumem_checkrun *r, struct json_object **doc, char *err,
 
 	clear_dir(reports);
 	clear_dir(textfiles);
-	gpumem_jobcheck_run(&st, &ji, "after", 1, 0, r);
+	gpumem_jobcheck_run(&st, &ji, "after", 1, 0, 0, r);
 	gpumem_jobcheck_report(&st, &ji, r);
 	snprintf(path, sizeof(path), "%s/job42.batch.node1.after.json", reports);
 	buf = slurp(path, &len);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Policy parsing, overlay and the JSON round trip used for forwarding. */
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,38 @@ int main(void)
 		       "  the same v1 string as before issue 17");
 		gpumem_site_free(&site);
 		gpumem_diags_free(&d);
+	}
+
+	/*
+	 * One validation after every parser (issue 24): a rule that spans keys
+	 * (stripe sets the preferred location itself) is refused alike by the
+	 * file parser (srun, the job prolog) and the forwarded policy's parser
+	 * (slurmstepd); both name the key.
+	 */
+	{
+		static const char *const conflicts[][2] = {
+			{ "version: 1\nunified_memory:\n  placement: stripe\n  preferred_location: gpu\n",
+			  "{\"version\": 1, \"unified_memory\": {\"placement\": \"stripe\", \"preferred_location\": \"gpu\"}}" },
+			{ "version: 1\nunified_memory:\n  placement: stripe\n  prefetch: cpu\n",
+			  "{\"version\": 1, \"unified_memory\": {\"placement\": \"stripe\", \"prefetch\": \"cpu\"}}" },
+			{ "version: 1\nunified_memory:\n  placement: stripe\n  read_mostly: true\n",
+			  "{\"version\": 1, \"unified_memory\": {\"placement\": \"stripe\", \"read_mostly\": true}}" },
+		};
+
+		for (size_t i = 0; i < sizeof(conflicts) / sizeof(conflicts[0]); i++) {
+			struct gpumem_diags dy = { 0 }, dj = { 0 };
+			int ry = gpumem_policy_parse(conflicts[i][0], strlen(conflicts[i][0]), "f.yaml",
+						     &p, &dy);
+			int rj = gpumem_policy_parse_json(conflicts[i][1], strlen(conflicts[i][1]),
+							  "fwd", &q, &dj);
+
+			ok(ry < 0 && rj < 0 && dy.nerrors == 1 && dj.nerrors == 1,
+			   "stripe conflict %zu: refused by the file parser and the forwarded one", i);
+			like(dj.head ? dj.head->msg : NULL, "unified_memory.placement: stripe",
+			     "  ... the forwarded one says why");
+			gpumem_diags_free(&dy);
+			gpumem_diags_free(&dj);
+		}
 	}
 
 	/* Overlay: top's set keys win, others stay. */

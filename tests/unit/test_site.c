@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Site file: limits, references, named policies, and the effective merge. */
 #include <stdlib.h>
 #include <string.h>

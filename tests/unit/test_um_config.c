@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* GPUMEM_UM_ADVICE parsing (kernels/um/um_config.c), as libgpumem-um reads it. */
 #include <stdint.h>
 #include <stdio.h>

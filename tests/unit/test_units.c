@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Sizes, units and names. */
 #include <stdint.h>
 #include "policy.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem-check without a GPU: verdict rules, MPS scaling, how device
  * verdicts combine into the exit code, JSON escaping and the shape of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What root knows of a process from /proc, to act on the same process
  * later (mps.c): its start time (with its pid, the process's identity:

@@ -1,7 +1,15 @@
-/* Running a helper program from the plugin, bounded in time and output. */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The one process runner (proc.c): fork, drop to a user for good, reset
+ * signals, exec without a shell, capture output under a cap, kill the
+ * process group at a deadline.  The plugin, gpumem-acct and `gpumem job`
+ * all run their programs through it.
+ */
 #ifndef GPUMEM_PROC_H
 #define GPUMEM_PROC_H
 #include <sys/types.h>
+
+#define GPUMEM_PROC_ERR_MAX 1024
 
 struct gpumem_proc {
 	const char *path;
@@ -13,8 +21,10 @@ struct gpumem_proc {
 	int timeout_s;
 	const char *input;      /* written to its stdin, or NULL */
 	int drop_stderr;        /* stderr to /dev/null: out is stdout alone */
+	int keep_stderr;        /* stderr into err (its first GPUMEM_PROC_ERR_MAX bytes) */
 	size_t out_max;         /* bytes of output kept, the rest dropped; 0: 64 KiB */
-	char *out;              /* stdout and stderr, NUL-terminated, malloc'd */
+	char *out;              /* stdout (and stderr, unless dropped or kept apart), malloc'd */
+	char *err;              /* stderr with keep_stderr, malloc'd */
 	int status;             /* exit code, or 128 + signal */
 	int timed_out;
 };
@@ -30,6 +40,21 @@ int gpumem_proc_run(struct gpumem_proc *p);
 void gpumem_proc_as_user(struct gpumem_proc *p, const char *path, char *const *argv,
 			 char *const *envp, uid_t uid, gid_t gid, int timeout_s);
 void gpumem_proc_free(struct gpumem_proc *p);
+/*
+ * NAME's path into BUF: NAME itself when it holds a '/' (absolute only),
+ * else the first executable NAME in PATH's absolute entries (relative
+ * entries are never trusted).  0, or -1.
+ */
+int gpumem_proc_find(const char *name, const char *path, char *buf, size_t len);
+/*
+ * Run ARGV (argv[0] looked up by gpumem_proc_find in $PATH; no shell) with
+ * this process's environment and stdin from /dev/null; its stdout (at most
+ * CAP - 1 bytes, NUL-terminated) in OUT and its stderr's first line in
+ * ERRLINE.  Killed after TIMEOUT_S seconds.  Returns the exit status, or -1
+ * (with ERRLINE saying why) when it could not run, was killed or timed out.
+ */
+int gpumem_run_capture(char *const argv[], char *out, size_t cap, char *errline,
+		       size_t errlen, int timeout_s);
 /*
  * In a forked child: every signal to its default action, none blocked
  * (slurmstepd blocks and ignores some, and both survive exec).

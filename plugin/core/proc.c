@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The one process runner (proc.h): every program gpumem runs goes through
+ * here: the plugin's helpers (gpumem-probe, gpumem-check, the MPS control
+ * program, scontrol), gpumem-acct's sacct and sacctmgr, `gpumem job`'s
+ * sacct.  slurmstepd is multi-threaded, so the child does only
+ * async-signal-safe work between fork and exec: everything it needs (argv,
+ * environment, groups) is prepared by the parent.  The child starts from a
+ * clean signal state (slurmstepd blocks and ignores signals that a helper
+ * needs: its alarm() timeout, the MPS daemon's SIGTERM; both survive exec),
+ * in a process group of its own, which is killed at the deadline.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "proc.h"
+
+extern char **environ;
+
+#define OUT_MAX (64 * 1024)
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/*
+ * Every signal back to its default action, and none blocked.  The raw
+ * system call, because glibc's sigaction refuses the two real-time signals
+ * it keeps for itself, and an ignored one of those would survive exec too.
+ * An all-zero kernel sigaction is SIG_DFL on every architecture.
+ */
+void gpumem_proc_reset_signals(void)
+{
+	static const unsigned long dfl[8];
+	sigset_t none;
+
+	for (int sig = 1; sig < 65; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			syscall(SYS_rt_sigaction, sig, dfl, NULL, (size_t)8);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static void child(const struct gpumem_proc *p, int in_fd, int out_fd, int err_fd,
+		  const gid_t *groups, int ngroups)
+{
+	gpumem_proc_reset_signals();
+	setpgid(0, 0);
+	if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0)
+		_exit(126);
+	if (p->drop_stderr) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null < 0 || dup2(null, 2) < 0)
+			_exit(126);
+	} else if (dup2(err_fd >= 0 ? err_fd : out_fd, 2) < 0) {
+		_exit(126);
+	}
+	for (int fd = 3; fd < 1024; fd++)
+		close(fd);
+	if (p->drop) {
+		/*
+		 * Root (euid 0) also resets the supplementary groups; in
+		 * user_init slurmstepd already set the user's and only the
+		 * effective ids need making permanent.
+		 */
+		if (geteuid() == 0 && ngroups >= 0 && setgroups((size_t)ngroups, groups) < 0)
+			_exit(126);
+		if (setresgid(p->gid, p->gid, p->gid) < 0 || setresuid(p->uid, p->uid, p->uid) < 0)
+			_exit(126);
+		if (setuid(0) == 0 && p->uid != 0)
+			_exit(126);     /* the drop did not hold */
+	}
+	execve(p->path, p->argv, p->envp);
+	_exit(127);
+}
+
+/*
+ * A pipe end moved to 3 or above.  The job prolog/epilog process may start
+ * with stdin closed: a pipe then gets fd 0, the child's dup2(0, 0) keeps
+ * its close-on-exec flag, and the helper (the MPS "quit") reads nothing.
+ */
+static int above_stdio(int fd)
+{
+	int nfd;
+
+	if (fd > 2)
+		return fd;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return nfd;
+}
+
+/* Read one ready pipe into BUF (LEN so far, at most MAX kept, the rest dropped): 0 at its end. */
+static int take(int fd, char *buf, size_t *len, size_t max)
+{
+	char sink[4096];
+	ssize_t n;
+
+	do
+		n = *len < max ? read(fd, buf + *len, max - *len) : read(fd, sink, sizeof(sink));
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return 0;
+	if (*len < max)
+		*len += (size_t)n;
+	return 1;
+}
+
+/*
+ * The child's output into p->out (and its stderr into p->err when kept
+ * apart) until it closes its ends, or until the deadline, when its process
+ * group is killed.
+ */
+static void collect(struct gpumem_proc *p, int fd, int efd, pid_t pid, size_t max)
+{
+	long deadline = now_ms() + (p->timeout_s > 0 ? p->timeout_s : 60) * 1000L;
+	size_t len = 0, elen = 0;
+	int fds[2] = { fd, efd };
+
+	while (fds[0] >= 0 || fds[1] >= 0) {
+		struct pollfd pfd[2] = { { fds[0], POLLIN, 0 }, { fds[1], POLLIN, 0 } };
+		long left = deadline - now_ms();
+
+		if (left <= 0) {
+			p->timed_out = 1;
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			break;
+		}
+		if (poll(pfd, 2, (int)left) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pfd[0].revents && !take(fds[0], p->out, &len, max))
+			fds[0] = -1;
+		if (pfd[1].revents && !take(fds[1], p->err, &elen, GPUMEM_PROC_ERR_MAX))
+			fds[1] = -1;
+	}
+	p->out[len] = '\0';
+	if (p->err)
+		p->err[elen] = '\0';
+}
+
+/* The supplementary groups of the user P drops to, before fork. */
+static int user_groups(const struct gpumem_proc *p, gid_t *groups, int max)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	int n = max;
+
+	if (!p->drop || geteuid() != 0)
+		return -1;
+	if (getpwuid_r(p->uid, &pw, buf, sizeof(buf), &res) != 0 || res == NULL ||
+	    getgrouplist(pw.pw_name, p->gid, groups, &n) < 0)
+		n = 0;
+	return n;
+}
+
+int gpumem_proc_run(struct gpumem_proc *p)
+{
+	int inp[2] = { -1, -1 }, outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	gid_t groups[256];
+	int ngroups = user_groups(p, groups, 256);
+	size_t max = p->out_max ? p->out_max : OUT_MAX;
+	pid_t pid = -1;
+	int status = 0, rv = -1;
+
+	p->out = p->err = NULL;
+	p->status = -1;
+	p->timed_out = 0;
+	p->out = malloc(max + 1);
+	if (p->out == NULL || pipe2(inp, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0)
+		goto fail;
+	if (p->keep_stderr && ((p->err = malloc(GPUMEM_PROC_ERR_MAX + 1)) == NULL ||
+			       pipe2(errp, O_CLOEXEC) < 0))
+		goto fail;
+	for (int i = 0; i < 2; i++)
+		if ((inp[i] = above_stdio(inp[i])) < 0 || (outp[i] = above_stdio(outp[i])) < 0 ||
+		    (p->keep_stderr && (errp[i] = above_stdio(errp[i])) < 0))
+			goto fail;
+	pid = fork();
+	if (pid < 0)
+		goto fail;
+	if (pid == 0)
+		child(p, inp[0], outp[1], errp[1], groups, ngroups);
+	close(inp[0]);
+	close(outp[1]);
+	if (errp[1] >= 0)
+		close(errp[1]);
+	inp[0] = outp[1] = errp[1] = -1;
+	if (p->input) {
+		/* Small inputs only (MPS control commands): fits the pipe buffer. */
+		ssize_t n = write(inp[1], p->input, strlen(p->input));
+
+		(void)n;
+	}
+	close(inp[1]);
+	inp[1] = -1;
+	collect(p, outp[0], errp[0], pid, max);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	p->status = WIFEXITED(status) ? WEXITSTATUS(status) :
+		WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+	rv = 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (inp[i] >= 0)
+			close(inp[i]);
+		if (outp[i] >= 0)
+			close(outp[i]);
+		if (errp[i] >= 0)
+			close(errp[i]);
+	}
+	if (rv < 0)
+		gpumem_proc_free(p);
+	return rv;
+}
+
+int gpumem_proc_find(const char *name, const char *path, char *buf, size_t len)
+{
+	char dirs[4096];
+	char *save = NULL;
+
+	if (strchr(name, '/')) {
+		snprintf(buf, len, "%s", name);
+		return name[0] == '/' && access(buf, X_OK) == 0 ? 0 : -1;
+	}
+	snprintf(dirs, sizeof(dirs), "%s", path ? path : "");
+	for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		if (d[0] != '/')
+			continue;       /* relative PATH entries are never trusted */
+		snprintf(buf, len, "%s/%s", d, name);
+		if (access(buf, X_OK) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+int gpumem_run_capture(char *const argv[], char *out, size_t cap, char *errline,
+		       size_t errlen, int timeout_s)
+{
+	struct gpumem_proc p = { 0 };
+	char path[4096];
+	int rv = -1;
+
+	out[0] = '\0';
+	errline[0] = '\0';
+	if (gpumem_proc_find(argv[0], getenv("PATH"), path, sizeof(path)) < 0) {
+		snprintf(errline, errlen, "cannot run %s: not found in PATH's absolute entries",
+			 argv[0]);
+		return -1;
+	}
+	p.path = path;
+	p.argv = argv;
+	p.envp = environ;
+	p.timeout_s = timeout_s;
+	p.keep_stderr = 1;
+	p.out_max = cap - 1;
+	if (gpumem_proc_run(&p) < 0) {
+		snprintf(errline, errlen, "cannot run %s: %s", argv[0], strerror(errno));
+		return -1;
+	}
+	snprintf(out, cap, "%s", p.out);
+	p.err[strcspn(p.err, "\n")] = '\0';
+	if (p.timed_out)
+		snprintf(errline, errlen, "%s: no answer in %d s: killed", argv[0], timeout_s);
+	else if (p.status > 128)
+		snprintf(errline, errlen, "%s: killed by signal %d", argv[0], p.status - 128);
+	else if (p.status == 127 && !p.err[0])
+		snprintf(errline, errlen, "cannot run %s", argv[0]);
+	else
+		snprintf(errline, errlen, "%s", p.err);
+	if (!p.timed_out && p.status >= 0 && p.status <= 128)
+		rv = p.status;
+	gpumem_proc_free(&p);
+	return rv;
+}
+
+void gpumem_proc_as_user(struct gpumem_proc *p, const char *path, char *const *argv,
+			 char *const *envp, uid_t uid, gid_t gid, int timeout_s)
+{
+	memset(p, 0, sizeof(*p));
+	p->path = path;
+	p->argv = argv;
+	p->envp = envp;
+	p->drop = 1;
+	p->uid = uid;
+	p->gid = gid;
+	p->timeout_s = timeout_s;
+}
+
+void gpumem_proc_free(struct gpumem_proc *p)
+{
+	free(p->out);
+	free(p->err);
+	p->out = p->err = NULL;
+}
