@@ -72,6 +72,31 @@ standin_bin() {
 	mknod -m 0666 "$t/nvidiactl" c 1 3
 }
 
+# site_requiring_checks FILE REPORT_DIR [TIMEOUT [TEXTFILE_DIR]]: a site file
+# that requires a check before (failing the job) and after every job and
+# keeps the check section closed to users, so nothing a user sets may
+# switch it off; per-job MPS daemons allowed.
+site_requiring_checks() {
+	cat >"$1" <<YAML
+version: 1
+defaults:
+  check:
+    before: true
+    after: true
+    on_fail: fail
+limits:
+  on_fail: [warn, fail]
+  mps_daemons: [none, job]
+  sections: [l2, mps, unified_memory]
+report:
+  dir: $2
+${4:+  textfile_dir: $4
+}check:
+  timeout: ${3:-5}
+YAML
+	chmod 644 "$1"
+}
+
 # slurm_standin: the stand-ins a node without a GPU gets for the plugstack's
 # check= and nvidia_dev=: $t/standin-check (a GPU check: pass, or fail when
 # $t/fail/NODE exists) and $t/nvidiactl (a device node with /dev/null's

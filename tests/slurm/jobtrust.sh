@@ -30,22 +30,7 @@ U=${GPUMEM_TEST_USER:-gpumemtest}
 B=$t/bin
 mkdir -p "$t/reports" "$t/user"
 standin_bin "$B"
-cat >"$t/site.yaml" <<YAML
-version: 1
-defaults:
-  check:
-    before: true
-    after: true
-    on_fail: fail
-limits:
-  on_fail: [warn, fail]
-  mps_daemons: [none, job]
-  sections: [l2, mps, unified_memory]
-report:
-  dir: $t/reports
-check:
-  timeout: 5
-YAML
+site_requiring_checks "$t/site.yaml" "$t/reports"
 printf 'version: 1\nmps:\n  daemon: job\n' >"$t/mps.yaml"
 printf 'version: 1\nl2:\n  persisting_limit: 40%%\n  reset_at_exit: true\n' >"$t/l2.yaml"
 chmod 644 "$t"/*.yaml
@@ -137,18 +122,18 @@ is "$(ls /run/gpumem | grep -c "^\(job\|mps\.\)$jid")" 0 "2: ... and its records
 like "$(grep -a "job $jid: per-job MPS daemon $pid stopped" "$LOG")" "stopped \(" "2: the epilog stopped it by root's record (pid $pid), not through the user's files"
 
 # --- 4. no GPU work for a job Slurm gave no GPU (gres node) ------------------------
-: >"$B/runs"; : >"$B/probe.runs"; : >"$B/l2reset.runs"
+: >"$B/runs"; : >"$B/probe.runs"; : >"$B/l2reset.runs"; : >"$B/check-l2reset.runs"
 touch "$B/fail/gpumem1"
 run asuser srun --gpumem-policy="$t/l2.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; echo TASK-RAN'
 rm -f "$B/fail/gpumem1"
 jid=$(jobid_of "$out")
 wait_idle
 like "$out" "TASK-RAN" "4: a job without GPUs on a GRES node runs (the failing GPUs are not its)"
-is "$(cat "$B/runs" "$B/probe.runs" "$B/l2reset.runs" | wc -l)" 0 "4: ... and no check, probe or L2 reset ran for it"
+is "$(cat "$B/runs" "$B/probe.runs" "$B/l2reset.runs" "$B/check-l2reset.runs" | wc -l)" 0 "4: ... and no check, probe or L2 reset ran for it"
 is "$(ls "$t/reports" | grep -c "^job$jid\.")" 0 "4: ... and no report"
 run asuser srun --gres=gpu:1 --gpumem-policy="$t/l2.yaml" true
 wait_idle
-is "$(wc -l <"$B/runs") $(cut -d' ' -f2 "$B/l2reset.runs")" "2 0" "4: a job with a GPU gets its checks and the L2 reset on its GPU"
+is "$(wc -l <"$B/runs") $(cut -d' ' -f2 "$B/check-l2reset.runs" "$B/l2reset.runs")" "2 0" "4: a job with a GPU gets its checks and the L2 reset (by its after-check) on its GPU"
 
 # --- 6. helpers never reach a user's MPS daemon at /tmp/nvidia-mps -----------------
 asuser mkdir -p /tmp/nvidia-mps

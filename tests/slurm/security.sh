@@ -71,23 +71,7 @@ chmod 644 "$t/mps.yaml"
 
 # The site requires checks before (failing the job) and after, and keeps the check
 # section closed to users: nothing the user sets may switch it off.
-cat >"$t/site.yaml" <<YAML
-version: 1
-defaults:
-  check:
-    before: true
-    after: true
-    on_fail: fail
-limits:
-  on_fail: [warn, fail]
-  mps_daemons: [none, job]
-  sections: [l2, mps, unified_memory]
-report:
-  dir: $t/pub/reports
-  textfile_dir: $t/pub/textfile
-check:
-  timeout: 2
-YAML
+site_requiring_checks "$t/site.yaml" "$t/pub/reports" 2 "$t/pub/textfile"
 chmod 644 "$t/site.yaml"
 # No GRES on this node: gpus=all (a job may use every GPU of the node).
 plugstack "$t/plugstack.conf" site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/check nvidia_dev=$t/nvidiactl mps_control=$t/mpsctl gpus=all
