@@ -82,7 +82,7 @@ const char *gpumem_um_where_name(enum gpumem_um_where w);
  * period holds its share of the GPU granules first, then its CPU granules,
  * so any stretch of the allocation longer than a period has the asked mix.
  * Adjacent ranges of one kind are merged: at most 2 * GPUMEM_UM_MAX_PERIODS
- * ranges, each costing the library two driver calls.
+ * ranges, each costing the library one driver call (um_stripe.c).
  */
 #define GPUMEM_UM_MAX_PERIODS   64
 #define GPUMEM_UM_MAX_RANGES    (2 * GPUMEM_UM_MAX_PERIODS)

@@ -4,8 +4,8 @@
  * managed allocation go to the GPU and which stay on the CPU.
  *
  * Pure arithmetic, no CUDA: the unit test (tests/unit/test_um_config.c)
- * checks the ranges exactly, and um_stripe.c turns each range into two
- * driver calls.  Why stripes in periods rather than one GPU prefix, and why
+ * checks the ranges exactly, and um_stripe.c turns each range into one
+ * driver call.  Why stripes in periods rather than one GPU prefix, and why
  * at most GPUMEM_UM_MAX_PERIODS of them, is said in um_stripe.c.
  */
 #include <stdint.h>

@@ -3,15 +3,27 @@
  * libgpumem-um: placement by size (issue 17, unified_memory.placement: stripe).
  *
  * A managed allocation of at least min_bytes is split between the GPU and
- * the CPU: the GPU part gets SetPreferredLocation(gpu) and a prefetch to the
- * GPU, so it stays in HBM; the CPU part gets SetPreferredLocation(host) and
- * SetAccessedBy(gpu), so the GPU reads it over the link without faulting or
- * migrating it.  Nothing is ever evicted to make room, because the GPU part
- * is chosen to fit: a fixed gpu_fraction, or (auto) the GPU's free memory at
- * allocation time minus the reserve.  That is the distribution the UM
- * oversubscription literature calls striping (NVIDIA's oversubscription
- * study, "stripe_gpu_cpu": 2 MiB pages dealt round-robin between the GPU and
- * the CPU in proportion to what fits).
+ * the CPU: the whole allocation gets SetAccessedBy(gpu), so the GPU reads
+ * whatever sits on the CPU over the link without faulting or migrating it;
+ * the GPU part is prefetched to the GPU, so it starts in HBM; the CPU part
+ * gets SetPreferredLocation(host).  Nothing is ever evicted to make room,
+ * because the GPU part is chosen to fit: a fixed gpu_fraction, or (auto) the
+ * GPU's free memory at allocation time minus the reserve.  That is the
+ * distribution the UM oversubscription literature calls striping (NVIDIA's
+ * oversubscription study, "stripe_gpu_cpu": 2 MiB pages dealt round-robin
+ * between the GPU and the CPU in proportion to what fits).
+ *
+ * No preferred location for the GPU part (issue 26).  With
+ * SetPreferredLocation(gpu) on it (up to 0.1.0), pages the program's CPU
+ * code touched, or the program itself prefetched to the CPU, came back to the
+ * GPU by faults, one by one, on the next GPU pass, mapped or not: a first
+ * pass at 0.27x of zero-copy for data built on the CPU, and every pass at
+ * 0.3x for a program that prefetches to the CPU before each pass (H100,
+ * bench/um-stripe-advice.cu).  Without it, the mapping holds: such pages are
+ * read over the link, as zero-copy reads them, and stay where the program
+ * put them.  The price: data built on the CPU and read many times stays at
+ * zero-copy speed (it was 2x after that slow first pass) unless the program
+ * prefetches it to the GPU itself.  policies/README.md has the table.
  *
  * Stripes, not one GPU prefix.  With a prefix, the bandwidth a program gets
  * depends on which addresses it reads: a program that reads only the first
@@ -27,10 +39,11 @@
  * driver calls per page: 12,288 for a 8 GiB allocation.  Here the granules
  * are grouped into at most GPUMEM_UM_MAX_PERIODS (64) periods; each period
  * holds its GPU granules first, then its CPU granules, and adjacent ranges
- * of one kind are merged (um_plan.c).  So at most 128 ranges and
- * 2 calls per range: at most 256 cuMemAdvise/cuMemPrefetchAsync calls per
- * allocation, plus cuMemGetInfo (and one cuStreamSynchronize, below) for
- * auto; a fraction of 0 or 1 is one range, 2 calls.  Allocations of up to 64
+ * of one kind are merged (um_plan.c).  So at most 128 ranges of one call
+ * each and one mapping for the whole: at most 129
+ * cuMemAdvise/cuMemPrefetchAsync calls per allocation, plus cuMemGetInfo
+ * (and one cuStreamSynchronize, below) for auto; a fraction of 0 or 1 is
+ * 2 calls.  Allocations of up to 64
  * granules are dealt granule by granule, as in the study.
  *
  * auto.  Prefetches are asynchronous: the free memory a second allocation
@@ -119,21 +132,20 @@ static CUresult um_free_bytes(struct um_place *s, uint64_t *free_bytes)
 	return CUDA_SUCCESS;
 }
 
-/* Each range: GPU part preferred + prefetched there; CPU part preferred + mapped. */
+/*
+ * The whole allocation mapped for the GPU (one call), then each range: the
+ * GPU part prefetched there, the CPU part preferred on the host.
+ */
 static CUresult um_place_ranges(struct um_place *s, const struct gpumem_um_range *r, int nr)
 {
-	CUresult rv = CUDA_SUCCESS;
+	const struct gpumem_um_range whole = { 0, s->n, 0 };
+	CUresult rv = um_call_advise(s, &whole, CU_MEM_ADVISE_SET_ACCESSED_BY, s->gpu);
 
 	for (int i = 0; i < nr && rv == CUDA_SUCCESS; i++) {
-		if (r[i].gpu) {
-			rv = um_call_advise(s, &r[i], CU_MEM_ADVISE_SET_PREFERRED_LOCATION, s->gpu);
-			if (rv == CUDA_SUCCESS)
-				rv = um_call_prefetch(s, &r[i]);
-		} else {
+		if (r[i].gpu)
+			rv = um_call_prefetch(s, &r[i]);
+		else
 			rv = um_call_advise(s, &r[i], CU_MEM_ADVISE_SET_PREFERRED_LOCATION, s->host);
-			if (rv == CUDA_SUCCESS)
-				rv = um_call_advise(s, &r[i], CU_MEM_ADVISE_SET_ACCESSED_BY, s->gpu);
-		}
 	}
 	return rv;
 }

@@ -28,8 +28,12 @@
 // cudaMalloc buffer (HBM) or a cudaMallocHost one through its mapping (the
 // link) with the same kernel, for the model's two bandwidths.
 //
-// usage: um_read [--bytes N] [--pattern grid|random|both] [--chunk N]
-//                [--fill cpu|gpu] [--reads N] [--alloc managed|device|pinned]
+// For issue 26: --pattern block (each block one contiguous slice) and
+// --to-cpu (the program prefetches the whole buffer to the CPU before each
+// pass, as the oversubscription benchmark's page_fault mode does).
+//
+// usage: um_read [--bytes N] [--pattern grid|block|random|both] [--chunk N]
+//                [--fill cpu|gpu] [--reads N] [--to-cpu] [--alloc managed|device|pinned]
 // One "um_read: RESULT key=value..." line per pattern; exit 0 when every
 // checksum matched.
 
@@ -75,6 +79,33 @@ __global__ void read_grid(const uint4 *__restrict__ p, size_t n16, unsigned long
 		     c.x + c.y + c.z + c.w + d.x + d.y + d.z + d.w;
 	}
 	for (; i < n16; i += stride) {
+		uint4 a = p[i];
+
+		s += (unsigned long long)a.x + a.y + a.z + a.w;
+	}
+	for (int o = 16; o > 0; o >>= 1)
+		s += __shfl_down_sync(0xffffffffu, s, o);
+	if ((threadIdx.x & 31) == 0)
+		atomicAdd(sum, s);
+}
+
+// Block-stride: block b reads one contiguous slice, its threads striding
+// through it, four loads in flight (the oversubscription benchmarks'
+// "block_streaming").
+__global__ void read_block(const uint4 *__restrict__ p, size_t n16, unsigned long long *sum)
+{
+	size_t per = (n16 + gridDim.x - 1) / gridDim.x;
+	size_t lo = (size_t)blockIdx.x * per, hi = lo + per < n16 ? lo + per : n16;
+	size_t i = lo + threadIdx.x, st = blockDim.x;
+	unsigned long long s = 0;
+
+	for (; i + 3 * st < hi; i += 4 * st) {
+		uint4 a = p[i], b = p[i + st], c = p[i + 2 * st], d = p[i + 3 * st];
+
+		s += (unsigned long long)a.x + a.y + a.z + a.w + b.x + b.y + b.z + b.w +
+		     c.x + c.y + c.z + c.w + d.x + d.y + d.z + d.w;
+	}
+	for (; i < hi; i += st) {
 		uint4 a = p[i];
 
 		s += (unsigned long long)a.x + a.y + a.z + a.w;
@@ -330,6 +361,21 @@ static unsigned long long expected_sum(size_t nwords)
 }
 
 // Bytes whose preferred location is the GPU / the CPU, 2 MiB at a time.
+// Where the policy put each 2 MiB: preferred on the GPU, or (stripe since
+// issue 26) no preferred location but prefetched to the GPU, counts as GPU;
+// preferred on the host as CPU.  Asked before the first pass, so a
+// program's own --to-cpu prefetch does not count.
+static int range_attr(const void *p, size_t len, cudaMemRangeAttribute a)
+{
+	int v = 0;
+
+	if (cudaMemRangeGetAttribute(&v, sizeof(v), a, p, len) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return -1;
+	}
+	return v;
+}
+
 static void placed(const void *p, size_t n, size_t *gpu, size_t *cpu)
 {
 	const size_t step = (size_t)2 << 20;
@@ -338,20 +384,21 @@ static void placed(const void *p, size_t n, size_t *gpu, size_t *cpu)
 	if (strcmp(alloc_kind, "managed") != 0)
 		return;
 	for (size_t off = 0; off < n; off += step) {
+		const char *q = (const char *)p + off;
 		size_t len = n - off < step ? n - off : step;
-		int type = 0;
+		int type = range_attr(q, len, cudaMemRangeAttributePreferredLocationType);
 
-		if (cudaMemRangeGetAttribute(&type, sizeof(type), cudaMemRangeAttributePreferredLocationType,
-					     (const char *)p + off, len) != cudaSuccess) {
-			(void)cudaGetLastError();
-			continue;
-		}
+		if (type == cudaMemLocationTypeInvalid &&
+		    range_attr(q, len, cudaMemRangeAttributeLastPrefetchLocationType) == cudaMemLocationTypeDevice)
+			type = cudaMemLocationTypeDevice;
 		if (type == cudaMemLocationTypeDevice)
 			*gpu += len;
 		else if (type == cudaMemLocationTypeHost || type == cudaMemLocationTypeHostNuma)
 			*cpu += len;
 	}
 }
+
+static bool to_cpu;     // --to-cpu: the program moves its data to the CPU before each pass
 
 static int run(const char *pattern, size_t bytes, size_t chunk, const cudaDeviceProp &prop,
 	       bool gpu_fill, int reads)
@@ -389,10 +436,18 @@ static int run(const char *pattern, size_t bytes, size_t chunk, const cudaDevice
 	CK(cudaEventCreate(&e1));
 	for (int r = 0; r < reads; r++) {
 		CK(cudaMemset(dsum, 0, sizeof(*dsum)));
+		if (to_cpu && strcmp(alloc_kind, "managed") == 0) {
+			cudaMemLocation host = {};
+
+			host.type = cudaMemLocationTypeHost;
+			CK(cudaMemPrefetchAsync(p, bytes, host, 0, 0));
+		}
 		CK(cudaDeviceSynchronize());
 		CK(cudaEventRecord(e0));
 		if (strcmp(pattern, "grid") == 0) {
 			read_grid<<<prop.multiProcessorCount * 8, 256>>>((const uint4 *)p, n16, dsum);
+		} else if (strcmp(pattern, "block") == 0) {
+			read_block<<<prop.multiProcessorCount * 8, 256>>>((const uint4 *)p, n16, dsum);
 		} else {
 			size_t nchunks = bytes / chunk, mult = 2654435761u % nchunks;
 
@@ -416,9 +471,9 @@ static int run(const char *pattern, size_t bytes, size_t chunk, const cudaDevice
 			rest_ms += ms;
 	}
 	ms = (float)first_ms;
-	printf("um_read: RESULT link=%s alloc=%s pattern=%s fill=%s bytes=%zu fill_s=%.4f kernel_ms=%.3f gbps=%.2f "
+	printf("um_read: RESULT link=%s alloc=%s pattern=%s fill=%s to_cpu=%d bytes=%zu fill_s=%.4f kernel_ms=%.3f gbps=%.2f "
 	       "reads=%d gbps_rest=%.2f placed_gpu=%zu placed_cpu=%zu check=%s %s\n",
-	       UM_READ_LINK, alloc_kind, pattern, gpu_fill ? "gpu" : "cpu", bytes, fill_s, ms,
+	       UM_READ_LINK, alloc_kind, pattern, gpu_fill ? "gpu" : "cpu", to_cpu ? 1 : 0, bytes, fill_s, ms,
 	       bytes / (ms / 1e3) / 1e9, reads,
 	       reads > 1 ? (double)bytes * (reads - 1) / (rest_ms / 1e3) / 1e9 : 0.0, pg, pc,
 	       all_ok ? "ok" : "BAD", attrs.c_str());
@@ -452,12 +507,14 @@ int main(int argc, char **argv)
 			 (!strcmp(argv[i + 1], "managed") || !strcmp(argv[i + 1], "device") ||
 			  !strcmp(argv[i + 1], "pinned")))
 			alloc_kind = argv[++i];
+		else if (strcmp(argv[i], "--to-cpu") == 0)
+			to_cpu = true;
 		else if (strcmp(argv[i], "--fill") == 0 && i + 1 < argc &&
 			 (strcmp(argv[i + 1], "cpu") == 0 || strcmp(argv[i + 1], "gpu") == 0))
 			gpu_fill = strcmp(argv[++i], "gpu") == 0;
 		else {
-			fprintf(stderr, "usage: um_read [--bytes N] [--pattern grid|random|both] [--chunk N] [--fill cpu|gpu] "
-				"[--reads N] [--alloc managed|device|pinned]\n");
+			fprintf(stderr, "usage: um_read [--bytes N] [--pattern grid|block|random|both] [--chunk N] [--fill cpu|gpu] "
+				"[--reads N] [--to-cpu] [--alloc managed|device|pinned]\n");
 			return 2;
 		}
 	}
@@ -484,6 +541,8 @@ int main(int argc, char **argv)
 	       UM_READ_LINK, dev, prop.name, free_b, managed, bytes, chunk);
 	if (strcmp(pattern, "grid") == 0 || strcmp(pattern, "both") == 0)
 		bad |= run("grid", bytes, chunk, prop, gpu_fill, reads);
+	if (strcmp(pattern, "block") == 0)
+		bad |= run("block", bytes, chunk, prop, gpu_fill, reads);
 	if (strcmp(pattern, "random") == 0 || strcmp(pattern, "both") == 0)
 		bad |= run("random", bytes, chunk, prop, gpu_fill, reads);
 	return bad;
