@@ -64,21 +64,21 @@
 	} \
 } while (0)
 
-// Four independent 16-byte loads in flight per thread: enough to keep a
-// PCIe/C2C link busy when the GPU reads host memory through a mapping.
-__global__ void read_grid(const uint4 *__restrict__ p, size_t n16, unsigned long long *sum)
+// Elements i, i + st, i + 2 st, ... below end, four independent 16-byte
+// loads in flight per thread (enough to keep a PCIe/C2C link busy when the
+// GPU reads host memory through a mapping); the warp's total added to *sum.
+__device__ void read_strided(const uint4 *__restrict__ p, size_t i, size_t end, size_t st,
+			     unsigned long long *sum)
 {
-	size_t stride = (size_t)gridDim.x * blockDim.x;
-	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
 	unsigned long long s = 0;
 
-	for (; i + 3 * stride < n16; i += 4 * stride) {
-		uint4 a = p[i], b = p[i + stride], c = p[i + 2 * stride], d = p[i + 3 * stride];
+	for (; i + 3 * st < end; i += 4 * st) {
+		uint4 a = p[i], b = p[i + st], c = p[i + 2 * st], d = p[i + 3 * st];
 
 		s += (unsigned long long)a.x + a.y + a.z + a.w + b.x + b.y + b.z + b.w +
 		     c.x + c.y + c.z + c.w + d.x + d.y + d.z + d.w;
 	}
-	for (; i < n16; i += stride) {
+	for (; i < end; i += st) {
 		uint4 a = p[i];
 
 		s += (unsigned long long)a.x + a.y + a.z + a.w;
@@ -89,31 +89,21 @@ __global__ void read_grid(const uint4 *__restrict__ p, size_t n16, unsigned long
 		atomicAdd(sum, s);
 }
 
+// Grid-stride: thread t reads t, t + threads, t + 2 threads, ...
+__global__ void read_grid(const uint4 *__restrict__ p, size_t n16, unsigned long long *sum)
+{
+	read_strided(p, (size_t)blockIdx.x * blockDim.x + threadIdx.x, n16,
+		     (size_t)gridDim.x * blockDim.x, sum);
+}
+
 // Block-stride: block b reads one contiguous slice, its threads striding
-// through it, four loads in flight (the oversubscription benchmarks'
-// "block_streaming").
+// through it (the oversubscription benchmarks' "block_streaming").
 __global__ void read_block(const uint4 *__restrict__ p, size_t n16, unsigned long long *sum)
 {
 	size_t per = (n16 + gridDim.x - 1) / gridDim.x;
 	size_t lo = (size_t)blockIdx.x * per, hi = lo + per < n16 ? lo + per : n16;
-	size_t i = lo + threadIdx.x, st = blockDim.x;
-	unsigned long long s = 0;
 
-	for (; i + 3 * st < hi; i += 4 * st) {
-		uint4 a = p[i], b = p[i + st], c = p[i + 2 * st], d = p[i + 3 * st];
-
-		s += (unsigned long long)a.x + a.y + a.z + a.w + b.x + b.y + b.z + b.w +
-		     c.x + c.y + c.z + c.w + d.x + d.y + d.z + d.w;
-	}
-	for (; i < hi; i += st) {
-		uint4 a = p[i];
-
-		s += (unsigned long long)a.x + a.y + a.z + a.w;
-	}
-	for (int o = 16; o > 0; o >>= 1)
-		s += __shfl_down_sync(0xffffffffu, s, o);
-	if ((threadIdx.x & 31) == 0)
-		atomicAdd(sum, s);
+	read_strided(p, lo + threadIdx.x, hi, blockDim.x, sum);
 }
 
 // Warp w reads chunk (w * mult + 7) mod nchunks: a permutation, since
