@@ -232,6 +232,20 @@ fail:
 	return rv;
 }
 
+/* $PATH, or without one (Slurm runs Prolog/Epilog scripts with no PATH) the
+ * system's default, as execvp would search. */
+const char *gpumem_proc_path(void)
+{
+	static char def[256];
+	const char *p = getenv("PATH");
+
+	if (p)
+		return p;
+	if (!def[0] && confstr(_CS_PATH, def, sizeof(def)) == 0)
+		snprintf(def, sizeof(def), "/usr/bin:/bin");
+	return def;
+}
+
 int gpumem_proc_find(const char *name, const char *path, char *buf, size_t len)
 {
 	char dirs[4096];
@@ -261,9 +275,9 @@ int gpumem_run_capture(char *const argv[], char *out, size_t cap, char *errline,
 
 	out[0] = '\0';
 	errline[0] = '\0';
-	if (gpumem_proc_find(argv[0], getenv("PATH"), path, sizeof(path)) < 0) {
-		snprintf(errline, errlen, "cannot run %s: not found in PATH's absolute entries",
-			 argv[0]);
+	if (gpumem_proc_find(argv[0], gpumem_proc_path(), path, sizeof(path)) < 0) {
+		snprintf(errline, errlen, "cannot run %s: not found in %s", argv[0],
+			 getenv("PATH") ? "PATH's absolute entries" : "the system's default PATH");
 		return -1;
 	}
 	p.path = path;

@@ -46,8 +46,10 @@ void gpumem_proc_free(struct gpumem_proc *p);
  * entries are never trusted).  0, or -1.
  */
 int gpumem_proc_find(const char *name, const char *path, char *buf, size_t len);
+/* $PATH, or the system's default (confstr _CS_PATH) where it is unset. */
+const char *gpumem_proc_path(void);
 /*
- * Run ARGV (argv[0] looked up by gpumem_proc_find in $PATH; no shell) with
+ * Run ARGV (argv[0] looked up by gpumem_proc_find in gpumem_proc_path(); no shell) with
  * this process's environment and stdin from /dev/null; its stdout (at most
  * CAP - 1 bytes, NUL-terminated) in OUT and its stderr's first line in
  * ERRLINE.  Killed after TIMEOUT_S seconds.  Returns the exit status, or -1
