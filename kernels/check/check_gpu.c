@@ -405,11 +405,11 @@ void *gpumem_check_device_main(void *arg)
 	host_phase(&c, nvml, topo, &hb, &pn);
 	l2ab_phase(&c);
 	mark_not_run(&c);
-	l2reset_phase(&c);
 
 health:
 	if (!health_done)
 		health_read(job);
+	l2reset_phase(&c);      /* also where there is no usable context: it says so */
 	cleanup(&c);
 	d->t.total = gpumem_check_now() - t0;
 	return NULL;

@@ -59,10 +59,10 @@ static int probe_driver(char *why, size_t len)
 
 	lib = gpumem_cuda_open(why, len);
 	if (!lib)
-		return GPUMEM_EXIT_NO_GPU;
-	GPUMEM_CUDA_SYM(lib, init, "cuInit");
-	GPUMEM_CUDA_SYM(lib, count, "cuDeviceGetCount");
-	GPUMEM_CUDA_SYM(lib, errname, "cuGetErrorName");
+		return GPUMEM_CHECK_EXIT_SKIPPED;
+	GPUMEM_DLSYM(lib, init, "cuInit");
+	GPUMEM_DLSYM(lib, count, "cuDeviceGetCount");
+	GPUMEM_DLSYM(lib, errname, "cuGetErrorName");
 	if (!init || !count) {
 		snprintf(why, len, "no usable NVIDIA driver (libcuda.so.1 lacks cuInit)");
 		return GPUMEM_CHECK_EXIT_SKIPPED;

@@ -19,16 +19,6 @@
 #define NVML_RETIRED_MULTIPLE_SBE          0
 #define NVML_RETIRED_DOUBLE_BIT            1
 
-/* POSIX lets dlsym's void * hold a function; copy it without a cast warning. */
-static void sym(void *lib, const char *name, const char *fallback, void *fnptr)
-{
-	void *p = dlsym(lib, name);
-
-	if (!p && fallback)
-		p = dlsym(lib, fallback);
-	memcpy(fnptr, &p, sizeof(p));
-}
-
 static const char *errstr(const struct gpumem_check_nvml *n, gpumem_nvmlReturn_t r)
 {
 	const char *s = n->error_string ? n->error_string(r) : NULL;
@@ -41,32 +31,33 @@ int gpumem_check_nvml_open(struct gpumem_check_nvml *n)
 	int rv = -1;
 
 	memset(n, 0, sizeof(*n));
-	n->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	n->lib = gpumem_nvml_open();
 	if (!n->lib) {
 		n->state = GPUMEM_CHECK_NVML_MISSING;
 		snprintf(n->note, sizeof(n->note), "skipped: NVML not found");
 		goto fail;
 	}
-	sym(n->lib, "nvmlInit_v2", "nvmlInit", &n->init);
-	sym(n->lib, "nvmlShutdown", NULL, &n->shutdown);
-	sym(n->lib, "nvmlErrorString", NULL, &n->error_string);
-	sym(n->lib, "nvmlSystemGetDriverVersion", NULL, &n->driver_version);
-	sym(n->lib, "nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId", &n->by_pci);
-	sym(n->lib, "nvmlDeviceGetHandleByUUID", NULL, &n->by_uuid);
-	sym(n->lib, "nvmlDeviceGetUUID", NULL, &n->uuid);
-	sym(n->lib, "nvmlDeviceGetEccMode", NULL, &n->ecc_mode);
-	sym(n->lib, "nvmlDeviceGetTotalEccErrors", NULL, &n->ecc_total);
-	sym(n->lib, "nvmlDeviceGetRetiredPages", NULL, &n->retired);
-	sym(n->lib, "nvmlDeviceGetRetiredPagesPendingStatus", NULL, &n->retired_pending);
-	sym(n->lib, "nvmlDeviceGetRemappedRows", NULL, &n->remapped);
-	sym(n->lib, "nvmlDeviceGetCurrPcieLinkGeneration", NULL, &n->pcie_gen);
-	sym(n->lib, "nvmlDeviceGetCurrPcieLinkWidth", NULL, &n->pcie_width);
-	sym(n->lib, "nvmlDeviceGetMaxPcieLinkGeneration", NULL, &n->pcie_max_gen);
-	sym(n->lib, "nvmlDeviceGetMaxPcieLinkWidth", NULL, &n->pcie_max_width);
+	GPUMEM_DLSYM_OR(n->lib, n->init, "nvmlInit_v2", "nvmlInit");
+	GPUMEM_DLSYM(n->lib, n->shutdown, "nvmlShutdown");
+	GPUMEM_DLSYM(n->lib, n->error_string, "nvmlErrorString");
+	GPUMEM_DLSYM(n->lib, n->driver_version, "nvmlSystemGetDriverVersion");
+	GPUMEM_DLSYM_OR(n->lib, n->by_pci, "nvmlDeviceGetHandleByPciBusId_v2",
+			"nvmlDeviceGetHandleByPciBusId");
+	GPUMEM_DLSYM(n->lib, n->by_uuid, "nvmlDeviceGetHandleByUUID");
+	GPUMEM_DLSYM(n->lib, n->uuid, "nvmlDeviceGetUUID");
+	GPUMEM_DLSYM(n->lib, n->ecc_mode, "nvmlDeviceGetEccMode");
+	GPUMEM_DLSYM(n->lib, n->ecc_total, "nvmlDeviceGetTotalEccErrors");
+	GPUMEM_DLSYM(n->lib, n->retired, "nvmlDeviceGetRetiredPages");
+	GPUMEM_DLSYM(n->lib, n->retired_pending, "nvmlDeviceGetRetiredPagesPendingStatus");
+	GPUMEM_DLSYM(n->lib, n->remapped, "nvmlDeviceGetRemappedRows");
+	GPUMEM_DLSYM(n->lib, n->pcie_gen, "nvmlDeviceGetCurrPcieLinkGeneration");
+	GPUMEM_DLSYM(n->lib, n->pcie_width, "nvmlDeviceGetCurrPcieLinkWidth");
+	GPUMEM_DLSYM(n->lib, n->pcie_max_gen, "nvmlDeviceGetMaxPcieLinkGeneration");
+	GPUMEM_DLSYM(n->lib, n->pcie_max_width, "nvmlDeviceGetMaxPcieLinkWidth");
 	/* Renamed in R535; the old name stays exported for compatibility. */
-	sym(n->lib, "nvmlDeviceGetCurrentClocksEventReasons",
-	    "nvmlDeviceGetCurrentClocksThrottleReasons", &n->clock_reasons);
-	sym(n->lib, "nvmlDeviceGetMigMode", NULL, &n->mig_mode);
+	GPUMEM_DLSYM_OR(n->lib, n->clock_reasons, "nvmlDeviceGetCurrentClocksEventReasons",
+			"nvmlDeviceGetCurrentClocksThrottleReasons");
+	GPUMEM_DLSYM(n->lib, n->mig_mode, "nvmlDeviceGetMigMode");
 	if (!n->init || !n->shutdown || (!n->by_pci && !n->by_uuid)) {
 		n->state = GPUMEM_CHECK_NVML_ERROR;
 		snprintf(n->note, sizeof(n->note), "NVML error: libnvidia-ml.so.1 lacks nvmlInit");

@@ -1,24 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * NVML, loaded at run time with dlopen("libnvidia-ml.so.1").  nvml.h is not
- * installed on build machines (it ships with the driver's development
- * files, not the toolkit), so the few types and functions the check uses
- * are declared here by hand from the documented NVML ABI.  A missing
- * library is not an error: that part of the health report says
- * "skipped: NVML not found" and the rest of the check runs.
+ * NVML, loaded at run time (plugin/core/nvmldl.h has the loader and the ABI
+ * types): the functions the check uses.  A missing library is not an
+ * error: that part of the health report says "skipped: NVML not found" and
+ * the rest of the check runs.
  */
 #ifndef GPUMEM_NVML_DL_H
 #define GPUMEM_NVML_DL_H
 
 #include "check.h"
-
-typedef int gpumem_nvmlReturn_t;                /* nvmlReturn_t; 0 = success */
-typedef struct gpumem_nvmlDevice_st *gpumem_nvmlDevice_t;
-
-#define GPUMEM_NVML_SUCCESS             0
-#define GPUMEM_NVML_ERROR_NOT_SUPPORTED 3
-#define GPUMEM_NVML_ERROR_NOT_FOUND     6
-#define GPUMEM_NVML_ERROR_INSUFFICIENT_SIZE 7
+#include "nvmldl.h"
 
 struct gpumem_check_nvml {
 	void *lib;

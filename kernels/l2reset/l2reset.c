@@ -183,7 +183,6 @@ static int parse_devices(const char *s, int *devs, int *n)
 static int load_driver(struct drv *d)
 {
 	int rv = -1;
-
 	char why[512];
 
 	memset(d, 0, sizeof(*d));
@@ -192,19 +191,17 @@ static int load_driver(struct drv *d)
 		msg("%s", why);
 		goto fail;
 	}
-	GPUMEM_CUDA_SYM(d->h, d->init, "cuInit");
-	GPUMEM_CUDA_SYM(d->h, d->count, "cuDeviceGetCount");
-	GPUMEM_CUDA_SYM(d->h, d->get, "cuDeviceGet");
-	GPUMEM_CUDA_SYM(d->h, d->name, "cuDeviceGetName");
-	GPUMEM_CUDA_SYM(d->h, d->attr, "cuDeviceGetAttribute");
-	GPUMEM_CUDA_SYM(d->h, d->retain, "cuDevicePrimaryCtxRetain");
-	GPUMEM_CUDA_SYM(d->h, d->release, "cuDevicePrimaryCtxRelease_v2");
-	if (d->release == NULL)
-		GPUMEM_CUDA_SYM(d->h, d->release, "cuDevicePrimaryCtxRelease");
-	GPUMEM_CUDA_SYM(d->h, d->set_current, "cuCtxSetCurrent");
-	GPUMEM_CUDA_SYM(d->h, d->reset, "cuCtxResetPersistingL2Cache");
-	GPUMEM_CUDA_SYM(d->h, d->set_limit, "cuCtxSetLimit");
-	GPUMEM_CUDA_SYM(d->h, d->err_name, "cuGetErrorName");
+	GPUMEM_DLSYM(d->h, d->init, "cuInit");
+	GPUMEM_DLSYM(d->h, d->count, "cuDeviceGetCount");
+	GPUMEM_DLSYM(d->h, d->get, "cuDeviceGet");
+	GPUMEM_DLSYM(d->h, d->name, "cuDeviceGetName");
+	GPUMEM_DLSYM(d->h, d->attr, "cuDeviceGetAttribute");
+	GPUMEM_DLSYM(d->h, d->retain, "cuDevicePrimaryCtxRetain");
+	GPUMEM_DLSYM_OR(d->h, d->release, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease");
+	GPUMEM_DLSYM(d->h, d->set_current, "cuCtxSetCurrent");
+	GPUMEM_DLSYM(d->h, d->reset, "cuCtxResetPersistingL2Cache");
+	GPUMEM_DLSYM(d->h, d->set_limit, "cuCtxSetLimit");
+	GPUMEM_DLSYM(d->h, d->err_name, "cuGetErrorName");
 	if (!d->init || !d->count || !d->get || !d->name || !d->attr || !d->retain ||
 	    !d->release || !d->set_current || !d->set_limit) {
 		msg("libcuda.so.1 lacks the entry points this needs (driver too old?)");
@@ -374,6 +371,26 @@ static int start_driver(struct drv *d, int *count)
 	return 0;
 }
 
+/*
+ * Nothing to reset, known without starting CUDA: no process on any GPU of
+ * the node (NVML), so every context and its persisting L2 is gone.  Only
+ * for a request CUDA could serve (some GPU visible, every --devices ordinal
+ * below the node's GPU count); any other goes the CUDA way, which says what
+ * is wrong with it.  --force always goes the CUDA way.
+ */
+static int nothing_held(const int *devs, int ndevs, char *why, size_t len)
+{
+	const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+	unsigned int ngpus = 0;
+
+	if (force || (vis != NULL && *vis == '\0') || gpumem_l2_node_held(&ngpus, why, len))
+		return 0;
+	for (int i = 0; i < ndevs; i++)
+		if (devs[i] < 0 || (unsigned int)devs[i] >= ngpus)
+			return 0;
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct drv d;
@@ -387,9 +404,7 @@ int main(int argc, char **argv)
 	case -1: return EXIT_FAIL;
 	}
 	arm_timeout(timeout);
-	/* No process on the node's GPUs: every context, and its persisting L2, is gone. */
-	if (!force && !(getenv("CUDA_VISIBLE_DEVICES") && !*getenv("CUDA_VISIBLE_DEVICES")) &&
-	    !gpumem_l2_node_held(why, sizeof(why))) {
+	if (nothing_held(devs, ndevs, why, sizeof(why))) {
 		out("%s: nothing persists, nothing to reset, %.3f s", why, now() - t0);
 		return EXIT_OK;
 	}

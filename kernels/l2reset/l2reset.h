@@ -8,7 +8,7 @@
 /*
  * Does any process hold a GPU of this node (NVML's compute processes)?  1
  * yes or unknown (WHY says), 0 no process on any GPU: the persisting L2 of
- * every context is gone with it.
+ * every context is gone with it (*NGPUS: how many GPUs NVML lists).
  */
-int gpumem_l2_node_held(char *why, size_t len);
+int gpumem_l2_node_held(unsigned int *ngpus, char *why, size_t len);
 #endif

@@ -11,42 +11,32 @@
  * that fails, a process on any GPU, whosever) means "held": the reset runs.
  * NVML is dlopened: the node needs only the driver.
  */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 #include "l2reset.h"
-
-typedef int (*nv_init_fn)(void);
-typedef int (*nv_count_fn)(unsigned int *);
-typedef int (*nv_handle_fn)(unsigned int, void **);
-typedef int (*nv_procs_fn)(void *, unsigned int *, void *);
-typedef int (*nv_shutdown_fn)(void);
-
-#define NVML_SUCCESS 0
-#define NVML_ERROR_INSUFFICIENT_SIZE 7
+#include "nvmldl.h"
 
 struct nvml {
 	void *h;
-	nv_init_fn init;
-	nv_count_fn count;
-	nv_handle_fn handle;
-	nv_procs_fn procs;
-	nv_shutdown_fn shutdown;
+	gpumem_nvmlReturn_t (*init)(void);
+	gpumem_nvmlReturn_t (*count)(unsigned int *);
+	gpumem_nvmlReturn_t (*handle)(unsigned int, gpumem_nvmlDevice_t *);
+	gpumem_nvmlReturn_t (*procs)(gpumem_nvmlDevice_t, unsigned int *, void *);
+	gpumem_nvmlReturn_t (*shutdown)(void);
 };
 
 static int nvml_open(struct nvml *n)
 {
 	memset(n, 0, sizeof(*n));
-	n->h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	n->h = gpumem_nvml_open();
 	if (n->h == NULL)
 		return -1;
-	GPUMEM_CUDA_SYM(n->h, n->init, "nvmlInit_v2");
-	GPUMEM_CUDA_SYM(n->h, n->count, "nvmlDeviceGetCount_v2");
-	GPUMEM_CUDA_SYM(n->h, n->handle, "nvmlDeviceGetHandleByIndex_v2");
-	GPUMEM_CUDA_SYM(n->h, n->procs, "nvmlDeviceGetComputeRunningProcesses_v3");
-	if (n->procs == NULL)
-		GPUMEM_CUDA_SYM(n->h, n->procs, "nvmlDeviceGetComputeRunningProcesses_v2");
-	GPUMEM_CUDA_SYM(n->h, n->shutdown, "nvmlShutdown");
+	GPUMEM_DLSYM(n->h, n->init, "nvmlInit_v2");
+	GPUMEM_DLSYM(n->h, n->count, "nvmlDeviceGetCount_v2");
+	GPUMEM_DLSYM(n->h, n->handle, "nvmlDeviceGetHandleByIndex_v2");
+	GPUMEM_DLSYM_OR(n->h, n->procs, "nvmlDeviceGetComputeRunningProcesses_v3",
+			"nvmlDeviceGetComputeRunningProcesses_v2");
+	GPUMEM_DLSYM(n->h, n->shutdown, "nvmlShutdown");
 	return n->init && n->count && n->handle && n->procs && n->shutdown ? 0 : -1;
 }
 
@@ -54,29 +44,30 @@ static int nvml_open(struct nvml *n)
 static int held(const struct nvml *n, unsigned int i)
 {
 	unsigned int np = 0;
-	void *dev = NULL;
+	gpumem_nvmlDevice_t dev = NULL;
 	int r;
 
-	if (n->handle(i, &dev) != NVML_SUCCESS)
+	if (n->handle(i, &dev) != GPUMEM_NVML_SUCCESS)
 		return 1;
 	/* No room given: success means no process, "insufficient size" means some. */
 	r = n->procs(dev, &np, NULL);
-	return !(r == NVML_SUCCESS && np == 0);
+	return !(r == GPUMEM_NVML_SUCCESS && np == 0);
 }
 
-int gpumem_l2_node_held(char *why, size_t len)
+int gpumem_l2_node_held(unsigned int *ngpus, char *why, size_t len)
 {
 	struct nvml n;
 	unsigned int count = 0;
 	int rv = 1;
 
+	*ngpus = 0;
 	snprintf(why, len, "NVML not available");
-	if (nvml_open(&n) < 0 || n.init() != NVML_SUCCESS) {
+	if (nvml_open(&n) < 0 || n.init() != GPUMEM_NVML_SUCCESS) {
 		if (n.h)
 			dlclose(n.h);
 		return 1;
 	}
-	if (n.count(&count) != NVML_SUCCESS || count == 0) {
+	if (n.count(&count) != GPUMEM_NVML_SUCCESS || count == 0) {
 		snprintf(why, len, "NVML lists no GPU");
 	} else {
 		rv = 0;
@@ -88,6 +79,7 @@ int gpumem_l2_node_held(char *why, size_t len)
 		if (!rv)
 			snprintf(why, len, "no process holds any of the node's %u GPU(s) (NVML)",
 				 count);
+		*ngpus = count;
 	}
 	n.shutdown();
 	dlclose(n.h);

@@ -219,7 +219,8 @@ int gpumem_job_main(int argc, char **argv)
 			  "JobIDRaw,User,State,AdminComment", NULL };
 	rc = gpumem_run_capture(sargv, out, sizeof(out), err, sizeof(err), 60);
 	if (rc != 0) {
-		fprintf(stderr, "gpumem: job: sacct failed: %s\n", err[0] ? err : "(no message)");
+		fprintf(stderr, "gpumem: job: sacct failed: %s\n",
+			err[0] ? or_dash(err) : "(no message)");
 		return JOB_BAD;
 	}
 	if (out[0] == '\0') {

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "policy.h"
+#include "trust.h"
 #include "report_cli.h"
 
 /* Where this thread's warnings go (report_dir.c gives each reader its own). */
@@ -29,13 +30,13 @@ void gpumem_report_warn_to(FILE *f)
 /*
  * One line per bad file, always ending "skipped": the listing goes on.
  * File names and the text quoted from a file are the writer's, not ours:
- * control characters become '?' so a hostile one cannot drive the terminal.
+ * control characters (C0, C1, bidi) become '?' (gpumem_term_clean) so a
+ * hostile one cannot drive the terminal.
  */
 __attribute__((format(printf, 3, 4)))
 static void warn_file(const char *dir, const char *name, const char *fmt, ...)
 {
-	char line[1024];
-	unsigned char *c;
+	char line[1024], clean[1024];
 	va_list ap;
 	int n;
 
@@ -45,13 +46,8 @@ static void warn_file(const char *dir, const char *name, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
 	va_end(ap);
-	for (c = (unsigned char *)line; *c; c++) {
-		if (*c < 0x20 || *c == 0x7f)
-			*c = '?';
-		else if (*c == 0xc2 && c[1] >= 0x80 && c[1] < 0xa0)
-			c[0] = c[1] = '?';
-	}
-	fprintf(warn_out ? warn_out : stderr, "%s: skipped\n", line);
+	gpumem_term_clean(line, clean, sizeof(clean), sizeof(clean));
+	fprintf(warn_out ? warn_out : stderr, "%s: skipped\n", clean);
 }
 
 #define WARN(dir, name, ...) warn_file(dir, name, __VA_ARGS__)

@@ -24,10 +24,16 @@ static inline void *gpumem_cuda_open(char *why, size_t len)
 	return h;
 }
 
-/* Entry point NAME of H into the function pointer *FN (no object/function cast warnings). */
-#define GPUMEM_CUDA_SYM(h, fn, name) do {				\
+/* Entry point NAME of H into the function pointer FN (no object/function cast warnings). */
+#define GPUMEM_DLSYM(h, fn, name) do {					\
 		void *gpumem_sym_ = dlsym((h), (name));			\
 		memcpy(&(fn), &gpumem_sym_, sizeof(gpumem_sym_));	\
+	} while (0)
+/* The same, with an older name to fall back on where NAME is missing. */
+#define GPUMEM_DLSYM_OR(h, fn, name, older) do {			\
+		GPUMEM_DLSYM(h, fn, name);				\
+		if ((fn) == NULL)					\
+			GPUMEM_DLSYM(h, fn, older);			\
 	} while (0)
 
 /*

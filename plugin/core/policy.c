@@ -145,10 +145,12 @@ static int stripe_conflicts(const struct gpumem_policy *p, const char *name,
 }
 
 /*
- * What no single key can check, run after every parser (YAML and JSON), so
- * that srun, the job prolog and slurmstepd refuse exactly the same policies.
+ * What no single key can check (placement: stripe against the keys it sets
+ * itself), run after every parser (YAML and JSON), so that srun, the job
+ * prolog and slurmstepd refuse exactly the same policies: 0, or -1 with
+ * errors in d.
  */
-int gpumem_policy_validate(const struct gpumem_policy *p, const char *name,
+static int policy_validate(const struct gpumem_policy *p, const char *name,
 			   struct gpumem_diags *d)
 {
 	return stripe_conflicts(p, name, d);
@@ -162,7 +164,7 @@ int gpumem_policy_parse(const char *buf, size_t len, const char *name,
 	gpumem_policy_init(p);
 	if (gpumem_walk_buffer(buf, len, name, policy_top, &w, "policy") < 0)
 		return -1;
-	return gpumem_policy_validate(p, name, d);
+	return policy_validate(p, name, d);
 }
 
 int gpumem_policy_parse_json(const char *buf, size_t len, const char *name,
@@ -173,7 +175,7 @@ int gpumem_policy_parse_json(const char *buf, size_t len, const char *name,
 	gpumem_policy_init(p);
 	if (gpumem_walk_json_buffer(buf, len, name, policy_top, &w, "policy") < 0)
 		return -1;
-	return gpumem_policy_validate(p, name, d);
+	return policy_validate(p, name, d);
 }
 
 int gpumem_policy_load(const char *path, struct gpumem_policy *p, struct gpumem_diags *d)

@@ -149,12 +149,6 @@ int gpumem_policy_parse_json(const char *buf, size_t len, const char *name,
 			     struct gpumem_policy *p, struct gpumem_diags *d);
 
 /*
- * The rules that span keys (placement: stripe against the keys it sets
- * itself), run by both parsers after the walk: 0, or -1 with errors in d.
- */
-int gpumem_policy_validate(const struct gpumem_policy *p, const char *name,
-			   struct gpumem_diags *d);
-/*
  * Read a file safely (regular file only, size-capped, no blocking on FIFOs)
  * into a malloc'd, NUL-terminated buffer.  Errors name the path.
  */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The one process runner (proc.h): every program gpumem runs goes through
- * here: the plugin's helpers (gpumem-probe, gpumem-check, the MPS control
- * program, scontrol), gpumem-acct's sacct and sacctmgr, `gpumem job`'s
- * sacct.  slurmstepd is multi-threaded, so the child does only
+ * The one process runner (proc.h): every program gpumem runs and waits for
+ * goes through here: the plugin's helpers (gpumem-probe, gpumem-check, the
+ * MPS control program's "quit", scontrol), gpumem-acct's sacct and
+ * sacctmgr, `gpumem job`'s sacct.  The per-job MPS daemon, which outlives
+ * its starter in a session of its own, is started by mps.c.  slurmstepd is multi-threaded, so the child does only
  * async-signal-safe work between fork and exec: everything it needs (argv,
  * environment, groups) is prepared by the parent.  The child starts from a
  * clean signal state (slurmstepd blocks and ignores signals that a helper
@@ -24,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "proc.h"
+#include "trust.h"
 
 extern char **environ;
 
@@ -87,22 +89,6 @@ static void child(const struct gpumem_proc *p, int in_fd, int out_fd, int err_fd
 	}
 	execve(p->path, p->argv, p->envp);
 	_exit(127);
-}
-
-/*
- * A pipe end moved to 3 or above.  The job prolog/epilog process may start
- * with stdin closed: a pipe then gets fd 0, the child's dup2(0, 0) keeps
- * its close-on-exec flag, and the helper (the MPS "quit") reads nothing.
- */
-static int above_stdio(int fd)
-{
-	int nfd;
-
-	if (fd > 2)
-		return fd;
-	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	close(fd);
-	return nfd;
 }
 
 /* Read one ready pipe into BUF (LEN so far, at most MAX kept, the rest dropped): 0 at its end. */
@@ -190,9 +176,12 @@ int gpumem_proc_run(struct gpumem_proc *p)
 	if (p->keep_stderr && ((p->err = malloc(GPUMEM_PROC_ERR_MAX + 1)) == NULL ||
 			       pipe2(errp, O_CLOEXEC) < 0))
 		goto fail;
+	/* The job prolog/epilog may start with stdin closed: a pipe at fd 0 would
+	 * keep close-on-exec through the child's dup2(0, 0). */
 	for (int i = 0; i < 2; i++)
-		if ((inp[i] = above_stdio(inp[i])) < 0 || (outp[i] = above_stdio(outp[i])) < 0 ||
-		    (p->keep_stderr && (errp[i] = above_stdio(errp[i])) < 0))
+		if ((inp[i] = gpumem_fd_above_stdio(inp[i])) < 0 ||
+		    (outp[i] = gpumem_fd_above_stdio(outp[i])) < 0 ||
+		    (p->keep_stderr && (errp[i] = gpumem_fd_above_stdio(errp[i])) < 0))
 			goto fail;
 	pid = fork();
 	if (pid < 0)

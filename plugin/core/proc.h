@@ -50,7 +50,7 @@ int gpumem_proc_find(const char *name, const char *path, char *buf, size_t len);
 const char *gpumem_proc_path(void);
 /*
  * Run ARGV (argv[0] looked up by gpumem_proc_find in gpumem_proc_path(); no shell) with
- * this process's environment and stdin from /dev/null; its stdout (at most
+ * this process's environment and an empty stdin; its stdout (at most
  * CAP - 1 bytes, NUL-terminated) in OUT and its stderr's first line in
  * ERRLINE.  Killed after TIMEOUT_S seconds.  Returns the exit status, or -1
  * (with ERRLINE saying why) when it could not run, was killed or timed out.

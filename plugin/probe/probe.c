@@ -42,15 +42,13 @@ int main(void)
 		printf("none %s\n", why);
 		return GPUMEM_EXIT_NO_GPU;
 	}
-	GPUMEM_CUDA_SYM(h, cu_init, "cuInit");
-	GPUMEM_CUDA_SYM(h, cu_count, "cuDeviceGetCount");
-	GPUMEM_CUDA_SYM(h, cu_get, "cuDeviceGet");
-	GPUMEM_CUDA_SYM(h, cu_attr, "cuDeviceGetAttribute");
-	GPUMEM_CUDA_SYM(h, cu_name, "cuDeviceGetName");
-	GPUMEM_CUDA_SYM(h, cu_pci, "cuDeviceGetPCIBusId");
-	GPUMEM_CUDA_SYM(h, cu_uuid, "cuDeviceGetUuid_v2");
-	if (cu_uuid == NULL)
-		GPUMEM_CUDA_SYM(h, cu_uuid, "cuDeviceGetUuid");
+	GPUMEM_DLSYM(h, cu_init, "cuInit");
+	GPUMEM_DLSYM(h, cu_count, "cuDeviceGetCount");
+	GPUMEM_DLSYM(h, cu_get, "cuDeviceGet");
+	GPUMEM_DLSYM(h, cu_attr, "cuDeviceGetAttribute");
+	GPUMEM_DLSYM(h, cu_name, "cuDeviceGetName");
+	GPUMEM_DLSYM(h, cu_pci, "cuDeviceGetPCIBusId");
+	GPUMEM_DLSYM_OR(h, cu_uuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid");
 	if (!cu_init || !cu_count || !cu_get || !cu_attr || !cu_name || !cu_pci || !cu_uuid) {
 		printf("none CUDA driver library lacks needed entry points\n");
 		return GPUMEM_EXIT_NO_GPU;

@@ -2,7 +2,7 @@
 /*
  * gpumem-check without a GPU: verdict rules, MPS scaling, how device
  * verdicts combine into the exit code, JSON escaping and the shape of the
- * document (checked with a small strict JSON parser below).
+ * document (checked with core's strict json-c parser, gpumem_json_parse).
  */
 #include <math.h>
 #include <stdio.h>
@@ -13,166 +13,16 @@
 #include "check.h"
 #include "json.h"
 
-/* ------------------------------------------------------------ a strict JSON parser */
-struct jp {
-	const char *s;
-	int depth;
-	int err;
-};
-
-static void ws(struct jp *p)
-{
-	while (*p->s == ' ' || *p->s == '\n' || *p->s == '\t' || *p->s == '\r')
-		p->s++;
-}
-
-static int jvalue(struct jp *p);
-
-static int jstring(struct jp *p)
-{
-	if (*p->s != '"')
-		return -1;
-	p->s++;
-	while (*p->s && *p->s != '"') {
-		unsigned char c = (unsigned char)*p->s;
-
-		if (c < 0x20)
-			return -1;              /* raw control character */
-		if (c == '\\') {
-			p->s++;
-			if (*p->s == 'u') {
-				int i;
-				for (i = 1; i <= 4; i++)
-					if (!strchr("0123456789abcdefABCDEF", p->s[i]) || !p->s[i])
-						return -1;
-				p->s += 5;
-				continue;
-			}
-			if (!*p->s || !strchr("\"\\/bfnrt", *p->s))
-				return -1;
-		}
-		p->s++;
-	}
-	if (*p->s != '"')
-		return -1;
-	p->s++;
-	return 0;
-}
-
-static int jnumber(struct jp *p)
-{
-	const char *st = p->s;
-
-	if (*p->s == '-')
-		p->s++;
-	if (*p->s == '0')
-		p->s++;
-	else if (*p->s >= '1' && *p->s <= '9')
-		while (*p->s >= '0' && *p->s <= '9')
-			p->s++;
-	else
-		return -1;
-	if (*p->s == '.') {
-		p->s++;
-		if (!(*p->s >= '0' && *p->s <= '9'))
-			return -1;
-		while (*p->s >= '0' && *p->s <= '9')
-			p->s++;
-	}
-	if (*p->s == 'e' || *p->s == 'E') {
-		p->s++;
-		if (*p->s == '+' || *p->s == '-')
-			p->s++;
-		if (!(*p->s >= '0' && *p->s <= '9'))
-			return -1;
-		while (*p->s >= '0' && *p->s <= '9')
-			p->s++;
-	}
-	return p->s > st ? 0 : -1;
-}
-
-static int jvalue(struct jp *p)
-{
-	int first = 1;
-
-	ws(p);
-	if (++p->depth > 32)
-		return -1;
-	switch (*p->s) {
-	case '{':
-		p->s++;
-		ws(p);
-		while (*p->s != '}') {
-			if (!first) {
-				if (*p->s != ',')
-					return -1;
-				p->s++;
-				ws(p);
-			}
-			if (jstring(p) < 0)
-				return -1;
-			ws(p);
-			if (*p->s != ':')
-				return -1;
-			p->s++;
-			if (jvalue(p) < 0)
-				return -1;
-			ws(p);
-			first = 0;
-		}
-		p->s++;
-		break;
-	case '[':
-		p->s++;
-		ws(p);
-		while (*p->s != ']') {
-			if (!first) {
-				if (*p->s != ',')
-					return -1;
-				p->s++;
-			}
-			if (jvalue(p) < 0)
-				return -1;
-			ws(p);
-			first = 0;
-		}
-		p->s++;
-		break;
-	case '"':
-		if (jstring(p) < 0)
-			return -1;
-		break;
-	case 't':
-		if (strncmp(p->s, "true", 4))
-			return -1;
-		p->s += 4;
-		break;
-	case 'f':
-		if (strncmp(p->s, "false", 5))
-			return -1;
-		p->s += 5;
-		break;
-	case 'n':
-		if (strncmp(p->s, "null", 4))
-			return -1;
-		p->s += 4;
-		break;
-	default:
-		if (jnumber(p) < 0)
-			return -1;
-	}
-	p->depth--;
-	return 0;
-}
-
+/* Strict JSON (RFC 8259), by the parser the plugin reads these documents with. */
 static int json_valid(const char *s)
 {
-	struct jp p = { s, 0, 0 };
+	static const struct gpumem_json_caps caps = { 1 << 20, 32, 100000, "a test document" };
+	struct json_object *v = NULL;
+	char err[256];
+	int rv = gpumem_json_parse(s, strlen(s), &caps, &v, err, sizeof(err));
 
-	if (jvalue(&p) < 0)
-		return 0;
-	ws(&p);
-	return *p.s == '\0';
+	json_object_put(v);
+	return rv == 0;
 }
 
 static int count(const char *hay, const char *needle)
