@@ -72,6 +72,31 @@ standin_bin() {
 	mknod -m 0666 "$t/nvidiactl" c 1 3
 }
 
+# sampler_standin DIR: DIR/gpumem-sample, the real sampler over the stand-in
+# NVML (tests/fake-nvml) with the figures of DIR/sample.values, logging
+# "uid gid [groups] pid session argv" of each run in DIR/sample.runs; it
+# plays a bad sampler while DIR/sample.mode says garbage, stuck or crash.
+# Skips the whole test where either was not built.
+sampler_standin() {
+	local fake="$top_builddir/tests/fake-nvml/.libs" real="$top_builddir/plugin/sample/gpumem-sample"
+	[ -e "$fake/libnvidia-ml.so.1" ] || skip_all "the stand-in NVML library was not built (make check builds it)"
+	[ -x "$real" ] || skip_all "gpumem-sample was not built"
+	: >"$1/sample.runs"; chmod 666 "$1/sample.runs"
+	echo "dram=70,sm=40,occ=30,pcie_rx=0.5,pcie_tx=0.2,mem=7.5" >"$1/sample.values"
+	cat >"$1/gpumem-sample" <<SH
+#!/bin/sh
+echo "\$(id -u) \$(id -g) [\$(id -G)] \$\$ \$(cut -d' ' -f6 /proc/\$\$/stat) \$*" >>"$1/sample.runs"
+case "\$(cat "$1/sample.mode" 2>/dev/null)" in
+garbage) printf '%s\n' '{"schema":"gpumem-profile/1","state":"ran","gpus":[{"index":0,"samples":-4}]}'; exec sleep 600 ;;
+stuck) trap '' TERM; exec sleep 600 ;;
+crash) exit 3 ;;
+esac
+export LD_LIBRARY_PATH="$fake" FAKE_NVML_VALUES="\$(cat "$1/sample.values")"
+exec "$real" "\$@"
+SH
+	chmod 755 "$1/gpumem-sample"; chmod 644 "$1/sample.values"
+}
+
 # site_requiring_checks FILE REPORT_DIR [TIMEOUT [TEXTFILE_DIR]]: a site file
 # that requires a check before (failing the job) and after every job and
 # keeps the check section closed to users, so nothing a user sets may
@@ -104,6 +129,18 @@ YAML
 slurm_standin() {
 	cp "$top_srcdir/tests/slurm/standin-check" "$t/standin-check"
 	mknod -m 0666 "$t/nvidiactl" c 1 3
+}
+
+# sacct_standin DIR: DIR/sacct, a stand-in for `sacct ... -j ID ...` that
+# prints DIR/sacct.ID when it exists (JobIDRaw|User|State|AdminComment lines).
+sacct_standin() {
+	cat >"$1/sacct" <<EOF
+#!/bin/sh
+while [ \$# -gt 0 ]; do [ "\$1" = -j ] && id=\$2; shift; done
+[ -f "$1/sacct.\$id" ] && cat "$1/sacct.\$id"
+exit 0
+EOF
+	chmod +x "$1/sacct"
 }
 
 # --- helpers of the real-Slurm tests (after slurm_test) ---------------------

@@ -13,12 +13,11 @@
 #include <unistd.h>
 #include "config.h"
 #include "policy.h"
+#include "job_cli.h"
 #include "report_cli.h"
 
 #define DEFAULT_SITE GPUMEM_SYSCONFDIR "/slurm/gpumem.yaml"
 #define UM_LIBRARY GPUMEM_LIBDIR "/libgpumem-um.so"
-
-int gpumem_job_main(int argc, char **argv);   /* job.c */
 
 enum { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 64 };
 
@@ -31,6 +30,7 @@ static void usage(FILE *out)
 		"                  [--um-library PATH] [POLICY]\n"
 		"       gpumem report [--site FILE] [FILTERS] [--json | --svg FILE] [DIR]\n"
 		"       gpumem job JOBID [--json]\n"
+		"       gpumem advise JOBID [--json]\n"
 		"       gpumem --help | --version\n"
 		"\n"
 		"POLICY is a file path or the name of a policy in the site's policy_dir.\n"
@@ -39,6 +39,7 @@ static void usage(FILE *out)
 		"env       the environment a task would receive under the policy\n"
 		"report    every node's check reports, worst first (gpumem report --help)\n"
 		"job       what a job got on each node, from Slurm's accounting (sacct)\n"
+		"advise    the policy a job's GPU memory profile suggests, per node and GPU\n"
 		"Without --site, $GPUMEM_SITE or %s is used when it exists.\n"
 		"Exit status: 0 valid, 1 invalid input, 64 usage error.\n", DEFAULT_SITE);
 }
@@ -284,6 +285,8 @@ int main(int argc, char **argv)
 		return gpumem_report_main(argc, argv);
 	if (!strcmp(cmd, "job"))
 		return gpumem_job_main(argc, argv);
+	if (!strcmp(cmd, "advise"))
+		return gpumem_advise_main(argc, argv);
 	if (parse_opts(argc, argv, &o) < 0)
 		return EXIT_USAGE;
 	if (!strcmp(cmd, "validate"))
@@ -292,7 +295,7 @@ int main(int argc, char **argv)
 		return cmd_show(&o, argc - optind, argv + optind);
 	if (!strcmp(cmd, "env"))
 		return cmd_env(&o, argc - optind, argv + optind);
-	fprintf(stderr, "gpumem: unknown command '%s' (validate, show, env, report, job; see --help)\n",
+	fprintf(stderr, "gpumem: unknown command '%s' (validate, show, env, report, job, advise; see --help)\n",
 		cmd);
 	return EXIT_USAGE;
 }

@@ -1,18 +1,29 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem job JOBID [--json]: what a job got on each node (policy, check
- * verdicts and figures, drain), read from Slurm's accounting: sacct's
- * AdminComment, where gpumem-acct left one record per node (acct.h).
- * No report directory is read.  sacct runs as the caller, so Slurm decides
+ * verdicts and figures, drain, GPU memory profile and the advice from it),
+ * read from Slurm's accounting: sacct's AdminComment, where gpumem-acct
+ * left one record per node (acct.h).  gpumem advise JOBID [--json]: the
+ * same records, the advice alone (the profile block: job_profile.c).
+ * No report directory is read, except with --report FILE: the record
+ * gpumem-acct would build from the reports beside that file (a node
+ * without accounting, or before gpumem-acct ran).  sacct runs as the caller, so Slurm decides
  * which jobs they may see (PrivateData=jobs: only their own).  Records are
  * read, and --json written, with the JSON module (json.h, libjson-c).
  *
  * Builds: gpumem (plugin/cli/cli.am).  Includes plugin/core's headers.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "acct.h"
+#include "policy.h"
+#include "job_cli.h"
 #include "json.h"
 #include "proc.h"
 #include "trust.h"
@@ -65,9 +76,9 @@ static void fig(char *buf, size_t len, struct json_object *v)
  * one terminal cleaner (trust.h: C0, C1, bidi as '?'), "-" when absent.
  * A copy in one of a few rotating buffers, so one printf may take several.
  */
-static const char *or_dash(const char *s)
+const char *gpumem_job_text(const char *s)
 {
-	static char bufs[8][320];
+	static char bufs[8][512];
 	static unsigned next;
 	char *b = bufs[next++ % 8];
 
@@ -75,6 +86,11 @@ static const char *or_dash(const char *s)
 		return "-";
 	gpumem_term_clean(s, b, sizeof(bufs[0]), sizeof(bufs[0]));
 	return b;
+}
+
+static const char *or_dash(const char *s)
+{
+	return gpumem_job_text(s);
 }
 
 static void print_check(struct json_object *c)
@@ -100,8 +116,9 @@ static void print_check(struct json_object *c)
 	}
 }
 
-/* REC was checked by gpumem_acct_parse: the fields have their types. */
-static void print_record(struct json_object *rec)
+/* REC was checked by gpumem_acct_parse: the fields have their types.  ADVISE:
+ * the node line and the advice alone. */
+static void print_record(struct json_object *rec, int advise)
 {
 	struct json_object *eff = gpumem_json_get(rec, "eff");
 	struct json_object *checks = gpumem_json_get(rec, "checks");
@@ -120,8 +137,45 @@ static void print_record(struct json_object *rec)
 	}
 	printf("%s\n", json_object_get_boolean(gpumem_json_get(rec, "drained")) ?
 	       "  DRAINED by gpumem" : "");
+	if (advise) {
+		gpumem_job_print_advice(rec);
+		return;
+	}
 	for (size_t i = 0; i < gpumem_json_len(checks); i++)
 		print_check(gpumem_json_at(checks, i));
+	gpumem_job_print_profile(rec);
+}
+
+/*
+ * What --json gives of REC (which it takes): the record with its "advice"
+ * (gpumem job), or (ADVISE) {"node", "policy", "profile", "why", "advice"}.
+ */
+static struct json_object *json_of(struct json_object *rec, int advise)
+{
+	struct json_object *adv = gpumem_job_advice(rec), *prof = gpumem_json_get(rec, "prof");
+	struct json_object *o;
+
+	if (adv == NULL) {
+		json_object_put(rec);
+		return NULL;
+	}
+	if (!advise) {
+		gpumem_json_add(rec, "advice", adv);
+		return rec;
+	}
+	o = json_object_new_object();
+	if (o) {
+		gpumem_json_add(o, "node", gpumem_json_string(gpumem_json_str(rec, "node")));
+		gpumem_json_add(o, "policy", gpumem_json_string(gpumem_json_str(rec, "policy")));
+		gpumem_json_add(o, "profile", gpumem_json_string(prof ? gpumem_json_str(prof, "st") :
+								 "none"));
+		gpumem_json_add(o, "why", gpumem_json_string(gpumem_json_str(prof, "why")));
+		gpumem_json_add(o, "advice", adv);
+	} else {
+		json_object_put(adv);
+	}
+	json_object_put(rec);
+	return o;
 }
 
 /*
@@ -129,7 +183,7 @@ static void print_record(struct json_object *rec)
  * --json added to OUT (an array) as {"job", "user", "state", "nodes": [the
  * records], "refused": N}.  Returns the number of bad records.
  */
-static int one_job(char *line, struct json_object *out, int *first)
+static int one_job(char *line, struct json_object *out, int *first, int advise)
 {
 	char *id = line, *user, *state, *comment;
 	struct walk w = { calloc(MAX_RECORDS, sizeof(struct seg)), 0 };
@@ -177,10 +231,16 @@ static int one_job(char *line, struct json_object *out, int *first)
 				or_dash(w.segs[i].err));
 			bad++;
 		} else if (out) {
-			if (nodes && json_object_array_add(nodes, w.segs[i].rec) == 0)
-				w.segs[i].rec = NULL;   /* the array has it */
+			struct json_object *n = json_of(w.segs[i].rec, advise);
+
+			w.segs[i].rec = NULL;           /* json_of took it */
+			if (n == NULL || nodes == NULL || json_object_array_add(nodes, n) < 0) {
+				json_object_put(n);
+				fprintf(stderr, "gpumem: job %s: out of memory\n", or_dash(id));
+				bad++;
+			}
 		} else {
-			print_record(w.segs[i].rec);
+			print_record(w.segs[i].rec, advise);
 		}
 		json_object_put(w.segs[i].rec);
 	}
@@ -190,36 +250,117 @@ static int one_job(char *line, struct json_object *out, int *first)
 	return bad;
 }
 
-int gpumem_job_main(int argc, char **argv)
+/* The record gpumem-acct would build from the reports beside report file PATH, or NULL (ERR). */
+static struct json_object *report_record(const char *path, char *err, size_t elen)
 {
+	struct json_object *doc = NULL, *rec = NULL;
+	char *buf = malloc(GPUMEM_REPORT_MAX_FILE_BYTES + 2), *dir = strdup(path), *json = NULL;
+	const char *node;
+	struct stat st;
+	size_t len = 0;
+	double job;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY), n = 0;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || buf == NULL || dir == NULL ||
+	    gpumem_read_fd(fd, buf, GPUMEM_REPORT_MAX_FILE_BYTES + 1, &len) < 0 ||
+	    len > GPUMEM_REPORT_MAX_FILE_BYTES) {
+		snprintf(err, elen, "%s: %s", path, fd < 0 ? strerror(errno) : len >
+			 GPUMEM_REPORT_MAX_FILE_BYTES ? "larger than a report may be" :
+			 "not a readable regular file");
+		goto fail;
+	}
+	buf[len] = '\0';
+	if (gpumem_json_parse_report(buf, len, &doc, err, elen) < 0)
+		goto fail;
+	node = gpumem_json_str(doc, "node");
+	if (gpumem_json_num(doc, "job", &job) < 0 || job < 0 || job > 9e15 || node == NULL) {
+		snprintf(err, elen, "%s: not a gpumem report (no job or node)", path);
+		goto fail;
+	}
+	err[0] = '\0';
+	json = gpumem_acct_build(dirname(dir), (long long)job, node, &n, err, elen);
+	if (json && gpumem_acct_parse(json, &rec, err, elen) < 0)
+		rec = NULL;
+	else if (json == NULL && (n == 0 || !err[0]))
+		snprintf(err, elen, "%s: no report of job %.0f on %s under its own name in %s "
+			 "(job<JOB>.<HOOK>.<NODE>.<PHASE>.json)", path, job, node, dir);
+fail:
+	if (fd >= 0)
+		close(fd);
+	json_object_put(doc);
+	free(json);
+	free(dir);
+	free(buf);
+	return rec;
+}
+
+/* --report FILE: one record, printed or (JSON) as the only node of one job. */
+static int from_report(const char *cmd, const char *path, int json, int advise)
+{
+	struct json_object *rec, *arr, *n;
+	char err[512];
+	int rv = JOB_BAD;
+
+	rec = report_record(path, err, sizeof(err));
+	if (rec == NULL) {
+		fprintf(stderr, "gpumem: %s: %s\n", cmd, gpumem_job_text(err));
+		return JOB_BAD;
+	}
+	if (!json) {
+		print_record(rec, advise);
+		json_object_put(rec);
+		return JOB_OK;
+	}
+	arr = json_object_new_array();
+	n = json_of(rec, advise);
+	if (arr == NULL || n == NULL || json_object_array_add(arr, n) < 0) {
+		json_object_put(n);
+		fprintf(stderr, "gpumem: %s: out of memory\n", cmd);
+	} else if (gpumem_json_write(stdout, arr, GPUMEM_JSON_SPACED) == 0 && putchar('\n') != EOF) {
+		rv = JOB_OK;
+	}
+	json_object_put(arr);
+	return rv;
+}
+
+/* gpumem job (ADVISE 0) and gpumem advise (1): the same reading, two outputs. */
+static int job_or_advise(int argc, char **argv, int advise)
+{
+	const char *cmd = advise ? "advise" : "job";
 	static char out[SACCT_CAP];
 	char err[512], *line, *save = NULL;
 	int json = 0, first = 1, bad = 0, rc;
 	struct json_object *arr = NULL;
-	const char *job = NULL;
+	const char *job = NULL, *report = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
 			json = 1;
+		else if (!strcmp(argv[i], "--report") && i + 1 < argc && report == NULL)
+			report = argv[++i];
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("Usage: gpumem job JOBID [--json]\n");
+			printf("Usage: gpumem %s JOBID [--json]\n"
+			       "       gpumem %s --report FILE [--json]\n", cmd, cmd);
 			return JOB_OK;
 		} else if (job == NULL && argv[i][0] != '-')
 			job = argv[i];
 		else {
-			fprintf(stderr, "gpumem: job: unexpected argument '%s'\n", argv[i]);
+			fprintf(stderr, "gpumem: %s: unexpected argument '%s'\n", cmd, argv[i]);
 			return JOB_USAGE;
 		}
 	}
+	if (report && job == NULL)
+		return from_report(cmd, report, json, advise);
 	if (job == NULL || strspn(job, "0123456789_") != strlen(job) || !*job) {
-		fprintf(stderr, "gpumem: job: give one job ID (digits, or ARRAYID_TASK)\n");
+		fprintf(stderr, "gpumem: %s: give one job ID (digits, or ARRAYID_TASK), or --report "
+			"FILE\n", cmd);
 		return JOB_USAGE;
 	}
 	char *sargv[] = { "sacct", "-X", "-n", "-P", "-j", (char *)job, "-o",
 			  "JobIDRaw,User,State,AdminComment", NULL };
 	rc = gpumem_run_capture(sargv, out, sizeof(out), err, sizeof(err), 60);
 	if (rc != 0) {
-		fprintf(stderr, "gpumem: job: sacct failed: %s\n",
+		fprintf(stderr, "gpumem: %s: sacct failed: %s\n", cmd,
 			err[0] ? or_dash(err) : "(no message)");
 		return JOB_BAD;
 	}
@@ -229,15 +370,25 @@ int gpumem_job_main(int argc, char **argv)
 		return JOB_NONE;
 	}
 	if (json && (arr = json_object_new_array()) == NULL) {
-		fprintf(stderr, "gpumem: job: out of memory\n");
+		fprintf(stderr, "gpumem: %s: out of memory\n", cmd);
 		return JOB_BAD;
 	}
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		bad += one_job(line, arr, &first);
+		bad += one_job(line, arr, &first, advise);
 	if (json) {
 		if (gpumem_json_write(stdout, arr, GPUMEM_JSON_SPACED) < 0 || putchar('\n') == EOF)
 			bad++;
 		json_object_put(arr);
 	}
 	return bad ? JOB_BAD : JOB_OK;
+}
+
+int gpumem_job_main(int argc, char **argv)
+{
+	return job_or_advise(argc, argv, 0);
+}
+
+int gpumem_advise_main(int argc, char **argv)
+{
+	return job_or_advise(argc, argv, 1);
 }

@@ -2,7 +2,9 @@
 /*
  * gpumem report: one table (or JSON, or a picture) across every node's
  * check reports, worst first, so an administrator sees the GPUs that need
- * attention before the thousands that passed.
+ * attention before the thousands that passed; with --profiles, the jobs'
+ * GPU memory profiles instead (report_profile.c).  Here: the options, the
+ * filters, and which listing they ask for.
  */
 #include <errno.h>
 #include <fnmatch.h>
@@ -34,8 +36,8 @@ struct ropts {
 	int json;
 	int metric;
 	int metric_given;
-	char **nodes;
-	size_t nnodes;
+	char **nodes, **users;
+	size_t nnodes, nusers;
 	struct job_filter *jobs;
 	size_t njobs;
 	unsigned verdicts;              /* bit per vclass; 0: all */
@@ -45,6 +47,9 @@ struct ropts {
 	size_t worst;                   /* GPUs in the summary's worst list */
 	int summary, rows;              /* what to print (table output) */
 	int no_cache;
+	int profiles;                   /* --profiles: the jobs' GPU memory profiles */
+	int sort;                       /* their --sort key, -1: not given */
+	int worst_given;
 };
 
 static void usage(FILE *out)
@@ -52,6 +57,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: gpumem report [--site FILE] [FILTERS] [--summary|--rows] [--json] [--limit N] [DIR]\n"
 		"       gpumem report --svg FILE [--metric NAME] [FILTERS] [--limit N] [DIR]\n"
+		"       gpumem report --profiles [--sort KEY] [FILTERS] [--json] [--limit N] [DIR]\n"
 		"\n"
 		"The gpumem check reports of every node: a summary of the fleet (rows by\n"
 		"verdict, GPUs by model, each model's figures as a fraction of the site's\n"
@@ -62,6 +68,7 @@ static void usage(FILE *out)
 		"\n"
 		"Filters:\n"
 		"  --node NAME      node name or glob (gpu0*); repeatable, or NAME,NAME\n"
+		"  --user NAME      the job's user, or a glob; repeatable, or NAME,NAME\n"
 		"  --since TIME     2026-11-22, 2026-11-22T03:00[:00][Z], or an age: 90m, 2h, 7d, 2w\n"
 		"  --verdict V,...  pass, warn, fail, unusable, error, skipped, not_run\n"
 		"  --job ID[.STEP]  repeatable, or ID,ID\n"
@@ -75,6 +82,11 @@ static void usage(FILE *out)
 		"  --svg FILE       a picture per GPU of a metric over time ('-': stdout)\n"
 		"  --metric NAME    of the picture and the summary: read, write, copy,\n"
 		"                   triad (default), d2d, h2d, d2h\n"
+		"  --profiles       the jobs' GPU memory profiles (reports of phase after or\n"
+		"                   job): a row per report and GPU, the most memory-bound\n"
+		"                   first; --limit N or --worst N: the first N rows\n"
+		"  --sort KEY       of --profiles, largest first: dram (p95, default), sm,\n"
+		"                   rx, mem, time (newest)\n"
 		"  --site FILE      site file for report.dir (default $GPUMEM_SITE, %s)\n"
 		"  --no-cache       parse every file; neither read nor write the cache of the\n"
 		"                   rows of files already read ($XDG_CACHE_HOME/gpumem, else\n"
@@ -91,6 +103,7 @@ static void opts_free(struct ropts *o)
 		free(o->jobs[i].step);
 	free(o->jobs);
 	free(o->nodes);
+	free(o->users);
 }
 
 /* strtok on a copy: option values are lists "a,b,c". */
@@ -110,22 +123,23 @@ static char *next_item(char **s)
 	return item;
 }
 
-static int add_nodes(struct ropts *o, char *arg)
+/* --node, --user: names or globs, into LIST. */
+static int add_globs(const char *opt, const char *what, char ***list, size_t *n, char *arg)
 {
 	size_t len = strlen(arg);
 
 	/* Checked whole, before splitting, so the message quotes it intact. */
 	if (len == 0 || arg[0] == ',' || arg[len - 1] == ',' || strstr(arg, ",,")) {
-		fprintf(stderr, "gpumem: report: --node: '%s' has an empty node name\n", arg);
+		fprintf(stderr, "gpumem: report: %s: '%s' has an empty %s name\n", opt, arg, what);
 		return -1;
 	}
 	for (char *s = arg, *item; (item = next_item(&s)) != NULL;) {
-		char **nodes = realloc(o->nodes, (o->nnodes + 1) * sizeof(*nodes));
+		char **l = realloc(*list, (*n + 1) * sizeof(*l));
 
-		if (nodes == NULL)
+		if (l == NULL)
 			return -1;
-		o->nodes = nodes;
-		o->nodes[o->nnodes++] = item;
+		*list = l;
+		l[(*n)++] = item;
 	}
 	return 0;
 }
@@ -182,25 +196,7 @@ static int add_verdicts(struct ropts *o, char *arg)
 
 static int parse_since(struct ropts *o, const char *arg)
 {
-	static const struct { char unit; long long secs; } units[] = {
-		{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 }, { 'w', 7 * 86400 }
-	};
-	char *end;
-	long long n;
-
-	errno = 0;
-	n = strtoll(arg, &end, 10);
-	if (end != arg && arg[0] >= '0' && arg[0] <= '9' && end[0] && !end[1] && !errno &&
-	    n <= 100LL * 366 * 86400) {
-		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-			if (end[0] == units[i].unit && n <= 100LL * 366 * 86400 / units[i].secs) {
-				o->since = time(NULL) - (time_t)(n * units[i].secs);
-				o->has_since = 1;
-				return 0;
-			}
-		}
-	}
-	if (gpumem_report_parse_time(arg, &o->since) == 0) {
+	if (gpumem_report_parse_since(arg, time(NULL), &o->since) == 0) {
 		o->has_since = 1;
 		return 0;
 	}
@@ -225,9 +221,30 @@ static int parse_count(const char *opt, const char *arg, size_t *out)
 	return 0;
 }
 
+/* --profiles lists profiles: none of the options of the check rows. */
+static int profile_opts(struct ropts *o)
+{
+	if (!o->profiles) {
+		if (o->sort < 0)
+			return 0;
+		fprintf(stderr, "gpumem: report: --sort: only with --profiles\n");
+		return -1;
+	}
+	if (o->svg || o->summary || o->rows || o->verdicts || o->metric_given) {
+		fprintf(stderr, "gpumem: report: --profiles lists the jobs' profiles: no --svg, "
+			"--summary, --rows, --verdict or --metric\n");
+		return -1;
+	}
+	if (o->worst_given && (o->limit == 0 || o->worst < o->limit))
+		o->limit = o->worst;
+	return 0;
+}
+
 /* What is left after the options: the checks between them, and DIR. */
 static int finish_opts(int argc, char **argv, struct ropts *o)
 {
+	if (profile_opts(o) < 0)
+		return -1;
 	if (o->summary && o->rows) {
 		fprintf(stderr, "gpumem: report: --summary and --rows: give one (neither: both)\n");
 		return -1;
@@ -267,6 +284,9 @@ static int parse_opts(int argc, char **argv, struct ropts *o)
 		{ "rows", no_argument, NULL, 'R' },
 		{ "worst", required_argument, NULL, 'W' },
 		{ "no-cache", no_argument, NULL, 'C' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "profiles", no_argument, NULL, 'P' },
+		{ "sort", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -276,6 +296,7 @@ static int parse_opts(int argc, char **argv, struct ropts *o)
 	optind = 0;
 	opterr = 0;
 	o->worst = WORST_DEFAULT;
+	o->sort = -1;
 	while ((c = getopt_long(argc, argv, "s:jh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's': o->site = optarg; break;
@@ -288,8 +309,20 @@ static int parse_opts(int argc, char **argv, struct ropts *o)
 			o->svg = optarg;
 			break;
 		case 'n':
-			if (add_nodes(o, optarg) < 0)
+			if (add_globs("--node", "node", &o->nodes, &o->nnodes, optarg) < 0)
 				return -1;
+			break;
+		case 'u':
+			if (add_globs("--user", "user", &o->users, &o->nusers, optarg) < 0)
+				return -1;
+			break;
+		case 'P': o->profiles = 1; break;
+		case 'O':
+			if ((o->sort = gpumem_report_prof_key(optarg)) < 0) {
+				fprintf(stderr, "gpumem: report: --sort: '%s' is not a key (dram, sm, "
+					"rx, mem, time)\n", optarg);
+				return -1;
+			}
 			break;
 		case 'J':
 			if (add_jobs(o, optarg) < 0)
@@ -310,6 +343,7 @@ static int parse_opts(int argc, char **argv, struct ropts *o)
 		case 'W':
 			if (parse_count("--worst", optarg, &o->worst) < 0)
 				return -1;
+			o->worst_given = 1;
 			break;
 		case 'U': o->summary = 1; break;
 		case 'R': o->rows = 1; break;
@@ -390,74 +424,31 @@ static int name_wanted(long long job, const char *step, const char *node, void *
 	return job_matches(o, job, step) && node_matches(o, node);
 }
 
-static int row_matches(const struct ropts *o, const struct gpumem_report_row *r)
+/* --user: one of the globs matches (a report without a user matches none). */
+static int user_matches(const struct ropts *o, const char *user)
 {
-	const struct gpumem_report_file *f = r->rep;
+	for (size_t i = 0; i < o->nusers; i++)
+		if (user && fnmatch(o->users[i], user, 0) == 0)
+			return 1;
+	return o->nusers == 0;
+}
 
-	if (o->verdicts && !(o->verdicts & (1u << r->vclass)))
-		return 0;
+/* The filters on what a file says (also the profiles' filter: report_profile.c). */
+static int file_matches(const struct gpumem_report_file *f, const void *arg)
+{
+	const struct ropts *o = arg;
+
 	if (o->has_since && f->time < o->since)
 		return 0;
-	return node_matches(o, f->node) && job_matches(o, f->job, f->step);
+	return node_matches(o, f->node) && job_matches(o, f->job, f->step) &&
+		user_matches(o, f->user);
 }
 
-/* Worst first, then newest; the rest only makes the order total. */
-static int cmp_rows(const void *pa, const void *pb)
+static int row_matches(const struct ropts *o, const struct gpumem_report_row *r)
 {
-	const struct gpumem_report_row *a = *(const struct gpumem_report_row *const *)pa;
-	const struct gpumem_report_row *b = *(const struct gpumem_report_row *const *)pb;
-	int ra = gpumem_report_vclass_rank(a->vclass), rb = gpumem_report_vclass_rank(b->vclass);
-	int c;
-
-	if (ra != rb)
-		return ra < rb ? -1 : 1;
-	if (a->rep->time != b->rep->time)
-		return a->rep->time > b->rep->time ? -1 : 1;
-	if ((c = gpumem_report_natcmp(a->rep->node, b->rep->node)) != 0)
-		return c;
-	if (a->rep->job != b->rep->job)
-		return a->rep->job > b->rep->job ? -1 : 1;
-	if ((c = strcmp(a->rep->step, b->rep->step)) != 0)
-		return c;
-	if ((c = strcmp(a->rep->phase, b->rep->phase)) != 0)
-		return c;
-	if (gpumem_report_gpu_index(a) != gpumem_report_gpu_index(b))
-		return gpumem_report_gpu_index(a) < gpumem_report_gpu_index(b) ? -1 : 1;
-	return strcmp(a->rep->name, b->rep->name);
-}
-
-static int write_svg(const struct ropts *o, const char *dir, struct gpumem_report_row *const *rows,
-		     size_t n)
-{
-	struct gpumem_report_svg_opts so = { 0 };
-	int to_stdout = !strcmp(o->svg, "-");
-	FILE *f = to_stdout ? stdout : fopen(o->svg, "w");
-	size_t total = 0;
-	int panels, bad;
-
-	if (f == NULL) {
-		fprintf(stderr, "gpumem: report: --svg: cannot write %s: %s\n", o->svg,
-			strerror(errno));
-		return -1;
-	}
-	so.metric = o->metric_given ? o->metric : GPUMEM_REPORT_M_TRIAD;
-	so.max_panels = o->limit ? o->limit : SVG_DEFAULT_PANELS;
-	so.source = dir;
-	panels = gpumem_report_svg(f, rows, n, &so, &total);
-	bad = ferror(f) != 0;
-	if (to_stdout ? fflush(f) != 0 : fclose(f) != 0)
-		bad = 1;
-	if (panels < 0 || bad) {
-		fprintf(stderr, "gpumem: report: --svg: writing %s failed: %s\n", o->svg,
-			panels < 0 ? "out of memory" : strerror(errno));
-		return -1;
-	}
-	fprintf(stderr, "gpumem: report: wrote %s: %s of %d GPU panel%s", o->svg,
-		gpumem_report_metric_names[so.metric], panels, panels == 1 ? "" : "s");
-	if ((size_t)panels < total)
-		fprintf(stderr, " (the %d worst of %zu; --limit N for more)", panels, total);
-	fputc('\n', stderr);
-	return 0;
+	if (o->verdicts && !(o->verdicts & (1u << r->vclass)))
+		return 0;
+	return file_matches(r->rep, o);
 }
 
 /* The summary, the rows, or both; a summary needs the rows as GPUs first. */
@@ -505,14 +496,14 @@ static struct gpumem_report_row **select_rows(const struct ropts *o,
 	for (size_t i = 0; i < set->nrows; i++)
 		if (row_matches(o, &set->rows[i]))
 			rows[n++] = &set->rows[i];
-	qsort(rows, n, sizeof(*rows), cmp_rows);
+	qsort(rows, n, sizeof(*rows), gpumem_report_cmp_rows);
 	*np = n;
 	return rows;
 }
 
 static int load(struct ropts *o, const char *dir, struct gpumem_report_set *set)
 {
-	struct gpumem_report_want want = { .name = name_wanted, .arg = o };
+	struct gpumem_report_want want = { .name = name_wanted, .arg = o, .profiles = o->profiles };
 
 	/* An hour's slack: the node that ran the check and the file server
 	 * that stamped the file may disagree on the time. */
@@ -536,13 +527,54 @@ static void say_empty(const struct ropts *o, const char *dir, const struct gpume
 		       set->nlisted, set->nlisted == 1 ? "" : "s");
 }
 
+/* The check reports' rows: the summary and the table, JSON, or the picture. */
+static int list_rows(const struct ropts *o, const char *dir, struct gpumem_report_set *set)
+{
+	struct gpumem_report_row **rows;
+	size_t n = 0, shown;
+	int rv = -1;
+
+	if ((rows = select_rows(o, set, &n)) == NULL)
+		return -1;
+	shown = o->limit && o->limit < n ? o->limit : n;
+	if (o->svg) {
+		struct gpumem_report_svg_opts so = {
+			.metric = o->metric_given ? o->metric : GPUMEM_REPORT_M_TRIAD,
+			.max_panels = o->limit ? o->limit : SVG_DEFAULT_PANELS, .source = dir };
+
+		if (gpumem_report_write_svg(o->svg, rows, n, &so) < 0)
+			goto fail;
+	}
+	if (o->json || o->svg == NULL) {
+		if (n == 0 && !o->json)
+			say_empty(o, dir, set);
+		else if (print_text(o, dir, rows, n, shown) < 0)
+			goto fail;
+		if (n == 0 && o->json)
+			say_empty(o, dir, set);
+	}
+	rv = 0;
+fail:
+	free(rows);
+	return rv;
+}
+
+/* --profiles: the jobs' GPU memory profiles (report_profile.c), under the same filters. */
+static int list_profiles(const struct ropts *o, const char *dir,
+			 const struct gpumem_report_set *set)
+{
+	struct gpumem_report_prof_opts po = {
+		.key = o->sort < 0 ? GPUMEM_REPORT_BY_DRAM : o->sort, .limit = o->limit,
+		.json = o->json, .keep = file_matches, .arg = o };
+
+	return gpumem_report_print_profiles(set, dir, &po);
+}
+
 int gpumem_report_main(int argc, char **argv)
 {
 	struct gpumem_report_set set = { 0 };
-	struct gpumem_report_row **rows = NULL;
 	struct ropts o = { 0 };
 	char *dir = NULL;
-	size_t n = 0, shown;
 	int rv = EXIT_USAGE, r;
 
 	r = parse_opts(argc, argv, &o);
@@ -556,26 +588,15 @@ int gpumem_report_main(int argc, char **argv)
 	/* "DIR/" and "DIR" name files alike in warnings. */
 	for (size_t len = strlen(dir); len > 1 && dir[len - 1] == '/'; len--)
 		dir[len - 1] = '\0';
-	if (load(&o, dir, &set) < 0 || (rows = select_rows(&o, &set, &n)) == NULL)
+	if (load(&o, dir, &set) < 0 ||
+	    (o.profiles ? list_profiles(&o, dir, &set) : list_rows(&o, dir, &set)) < 0)
 		goto fail;
-	shown = o.limit && o.limit < n ? o.limit : n;
-	if (o.svg && write_svg(&o, dir, rows, n) < 0)
-		goto fail;
-	if (o.json || o.svg == NULL) {
-		if (n == 0 && !o.json)
-			say_empty(&o, dir, &set);
-		else if (print_text(&o, dir, rows, n, shown) < 0)
-			goto fail;
-		if (n == 0 && o.json)
-			say_empty(&o, dir, &set);
-	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "gpumem: report: writing the output failed: %s\n", strerror(errno));
 		goto fail;
 	}
 	rv = EXIT_OK;
 fail:
-	free(rows);
 	gpumem_report_set_free(&set);
 	free(dir);
 	opts_free(&o);

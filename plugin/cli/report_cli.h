@@ -7,7 +7,8 @@
  * (report_model.c), the cache (report_cache.c), the table and JSON writers
  * (report_table.c), the fleet summary (report_summary.c), the per-GPU view
  * that the summary and the picture's overview both draw from
- * (report_fleet.c), and the picture (report_svg*.c).
+ * (report_fleet.c), the picture (report_svg*.c), and the jobs' GPU memory
+ * profiles of --profiles (report_profile.c).
  */
 #ifndef GPUMEM_REPORT_CLI_H
 #define GPUMEM_REPORT_CLI_H
@@ -33,6 +34,8 @@ struct gpumem_report_stamp {
 	long long mtime_ns, ctime_ns;
 };
 
+struct gpumem_report_prof;              /* report_profile.c */
+
 /* One report file, as far as the rows need it. */
 struct gpumem_report_file {
 	char *name;                     /* file name within the directory */
@@ -44,6 +47,7 @@ struct gpumem_report_file {
 	long long uid, exit_code;
 	int has_uid, has_exit_code, drained;
 	time_t time;
+	struct gpumem_report_prof *prof;        /* want.profiles: its "profile", NULL: none */
 };
 
 struct gpumem_report_metric {
@@ -94,6 +98,7 @@ struct gpumem_report_want {
 	int (*name)(long long job, const char *step, const char *node, void *arg);
 	void *arg;
 	time_t min_mtime;               /* 0: any */
+	int profiles;                   /* read files whole and keep their "profile" (no cache) */
 };
 
 /*
@@ -120,6 +125,8 @@ void gpumem_report_set_free(struct gpumem_report_set *set);
  * +HH[:MM]/-HH[:MM].  Without a zone the time is local.  0 or -1.
  */
 int gpumem_report_parse_time(const char *s, time_t *out);
+/* --since: such a time, or an age before NOW (90m, 2h, 7d, 2w, 30s).  0 or -1. */
+int gpumem_report_parse_since(const char *s, time_t now, time_t *out);
 
 /* The node's GPU index when the report says it, else the CUDA ordinal. */
 int gpumem_report_gpu_index(const struct gpumem_report_row *r);
@@ -130,6 +137,8 @@ void gpumem_report_utc(time_t t, char *buf, size_t len);
 
 /* Natural order for node names: gpu2 before gpu10. */
 int gpumem_report_natcmp(const char *a, const char *b);
+/* qsort of row pointers: worst verdict first, then newest (report_model.c). */
+int gpumem_report_cmp_rows(const void *pa, const void *pb);
 
 /* ------------------------------------------------------------ picture */
 struct gpumem_report_svg_opts {
@@ -144,6 +153,12 @@ struct gpumem_report_svg_opts {
  */
 int gpumem_report_svg(FILE *f, struct gpumem_report_row *const *rows, size_t n,
 		      const struct gpumem_report_svg_opts *o, size_t *total);
+/*
+ * The same into file PATH ("-": stdout), and one line on stderr saying what
+ * was drawn; 0, or -1 (said) when it cannot be written.
+ */
+int gpumem_report_write_svg(const char *path, struct gpumem_report_row *const *rows, size_t n,
+			    const struct gpumem_report_svg_opts *o);
 
 
 /* ------------------------------------------------------------ reading (report_load.c) */
@@ -154,9 +169,10 @@ struct gpumem_report_buf {
 	struct json_tokener *tok;
 };
 
-/* One file of the directory into set: 0, 1 when older than min_mtime, -1 (warned). */
+/* One file of the directory into set: 0, 1 when older than want's min_mtime, -1 (warned). */
 int gpumem_report_load_file(struct gpumem_report_set *set, int dfd, const char *dir,
-			    const char *name, time_t min_mtime, struct gpumem_report_buf *b);
+			    const char *name, const struct gpumem_report_want *want,
+			    struct gpumem_report_buf *b);
 /* This thread's warnings go to f (NULL: stderr). */
 void gpumem_report_warn_to(FILE *f);
 /* The set's pieces, for the cache (report_cache.c) and the reader threads. */
@@ -235,5 +251,40 @@ double gpumem_fleet_quantile(const double *sorted, size_t n, double q);
 void gpumem_report_print_summary(FILE *out, const struct gpumem_fleet *fl, const char *dir,
 				 size_t worst);
 void gpumem_report_print_summary_json(FILE *out, const struct gpumem_fleet *fl, size_t worst);
+
+/* ------------------------------------------------------------ profiles (report_profile.c) */
+/*
+ * ROOT's "profile" into F->prof: a gpumem-profile/1 document is checked
+ * (gpumem_profile_check), compacted as the accounting record keeps it, and
+ * each GPU's advice taken with ROOT's "effective" policy, so the figures
+ * are those `gpumem job` shows; one refused, skipped or not run is kept as
+ * not usable.  No "profile": F->prof stays NULL.  0, -1 out of memory.
+ */
+int gpumem_report_keep_profile(struct gpumem_report_file *f, struct json_object *root);
+void gpumem_report_prof_free(struct gpumem_report_prof *p);
+
+/* --sort: the order of --profiles, each the largest first (time: newest). */
+enum gpumem_report_prof_key {
+	GPUMEM_REPORT_BY_DRAM, GPUMEM_REPORT_BY_SM, GPUMEM_REPORT_BY_RX, GPUMEM_REPORT_BY_MEM,
+	GPUMEM_REPORT_BY_TIME
+};
+int gpumem_report_prof_key(const char *name);   /* -1: unknown */
+
+struct gpumem_report_prof_opts {
+	int key;                        /* enum gpumem_report_prof_key */
+	size_t limit;                   /* 0: none */
+	int json;
+	int (*keep)(const struct gpumem_report_file *f, const void *arg);      /* the filters */
+	const void *arg;
+};
+
+/*
+ * One row per (report with a profile that ran, GPU) of SET's files that
+ * keep keeps, as a table or a JSON array on stdout; how many of those
+ * files had a profile that is not usable, in one line on stderr.  0, or -1
+ * out of memory (said).
+ */
+int gpumem_report_print_profiles(const struct gpumem_report_set *set, const char *dir,
+				 const struct gpumem_report_prof_opts *o);
 
 #endif

@@ -26,7 +26,7 @@ struct slice {
 	int dfd;
 	char **names;
 	size_t n;
-	time_t min_mtime;
+	const struct gpumem_report_want *want;  /* may be NULL */
 	struct gpumem_report_set set;
 	char *warn;                     /* this slice's warnings, in order */
 	size_t warnlen;
@@ -84,8 +84,7 @@ static void *read_slice(void *arg)
 
 	gpumem_report_warn_to(w);      /* NULL (no memory): straight to stderr */
 	for (size_t i = 0; i < s->n; i++)
-		if (gpumem_report_load_file(&s->set, s->dfd, s->dir, s->names[i], s->min_mtime,
-					    &b) < 0)
+		if (gpumem_report_load_file(&s->set, s->dfd, s->dir, s->names[i], s->want, &b) < 0)
 			s->set.nbad++;
 	gpumem_report_warn_to(NULL);
 	if (w)
@@ -136,8 +135,8 @@ static int readers(size_t n)
 }
 
 /* Read the sorted names on k threads (the first slice on this one). */
-static int read_all(const char *dir, int dfd, char **names, size_t n, time_t min_mtime,
-		    struct gpumem_report_set *set)
+static int read_all(const char *dir, int dfd, char **names, size_t n,
+		    const struct gpumem_report_want *want, struct gpumem_report_set *set)
 {
 	struct slice sl[MAX_READERS];
 	pthread_t tid[MAX_READERS];
@@ -148,7 +147,7 @@ static int read_all(const char *dir, int dfd, char **names, size_t n, time_t min
 		size_t a = n * (size_t)i / (size_t)k, b = n * (size_t)(i + 1) / (size_t)k;
 
 		sl[i] = (struct slice){ .dir = dir, .dfd = dfd, .names = names + a, .n = b - a,
-					.min_mtime = min_mtime };
+					.want = want };
 		if (i > 0)
 			started[i] = pthread_create(&tid[i], NULL, read_slice, &sl[i]) == 0;
 	}
@@ -263,11 +262,14 @@ int gpumem_report_load_dir(const char *dir, const struct gpumem_report_want *wan
 	set->nlisted = n;
 	n = filter_names(names, n, want);
 	set->nskipped = set->nlisted - n;
-	/* The cache first (without memory for the list: no cache, every file read). */
+	/* The cache first (without memory for the list: no cache, every file read);
+	 * it holds rows only, never profiles. */
+	if (want && want->profiles)
+		use_cache = 0;
 	todo = use_cache ? malloc((n ? n : 1) * sizeof(*todo)) : NULL;
 	if (todo)
 		gpumem_report_cache_pass(&run, dir, dirfd(d), names, n, min_mtime, set, todo, &ntodo);
-	rv = read_all(dir, dirfd(d), todo ? todo : names, todo ? ntodo : n, min_mtime, set);
+	rv = read_all(dir, dirfd(d), todo ? todo : names, todo ? ntodo : n, want, set);
 	if (todo)
 		gpumem_report_cache_done(&run, set, rv == 0 && set->nskipped == 0 && min_mtime == 0);
 fail:

@@ -161,6 +161,7 @@ void gpumem_report_file_free(struct gpumem_report_file *f)
 	free(f->status);
 	free(f->reason);
 	free(f->verdict);
+	gpumem_report_prof_free(f->prof);
 	free(f);
 }
 
@@ -541,24 +542,28 @@ static int parse_head(struct gpumem_report_buf *b, size_t len, struct json_objec
 }
 
 int gpumem_report_load_file(struct gpumem_report_set *set, int dfd, const char *dir,
-			    const char *name, time_t min_mtime, struct gpumem_report_buf *b)
+			    const char *name, const struct gpumem_report_want *want,
+			    struct gpumem_report_buf *b)
 {
+	int rv, head, whole = want && want->profiles;
 	struct json_object *root;
 	struct stat st;
 	char err[320];
 	size_t len;
-	int rv, head;
 
-	rv = read_capped(dfd, dir, name, min_mtime, b, &len, &st);
+	rv = read_capped(dfd, dir, name, want ? want->min_mtime : 0, b, &len, &st);
 	if (rv != 0)
 		return rv;
-	head = parse_head(b, len, &root) == 0;
+	/* The profile follows "check", past the head line: --profiles reads the whole file. */
+	head = !whole && parse_head(b, len, &root) == 0;
 	if (!head &&
 	    gpumem_json_parse_report_with(&b->tok, b->data, len, &root, err, sizeof(err)) < 0) {
 		WARN(dir, name, "not valid JSON: %s", err);
 		return -1;
 	}
 	rv = extract(set, dir, name, root, head);
+	if (rv == 0 && whole && gpumem_report_keep_profile(set->files[set->nfiles - 1], root) < 0)
+		WARN(dir, name, "out of memory for its profile");   /* the report stays listed */
 	json_object_put(root);
 	if (rv == 0)
 		gpumem_report_stamp_of(&st, &set->files[set->nfiles - 1]->stamp);

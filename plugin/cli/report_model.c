@@ -2,11 +2,14 @@
 /*
  * The words of the report model that every part of `gpumem report` shares:
  * metric ids and verdict-class names (the metric names are core's,
- * report_head.c), the natural order of node names, and the
- * ISO 8601 times of reports and of --since/--until.  Kept apart from
- * report_load.c, which reads files, so the loader stays one subject.
+ * report_head.c), the natural order of node names and the order of the
+ * rows (worst first), and the ISO 8601 times of reports and of --since (or
+ * an age before now).  Kept apart from report_load.c, which reads files,
+ * so the loader stays one subject.
  */
 #include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "report_cli.h"
@@ -172,6 +175,53 @@ int gpumem_report_parse_time(const char *s, time_t *out)
 		*out = mktime(&tm);
 	}
 	return 0;
+}
+
+int gpumem_report_parse_since(const char *s, time_t now, time_t *out)
+{
+	static const struct { char unit; long long secs; } units[] = {
+		{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 }, { 'w', 7 * 86400 }
+	};
+	const long long most = 100LL * 366 * 86400;    /* a century */
+	char *end;
+	long long n;
+
+	errno = 0;
+	n = strtoll(s, &end, 10);
+	if (end != s && isdigit((unsigned char)s[0]) && end[0] && !end[1] && !errno && n <= most) {
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+			if (end[0] == units[i].unit && n <= most / units[i].secs) {
+				*out = now - (time_t)(n * units[i].secs);
+				return 0;
+			}
+		}
+	}
+	return gpumem_report_parse_time(s, out);
+}
+
+/* Worst first, then newest; the rest only makes the order total (qsort of row pointers). */
+int gpumem_report_cmp_rows(const void *pa, const void *pb)
+{
+	const struct gpumem_report_row *a = *(const struct gpumem_report_row *const *)pa;
+	const struct gpumem_report_row *b = *(const struct gpumem_report_row *const *)pb;
+	int ra = gpumem_report_vclass_rank(a->vclass), rb = gpumem_report_vclass_rank(b->vclass);
+	int c;
+
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	if (a->rep->time != b->rep->time)
+		return a->rep->time > b->rep->time ? -1 : 1;
+	if ((c = gpumem_report_natcmp(a->rep->node, b->rep->node)) != 0)
+		return c;
+	if (a->rep->job != b->rep->job)
+		return a->rep->job > b->rep->job ? -1 : 1;
+	if ((c = strcmp(a->rep->step, b->rep->step)) != 0)
+		return c;
+	if ((c = strcmp(a->rep->phase, b->rep->phase)) != 0)
+		return c;
+	if (gpumem_report_gpu_index(a) != gpumem_report_gpu_index(b))
+		return gpumem_report_gpu_index(a) < gpumem_report_gpu_index(b) ? -1 : 1;
+	return strcmp(a->rep->name, b->rep->name);
 }
 
 /* The node's GPU index when the report says it, else the CUDA ordinal. */

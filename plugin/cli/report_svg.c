@@ -4,8 +4,10 @@
  * one bandwidth metric over time against the pass threshold the check
  * applied, worst first, under one time axis; above them, the overview of
  * every GPU of the fleet (report_svg_fleet.c).  Text widths are estimated,
- * generously, so labels are placed or dropped, never overlapped.
+ * generously, so labels are placed or dropped, never overlapped.  Last, the
+ * page into the file --svg names.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -259,4 +261,32 @@ int gpumem_report_svg(FILE *f, struct gpumem_report_row *const *rows, size_t n,
 	free_panels(ps, np);
 	gpumem_fleet_free(&fl);
 	return (int)shown;
+}
+
+int gpumem_report_write_svg(const char *path, struct gpumem_report_row *const *rows, size_t n,
+			    const struct gpumem_report_svg_opts *o)
+{
+	int to_stdout = !strcmp(path, "-"), panels, bad;
+	FILE *f = to_stdout ? stdout : fopen(path, "w");
+	size_t total = 0;
+
+	if (f == NULL) {
+		fprintf(stderr, "gpumem: report: --svg: cannot write %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	panels = gpumem_report_svg(f, rows, n, o, &total);
+	bad = ferror(f) != 0;
+	if (to_stdout ? fflush(f) != 0 : fclose(f) != 0)
+		bad = 1;
+	if (panels < 0 || bad) {
+		fprintf(stderr, "gpumem: report: --svg: writing %s failed: %s\n", path,
+			panels < 0 ? "out of memory" : strerror(errno));
+		return -1;
+	}
+	fprintf(stderr, "gpumem: report: wrote %s: %s of %d GPU panel%s", path,
+		gpumem_report_metric_names[o->metric], panels, panels == 1 ? "" : "s");
+	if ((size_t)panels < total)
+		fprintf(stderr, " (the %d worst of %zu; --limit N for more)", panels, total);
+	fputc('\n', stderr);
+	return 0;
 }

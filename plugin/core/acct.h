@@ -3,7 +3,7 @@
  * Per-job records in Slurm's accounting (doc/ADMIN.md, "Accounting").
  *
  * One record per node and job: the effective policy, the check verdicts
- * with their main figures, a drain if any.  It is built from the node's
+ * with their main figures, a drain if any, the GPU memory profile in short.  It is built from the node's
  * report files by gpumem-acct (plugin/acct) and read back from sacct's
  * AdminComment by `gpumem job` (plugin/cli/job.c).  In AdminComment a
  * record is one segment "{~" DATA "~}": DATA is the record's compact JSON,
@@ -24,19 +24,28 @@
 #define GPUMEM_ACCT_VERSION 1
 #define GPUMEM_ACCT_OPEN "{~"
 #define GPUMEM_ACCT_CLOSE "~}"
-/* One segment's cap: an 8-GPU node's record takes about 700 bytes. */
+/* One segment's cap: an 8-GPU node's record takes about 700 bytes, 2 KiB with "prof". */
 #define GPUMEM_ACCT_MAX_SEGMENT 4096
 /* The record's JSON, inflated: a bound against a hostile segment. */
 #define GPUMEM_ACCT_MAX_JSON 16384
 
 /*
  * Build NODE's record of JOB from the report files in DIR: the newest
- * "before" and "after" report of any step.  Returns the record's JSON
+ * "before" and "after" report of any step, and the GPU memory profile
+ * (member "prof", profile.h) of the newest "after" or "job" report that
+ * has one ("job": no after-check ran; never listed as a check).  Returns the record's JSON
  * (malloc'd) or NULL with a message in err; *nreports says how many
  * report files were used (0: no report of that job on that node).
  */
 char *gpumem_acct_build(const char *dir, long long job, const char *node, int *nreports,
 			char *err, size_t errlen);
+
+/*
+ * A report's "effective" policy in short, the record's "eff" ({"l2", "mps",
+ * "daemon", "um"}: what gpumem_advise reads), a new object; NULL when EFF
+ * is no object (or out of memory).
+ */
+struct json_object *gpumem_acct_effective(struct json_object *eff);
 
 /* JSON -> segment "{~...~}" (malloc'd), or NULL with a message. */
 char *gpumem_acct_encode(const char *json, char *err, size_t errlen);

@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The accounting record's content (acct.h): built from one node's report
- * files of one job (the newest "before" and "after" report), and checked
- * on the way back.  The record (doc/ADMIN.md, "Accounting"):
+ * files of one job (the newest "before" and "after" report, and the newest
+ * report with a GPU memory profile: "after", or "job" where no after-check
+ * ran), and checked on the way back.  The record (doc/ADMIN.md, "Accounting"):
  *
  *   {"v":1,"node":"gpu01","job":12,"user":"bob","policy":"stream.yaml",
  *    "eff":{"l2":"25%","mps":50,"daemon":"job","um":"pl=gpu ab=cpu rm pf=gpu stripe=auto"},
  *    "checks":[{"phase":"after","step":"batch","status":"ran","verdict":"pass",
  *               "reason":null,"gpus":[[0,"pass",4300,4100,55,53]]}],
- *    "drained":false}
+ *    "drained":false,
+ *    "prof":{"st":"ran","why":null,"s":12,"src":"gpm","g":[[0,12,"gpm",61,91,...]]}}
  *
  * Per GPU: node index, verdict, best read, triad, h2d, d2h in GB/s
  * (rounded; null: not measured), and the first reason when not a pass.
+ * "prof" is the profile's compact summary (profile.h), absent when no
+ * report of the job on the node has a "profile"; a "job" report is no
+ * check and never in "checks".
  * Reports are read and the record is built and written with the JSON
  * module (json.h, libjson-c), compact style.
  */
@@ -26,9 +31,12 @@
 #include <unistd.h>
 #include "acct.h"
 #include "policy.h"
+#include "profile.h"
 
 #define MAX_GPUS 64
 #define REASON_CHARS 60
+/* The phases of a report's name, as indexes: before, after, job (no check ran). */
+#define NPHASES 3
 
 struct rep {
 	char *text;
@@ -79,7 +87,8 @@ static int load_report(int dfd, const char *name, struct rep *r)
 	return 0;
 }
 
-/* Is NAME "job<JOB>.<STEP>.<NODE>.<PHASE>.json"?  The phase index, or -1. */
+/* Is NAME "job<JOB>.<STEP>.<NODE>.<PHASE>.json"?  The phase index (0 before,
+ * 1 after, 2 job), or -1. */
 static int match_name(const char *name, long long job, const char *node)
 {
 	char pre[48];
@@ -98,6 +107,8 @@ static int match_name(const char *name, long long job, const char *node)
 		return 0;
 	if (strcmp(rest, "after.json") == 0)
 		return 1;
+	if (strcmp(rest, "job.json") == 0)
+		return 2;
 	return -1;
 }
 
@@ -137,25 +148,6 @@ static long node_index(const char *gpus, long i)
 	return i;
 }
 
-/* S cut to REASON_CHARS characters (at a character boundary), or null. */
-static struct json_object *reason_of(const char *s)
-{
-	char buf[REASON_CHARS * 4 + 1];
-	size_t n = 0;
-
-	if (s == NULL)
-		return NULL;
-	for (size_t chars = 0; s[n] && chars < REASON_CHARS; chars++) {
-		n++;
-		while (((unsigned char)s[n] & 0xc0) == 0x80)
-			n++;
-	}
-	if (n >= sizeof(buf))
-		n = sizeof(buf) - 1;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	return gpumem_json_string(buf);
-}
 
 /* [index, verdict, read, triad, h2d, d2h(, reason)] for device I of report R. */
 static struct json_object *gpu_row(const struct rep *r, struct json_object *d, size_t i)
@@ -177,7 +169,7 @@ static struct json_object *gpu_row(const struct rep *r, struct json_object *d, s
 	push(g, gbps(m, "h2d"));
 	push(g, gbps(m, "d2h"));
 	if (verdict && strcmp(verdict, "pass") != 0 && gpumem_json_is(why, json_type_string))
-		push(g, reason_of(json_object_get_string(why)));
+		push(g, gpumem_json_string_cut(json_object_get_string(why), REASON_CHARS));
 	return g;
 }
 
@@ -195,7 +187,8 @@ static struct json_object *check_of(const struct rep *r)
 	gpumem_json_add(c, "step", gpumem_json_string(gpumem_json_str(r->v, "step")));
 	gpumem_json_add(c, "status", gpumem_json_string(gpumem_json_str(r->v, "status")));
 	gpumem_json_add(c, "verdict", gpumem_json_string(gpumem_json_str(r->v, "verdict")));
-	gpumem_json_add(c, "reason", reason_of(gpumem_json_str(r->v, "reason")));
+	gpumem_json_add(c, "reason", gpumem_json_string_cut(gpumem_json_str(r->v, "reason"),
+							    REASON_CHARS));
 	for (size_t i = 0; i < gpumem_json_len(devs) && i < MAX_GPUS; i++)
 		push(gpus, gpu_row(r, gpumem_json_at(devs, i), i));
 	gpumem_json_add(c, "gpus", gpus);
@@ -247,8 +240,8 @@ static void um_text(struct json_object *um, char *buf, size_t len)
 		buf[n - 1] = '\0';
 }
 
-/* The effective policy in short, or null when the report has none. */
-static struct json_object *effective_of(struct json_object *eff)
+/* The effective policy in short, or null when the report has none (acct.h). */
+struct json_object *gpumem_acct_effective(struct json_object *eff)
 {
 	struct json_object *l2 = gpumem_json_get(eff, "l2"), *mps = gpumem_json_get(eff, "mps");
 	struct json_object *o;
@@ -266,9 +259,16 @@ static struct json_object *effective_of(struct json_object *eff)
 	return o;
 }
 
-static char *record_json(long long job, const char *node, struct rep *r[2])
+/* The newest profile of the job on the node: its report's time and the "profile" member. */
+struct prof {
+	char time[64];
+	struct json_object *doc;        /* a reference of its own, or NULL */
+};
+
+static char *record_json(long long job, const char *node, struct rep *r[NPHASES],
+			 const struct prof *prof)
 {
-	const struct rep *any = r[1] ? r[1] : r[0];
+	const struct rep *any = r[1] ? r[1] : r[2] ? r[2] : r[0];
 	struct json_object *o = json_object_new_object(), *checks = json_object_new_array();
 	char *text = NULL;
 	int drained = 0;
@@ -283,18 +283,28 @@ static char *record_json(long long job, const char *node, struct rep *r[2])
 	gpumem_json_add(o, "job", gpumem_json_int(job));
 	gpumem_json_add(o, "user", gpumem_json_string(gpumem_json_str(any->v, "user")));
 	gpumem_json_add(o, "policy", gpumem_json_string(gpumem_json_str(any->v, "policy")));
-	gpumem_json_add(o, "eff", effective_of(gpumem_json_get(any->v, "effective")));
-	for (int i = 0; i < 2; i++) {
+	gpumem_json_add(o, "eff", gpumem_acct_effective(gpumem_json_get(any->v, "effective")));
+	for (int i = 0; i < NPHASES; i++) {
 		struct json_object *d;
 
 		if (r[i] == NULL)
 			continue;
-		push(checks, check_of(r[i]));
+		if (i < 2)      /* a "job" report is no check */
+			push(checks, check_of(r[i]));
 		d = gpumem_json_get(r[i]->v, "drained");
 		drained |= gpumem_json_is(d, json_type_boolean) && json_object_get_boolean(d);
 	}
 	gpumem_json_add(o, "checks", checks);
 	gpumem_json_add(o, "drained", gpumem_json_bool(drained));
+	if (prof->doc) {
+		struct json_object *p = gpumem_profile_compact(prof->doc);
+
+		if (p == NULL) {
+			json_object_put(o);
+			return NULL;
+		}
+		gpumem_json_add(o, "prof", p);
+	}
 	text = gpumem_json_dump(o, GPUMEM_JSON_COMPACT);
 	json_object_put(o);
 	if (text)
@@ -305,7 +315,8 @@ static char *record_json(long long job, const char *node, struct rep *r[2])
 char *gpumem_acct_build(const char *dir, long long job, const char *node, int *nreports,
 			char *err, size_t errlen)
 {
-	struct rep reps[2] = { 0 }, *best[2] = { NULL, NULL };
+	struct rep reps[NPHASES] = { 0 }, *best[NPHASES] = { NULL, NULL, NULL };
+	struct prof prof = { "", NULL };
 	char *json = NULL;
 	struct dirent *e;
 	DIR *d = opendir(dir);
@@ -318,10 +329,17 @@ char *gpumem_acct_build(const char *dir, long long job, const char *node, int *n
 	while ((e = readdir(d)) != NULL) {
 		int ph = match_name(e->d_name, job, node);
 		struct rep r = { 0 };
+		struct json_object *p;
 
 		if (ph < 0 || load_report(dirfd(d), e->d_name, &r) < 0)
 			continue;
 		(*nreports)++;
+		p = gpumem_json_get(r.v, "profile");
+		if (p && ph > 0 && (prof.doc == NULL || strcmp(prof.time, r.time) < 0)) {
+			json_object_put(prof.doc);
+			prof.doc = json_object_get(p);         /* outlives its report */
+			snprintf(prof.time, sizeof(prof.time), "%s", r.time);
+		}
 		if (best[ph] && strcmp(best[ph]->time, r.time) >= 0) {
 			rep_free(&r);
 			continue;
@@ -334,12 +352,13 @@ char *gpumem_acct_build(const char *dir, long long job, const char *node, int *n
 	closedir(d);
 	if (*nreports == 0)
 		return NULL;
-	json = record_json(job, node, best);
+	json = record_json(job, node, best, &prof);
 	if (json == NULL)
 		snprintf(err, errlen, "out of memory");
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < NPHASES; i++)
 		if (best[i])
 			rep_free(best[i]);
+	json_object_put(prof.doc);
 	return json;
 }
 
@@ -439,5 +458,8 @@ int gpumem_acct_check(struct json_object *v, char *err, size_t errlen)
 	for (size_t i = 0; i < gpumem_json_len(checks); i++)
 		if (check_one(gpumem_json_at(checks, i), err, errlen, i) < 0)
 			return -1;
+	if (json_object_object_get_ex(v, "prof", NULL) &&
+	    gpumem_profile_compact_check(gpumem_json_get(v, "prof"), err, errlen) < 0)
+		return -1;
 	return 0;
 }

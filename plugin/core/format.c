@@ -170,6 +170,13 @@ static void check_section(struct emitter *e, const struct gpumem_policy *p)
 	sec_end(e);
 }
 
+static void profile_section(struct emitter *e, const struct gpumem_policy *p)
+{
+	sec_begin(e, "profile");
+	bool_key(e, GPUMEM_K_PROFILE, "enabled", p->profile.enabled);
+	sec_end(e);
+}
+
 char *gpumem_policy_format(const struct gpumem_policy *p, enum gpumem_fmt fmt, int only_set)
 {
 	struct emitter e = { NULL, NULL, NULL, only_set, p->set, 0 };
@@ -196,6 +203,8 @@ char *gpumem_policy_format(const struct gpumem_policy *p, enum gpumem_fmt fmt, i
 		um_section(&e, p);
 	if (SECTION(GPUMEM_S_CHECK))
 		check_section(&e, p);
+	if (SECTION(GPUMEM_S_PROFILE))
+		profile_section(&e, p);
 #undef SECTION
 	if (e.root) {
 		out = gpumem_json_dump(e.root, GPUMEM_JSON_SPACED);

@@ -380,6 +380,18 @@ struct json_object *gpumem_json_string(const char *s)
 	return s ? json_object_new_string(s) : NULL;
 }
 
+struct json_object *gpumem_json_string_cut(const char *s, size_t max_chars)
+{
+	size_t n = 0;
+
+	if (s == NULL)
+		return NULL;
+	for (size_t c = 0; s[n] && c < max_chars; c++)
+		for (n++; ((unsigned char)s[n] & 0xc0) == 0x80; n++)
+			;
+	return json_object_new_string_len(s, (int)n);
+}
+
 struct json_object *gpumem_json_fixed(double v, int decimals)
 {
 	char buf[64];

@@ -105,6 +105,8 @@ struct json_object *gpumem_json_at(struct json_object *arr, size_t i);
 /* ------------------------------------------------------------ building */
 /* Every constructor returns NULL (JSON null) for NULL or a non-finite value. */
 struct json_object *gpumem_json_string(const char *s);
+/* S cut to MAX_CHARS characters (UTF-8, at a character boundary), or NULL for NULL. */
+struct json_object *gpumem_json_string_cut(const char *s, size_t max_chars);
 /* A figure with DECIMALS digits after the point, written as such. */
 struct json_object *gpumem_json_fixed(double v, int decimals);
 /* A figure in printf format FMT ("%.6g"), written as such. */

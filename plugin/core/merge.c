@@ -7,7 +7,7 @@
 #include <string.h>
 #include "policy.h"
 
-static const char *const section_key[] = { "l2", "mps", "unified_memory", "check" };
+static const char *const section_key[] = { "l2", "mps", "unified_memory", "check", "profile" };
 static const unsigned section_keys[] = {
 	GPUMEM_K_L2_LIMIT | GPUMEM_K_L2_RESET,
 	GPUMEM_K_MPS_PCT | GPUMEM_K_MPS_PINNED | GPUMEM_K_MPS_DAEMON,
@@ -16,6 +16,7 @@ static const unsigned section_keys[] = {
 		GPUMEM_K_UM_FRACTION | GPUMEM_K_UM_RESERVE | GPUMEM_K_UM_GRANULARITY,
 	GPUMEM_K_CHECK_BEFORE | GPUMEM_K_CHECK_AFTER | GPUMEM_K_CHECK_FRACTION |
 		GPUMEM_K_CHECK_ONFAIL | GPUMEM_K_CHECK_L2AB,
+	GPUMEM_K_PROFILE,
 };
 
 /* unified_memory.placement and its numbers, within the site's limits. */
@@ -61,7 +62,7 @@ static void overlay_user(const struct gpumem_site *s, const struct gpumem_policy
 	struct gpumem_policy u = *user;
 	unsigned denied = s ? u.sections & ~s->limits.sections_allowed : 0;
 
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		if (!(denied & (1u << i)))
 			continue;
 		gpumem_diag_add(d, sev, name, 0, 0,

@@ -74,6 +74,12 @@ static const struct gpumem_key check_keys[] = {
 	{ 0 }
 };
 
+static const struct gpumem_key profile_keys[] = {
+	{ .name = "enabled", .type = GPUMEM_KT_BOOL, .off = P(profile.enabled),
+	  .bit = GPUMEM_K_PROFILE },
+	{ 0 }
+};
+
 /* Section order matches GPUMEM_S_* bits (the site's `sections` list too). */
 const struct gpumem_key gpumem_policy_sections[] = {
 	{ .name = "l2", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_L2, .sub = l2_keys },
@@ -81,6 +87,8 @@ const struct gpumem_key gpumem_policy_sections[] = {
 	{ .name = "unified_memory", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_UM,
 	  .sub = um_keys },
 	{ .name = "check", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_CHECK, .sub = check_keys },
+	{ .name = "profile", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_PROFILE,
+	  .sub = profile_keys },
 	{ 0 }
 };
 
@@ -92,6 +100,8 @@ static const struct gpumem_key policy_top[] = {
 	{ .name = "unified_memory", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_UM,
 	  .sub = um_keys },
 	{ .name = "check", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_CHECK, .sub = check_keys },
+	{ .name = "profile", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_PROFILE,
+	  .sub = profile_keys },
 	{ 0 }
 };
 
@@ -109,6 +119,7 @@ void gpumem_policy_init(struct gpumem_policy *p)
 	p->um.site_max_fraction = 1;
 	p->check.min_fraction = 0.85;
 	p->check.on_fail = GPUMEM_ONFAIL_WARN;
+	p->profile.enabled = 1;
 }
 
 const char *gpumem_placement_name(enum gpumem_placement p)
@@ -237,6 +248,8 @@ void gpumem_policy_overlay(struct gpumem_policy *b, const struct gpumem_policy *
 		b->check.on_fail = t->check.on_fail;
 	if (s & GPUMEM_K_CHECK_L2AB)
 		b->check.l2_ab = t->check.l2_ab;
+	if (s & GPUMEM_K_PROFILE)
+		b->profile.enabled = t->profile.enabled;
 	b->set |= s;
 	b->sections |= t->sections;
 }

@@ -80,6 +80,7 @@ enum {
 	GPUMEM_K_UM_FRACTION    = 1u << 16,
 	GPUMEM_K_UM_RESERVE     = 1u << 17,
 	GPUMEM_K_UM_GRANULARITY = 1u << 18,
+	GPUMEM_K_PROFILE        = 1u << 19,
 };
 
 /* Bits of gpumem_policy.sections: which sections appeared at all. */
@@ -88,7 +89,8 @@ enum {
 	GPUMEM_S_MPS   = 1u << 1,
 	GPUMEM_S_UM    = 1u << 2,
 	GPUMEM_S_CHECK = 1u << 3,
-	GPUMEM_S_ALL   = 0xfu,
+	GPUMEM_S_PROFILE = 1u << 4,
+	GPUMEM_S_ALL   = 0x1fu,
 };
 
 struct gpumem_policy {
@@ -126,6 +128,9 @@ struct gpumem_policy {
 		enum gpumem_onfail on_fail;
 		int l2_ab;                      /* run the persisting-window A/B */
 	} check;
+	struct {
+		int enabled;                    /* sample the job's GPUs (gpumem-sample) */
+	} profile;
 };
 
 #define GPUMEM_ACCESS_CPU 1u
@@ -204,6 +209,7 @@ struct gpumem_site {
 	} drain;
 	int check_timeout_s;
 	int check_min_interval_min;     /* 0: check every time */
+	int profile_interval_ms;        /* gpumem-sample's interval, >= 100 */
 };
 
 void gpumem_site_init(struct gpumem_site *s);

@@ -53,12 +53,13 @@ extern const char *const gpumem_report_metric_names[GPUMEM_REPORT_NMETRICS];
  * gpumem_report_text: the file's text: HEAD (the report's own fields; it
  * gains "rows" and "check_reason", made from CHECK_DOC, the parsed CHECK)
  * on the first line, ending with a comma, then "effective" and "check" as
- * the texts given (NULL: null); malloc'd, or NULL.
+ * the texts given (NULL: null), then "profile" when PROFILE is not NULL
+ * (the job's profile, doc/REPORT-JSON.md); malloc'd, or NULL.
  */
 struct json_object;
 int gpumem_report_rows_of(struct json_object *check, struct json_object **rows, char *err,
 			  size_t errlen);
 const char *gpumem_report_check_reason(struct json_object *check);
 char *gpumem_report_text(struct json_object *head, const char *effective, const char *check,
-			 struct json_object *check_doc);
+			 struct json_object *check_doc, const char *profile);
 #endif

@@ -132,7 +132,8 @@ const char *gpumem_report_check_reason(struct json_object *check)
 }
 
 /* HEAD's text without its closing brace and newline, then the rest; NULL on failure. */
-static char *join(struct json_object *head, const char *effective, const char *check)
+static char *join(struct json_object *head, const char *effective, const char *check,
+		  const char *profile)
 {
 	char *h = gpumem_json_dump(head, GPUMEM_JSON_SPACED), *text = NULL;
 	size_t hl = h ? strlen(h) : 0;
@@ -142,15 +143,16 @@ static char *join(struct json_object *head, const char *effective, const char *c
 		return NULL;
 	}
 	h[hl - 2] = '\0';
-	if (asprintf(&text, "%s,\n \"effective\": %s, \"check\": %s}\n", h,
-		     effective ? effective : "null", check ? check : "null") < 0)
+	if (asprintf(&text, "%s,\n \"effective\": %s, \"check\": %s%s%s}\n", h,
+		     effective ? effective : "null", check ? check : "null",
+		     profile ? ",\n \"profile\": " : "", profile ? profile : "") < 0)
 		text = NULL;
 	free(h);
 	return text;
 }
 
 char *gpumem_report_text(struct json_object *head, const char *effective, const char *check,
-			 struct json_object *check_doc)
+			 struct json_object *check_doc, const char *profile)
 {
 	struct json_object *rows = NULL, *doc;
 	char err[320], *text;
@@ -161,7 +163,7 @@ char *gpumem_report_text(struct json_object *head, const char *effective, const 
 		gpumem_json_add(head, "check_reason",
 				gpumem_json_string(gpumem_report_check_reason(check_doc)));
 	}
-	text = join(head, effective, check);
+	text = join(head, effective, check, profile);
 	/*
 	 * Rows copied from a check near the caps could push the file past them
 	 * (the check's caps leave the report 64 values, its rows may take
@@ -175,5 +177,5 @@ char *gpumem_report_text(struct json_object *head, const char *effective, const 
 	free(text);
 	json_object_object_del(head, "rows");
 	json_object_object_del(head, "check_reason");
-	return join(head, effective, check);
+	return join(head, effective, check, profile);
 }

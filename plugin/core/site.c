@@ -16,7 +16,8 @@
 
 static const char *const daemon_names[] = { "none", "site", "job", NULL };
 static const char *const onfail_names[] = { "warn", "fail", "drain", NULL };
-static const char *const section_names[] = { "l2", "mps", "unified_memory", "check", NULL };
+static const char *const section_names[] = { "l2", "mps", "unified_memory", "check", "profile",
+					      NULL };
 static const char *const placement_names[] = { "none", "stripe", NULL };
 
 static const struct gpumem_key limits_keys[] = {
@@ -76,6 +77,13 @@ static const struct gpumem_key checkcfg_keys[] = {
 	/* minutes: skip a check of GPUs that passed one on this node this recently */
 	{ .name = "min_interval", .type = GPUMEM_KT_INT, .off = S(check_min_interval_min),
 	  .min = 0, .max = 10080 },
+	{ 0 }
+};
+
+/* profile: the per-job sampler (gpumem-sample); whether it runs is the policy's profile.enabled. */
+static const struct gpumem_key profilecfg_keys[] = {
+	{ .name = "interval_ms", .type = GPUMEM_KT_INT, .off = S(profile_interval_ms),
+	  .min = 100, .max = 3600000 },
 	{ 0 }
 };
 
@@ -162,6 +170,7 @@ static const struct gpumem_key site_top[] = {
 	{ .name = "report", .type = GPUMEM_KT_SECTION, .sub = report_keys },
 	{ .name = "drain", .type = GPUMEM_KT_SECTION, .sub = drain_keys },
 	{ .name = "check", .type = GPUMEM_KT_SECTION, .sub = checkcfg_keys },
+	{ .name = "profile", .type = GPUMEM_KT_SECTION, .sub = profilecfg_keys },
 	{ 0 }
 };
 
@@ -175,10 +184,12 @@ void gpumem_site_init(struct gpumem_site *s)
 	s->limits.daemons_allowed = (1u << GPUMEM_DAEMON_NONE) | (1u << GPUMEM_DAEMON_SITE) |
 		(1u << GPUMEM_DAEMON_JOB);
 	s->limits.onfail_allowed = (1u << GPUMEM_ONFAIL_WARN) | (1u << GPUMEM_ONFAIL_FAIL);
-	s->limits.sections_allowed = GPUMEM_S_ALL;
+	/* Users may not turn the profile off unless the site lists the section. */
+	s->limits.sections_allowed = GPUMEM_S_ALL & ~GPUMEM_S_PROFILE;
 	s->limits.placements_allowed = (1u << GPUMEM_PLACE_NONE) | (1u << GPUMEM_PLACE_STRIPE);
 	s->limits.um_max_gpu_fraction = 1;
 	s->check_timeout_s = 60;
+	s->profile_interval_ms = 1000;
 }
 
 int gpumem_site_parse(const char *buf, size_t len, const char *name,

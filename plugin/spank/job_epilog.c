@@ -9,7 +9,9 @@
  * the prolog would.  In order: stop the per-job MPS daemon (mps.c), run
  * check.after on the whole GPUs, reset the persisting L2 (in the
  * after-check's own CUDA start where there is one, else gpumem-l2reset),
- * remove the job's state.  Never fails: a failing epilog would drain the node with Slurm's
+ * remove the job's state.  Before all of it, the job's sampler is stopped
+ * (sampler.c): its profile goes into the after-check's report, else, when
+ * one was taken, into a report of its own (phase "job").  Never fails: a failing epilog would drain the node with Slurm's
  * reason instead of gpumem's.
  */
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include "log.h"
 #include "mps.h"
 #include "proc.h"
+#include "sampler.h"
 
 static void l2_reset(const struct gpumem_jobctx *c)
 {
@@ -94,10 +97,12 @@ int gpumem_job_epilog(spank_t sp, int ac, char **av)
 	struct gpumem_jobctx c;
 	struct gpumem_node node;
 	struct gpumem_checkrun r;
-	int rc = gpumem_jobctx_init(sp, ac, av, "epilog", 0, &c), l2;
+	int rc = gpumem_jobctx_init(sp, ac, av, "epilog", 0, &c), l2, reported = 0, sampled;
 
 	if (rc == 0)
 		rc = gpumem_jobctx_recall(sp, &c);
+	/* First, so that nothing of the epilog's own work is in the job's profile. */
+	st->profile = gpumem_sampler_stop(c.dfd, c.job, c.ji.node, &sampled);
 	/* Cleanup does not depend on the policy: a refused one may have left some. */
 	if (st->args.mps_dir) {
 		struct gpumem_mps m = { gpumem_mps_find(st->args.mps_control), st->args.mps_dir,
@@ -111,6 +116,7 @@ int gpumem_job_epilog(spank_t sp, int ac, char **av)
 		memset(&node, 0, sizeof(node));
 		gpumem_jobctx_gpus(&c, &node, 0);
 		gpumem_perjob_check(&c, &node, "after", 0, l2, &r);
+		reported = 1;
 		if (l2 && gpumem_jobcheck_l2_reset_done(&r)) {
 			gpumem_info("gpumem: job %u: L2 reset by the after-check on GPUs %s", c.job,
 				    c.ji.gpus[0] ? c.ji.gpus : "(all)");
@@ -118,6 +124,9 @@ int gpumem_job_epilog(spank_t sp, int ac, char **av)
 		}
 		gpumem_jobcheck_free(&r);
 	}
+	/* A report of its own only for a profile taken: a skip is in the slurmd log. */
+	if (sampled && !reported)
+		gpumem_perjob_profile_report(&c);
 	if (l2)
 		l2_reset(&c);
 	forget_job(&c);

@@ -6,8 +6,9 @@
  * policy means the site's defaults, and every step fails with the reason),
  * learns the GPUs (gpumem-probe, cached in state_dir), starts the per-job
  * MPS daemon (mps.c, from a child of its own), runs check.before (as the
- * user) and writes its report, then leaves the job's record in state_dir:
- * the steps fail without one (fail closed).
+ * user) and writes its report, starts the job's sampler (sampler.c, the
+ * job's profile), then leaves the job's record in state_dir: the steps
+ * fail without one (fail closed).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "jobctx.h"
 #include "log.h"
 #include "mps.h"
+#include "sampler.h"
 
 /* The persisting-L2 limit the job's tasks get, for its MPS server; -1 none. */
 static int mps_l2(const struct gpumem_node *node)
@@ -122,6 +124,29 @@ static void before_check(struct gpumem_jobctx *c, const struct gpumem_node *node
 	gpumem_jobcheck_free(&r);
 }
 
+/* The job's profile (sampler.c): from after the before-check to the epilog. */
+static void start_sampler(struct gpumem_jobctx *c)
+{
+	struct gpumem_plugin *st = &gpumem_plugin;
+	char path[4200];
+	struct gpumem_sampler s = { path, c->dfd, c->job, c->ji.node, c->ngpus > 0 ? c->ji.gpus : NULL,
+				    st->have_site ? st->site.profile_interval_ms : 1000 };
+	const char *skip = NULL;
+
+	if (!st->eff.profile.enabled)
+		return;
+	if (!st->has_dev || !gpumem_jobctx_has_gpus(c)) {
+		gpumem_info("gpumem: job %u: profile skipped: %s", c->job, !st->has_dev ?
+			    "no GPU on this node" : "the job has no GPU on this node");
+		return;
+	}
+	for (int i = 0; i < c->ngpus; i++)
+		if (gpumem_gpu_kind(c->list[i], NULL, 0) == GPUMEM_GPU_MIG)
+			skip = "a MIG instance: per-instance sampling is not supported";
+	snprintf(path, sizeof(path), "%s/gpumem-sample", st->args.libexecdir);
+	gpumem_sampler_start(&s, skip);
+}
+
 int gpumem_job_prolog(spank_t sp, int ac, char **av)
 {
 	struct gpumem_plugin *st = &gpumem_plugin;
@@ -142,6 +167,7 @@ int gpumem_job_prolog(spank_t sp, int ac, char **av)
 		start_mps(&c, &node);
 	if (st->eff.check.before && gpumem_jobctx_has_gpus(&c))
 		before_check(&c, &node);
+	start_sampler(&c);
 record:
 	if (c.dfd < 0 || gpumem_jobrec_write(c.dfd, c.job, &c.rec) < 0)
 		gpumem_error("gpumem: job %u: cannot write the job's record, every step of the job "

@@ -391,7 +391,9 @@ static char *report_json(const struct gpumem_plugin *st, const struct gpumem_job
 	 * The head line (report_head.c), then the policy, written by the JSON
 	 * module (format.c), and the check, both taken as they are.
 	 */
-	text = gpumem_report_text(o, eff && eff[0] ? eff : NULL, r->json, r->doc);
+	/* The job's profile goes with the epilog's report (the after-check's, or phase "job"). */
+	text = gpumem_report_text(o, eff && eff[0] ? eff : NULL, r->json, r->doc,
+				  strcmp(r->phase, "before") ? st->profile : NULL);
 	free(eff);
 	json_object_put(o);
 	return text;
@@ -531,6 +533,8 @@ void gpumem_jobcheck_report(const struct gpumem_plugin *st, const struct gpumem_
 
 	if (!r->done)
 		return;
+	if (!strcmp(r->phase, "job"))   /* no check: the job's profile only */
+		goto write;
 	/* Drain first, so the report can say so. */
 	drain_or_resume(st, ji, r);
 	gpumem_info("gpumem: check %s job %u.%s node %s GPUs %s: %s%s%s%s%s", r->phase, ji->job,
@@ -540,6 +544,7 @@ void gpumem_jobcheck_report(const struct gpumem_plugin *st, const struct gpumem_
 	if (r->figures[0])
 		gpumem_info("gpumem: check %s job %u.%s node %s: %s", r->phase, ji->job, ji->step,
 			   ji->node, r->figures);
+write:
 	if (dir) {
 		dfd = gpumem_dir_open_safe(dir, why, sizeof(why));
 		if (dfd < 0) {

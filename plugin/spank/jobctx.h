@@ -68,6 +68,11 @@ int gpumem_interval_passed(const struct gpumem_jobctx *c, const struct gpumem_no
  */
 void gpumem_perjob_check(struct gpumem_jobctx *c, const struct gpumem_node *node,
 			 const char *phase, int with_share, int l2_reset, struct gpumem_checkrun *r);
+/*
+ * The epilog's report when no after-check ran: phase "job", status and
+ * verdict "not_run", carrying gpumem_plugin.profile.
+ */
+void gpumem_perjob_profile_report(struct gpumem_jobctx *c);
 /* Make fds 0-2 open (on /dev/null): Slurm may start these hooks with them closed. */
 void gpumem_stdio_open(void);
 #endif

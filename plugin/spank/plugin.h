@@ -44,6 +44,7 @@ struct gpumem_plugin {
 	/* job prolog/epilog */
 	char *mps_dir;          /* the job's MPS directory, for its before-check */
 	char *nomps;            /* an empty root-only directory: helpers' CUDA_MPS_PIPE_DIRECTORY */
+	char *profile;          /* job epilog: the report's "profile" member (sampler.h), or NULL */
 };
 
 extern struct gpumem_plugin gpumem_plugin;

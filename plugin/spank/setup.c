@@ -72,6 +72,7 @@ void gpumem_plugin_teardown(void)
 	free(pl->mig_notes);
 	free(pl->mps_dir);
 	free(pl->nomps);
+	free(pl->profile);
 	gpumem_site_free(&pl->site);
 	gpumem_args_free(&pl->args);
 	memset(pl, 0, sizeof(*pl));

@@ -5,7 +5,8 @@
 # Epilog, jobs through real srun.  Each node's record lands in the job's
 # AdminComment (sacct), `gpumem job` shows it to the job's user and to
 # nobody else (PrivateData=jobs), another tool's content (jobstats' JS1:)
-# survives, an 8-GPU node's record stays under 1 KiB, garbled records are
+# survives, an 8-GPU node's record stays under 1 KiB, the job's profile reaches
+# `gpumem job` and `gpumem advise` (the sampler over the stand-in NVML), garbled records are
 # refused with a clear message.  The GPU check is the stand-in (CI has no
 # GPU); everything else is real.
 . "$top_srcdir/tests/lib.sh"
@@ -25,10 +26,16 @@ report:
   dir: $t/reports
 check:
   timeout: 5
+profile:
+  interval_ms: 200
 YAML
 printf 'version: 1\nunified_memory:\n  preferred_location: gpu\n  prefetch: gpu\ncheck:\n  after: true\n' >"$t/pol.yaml"
 chmod 644 "$t"/*.yaml
-plugstack "$t/plug.conf" site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/standin-check nvidia_dev=$t/nvidiactl
+# The job's profile: the real sampler over the stand-in NVML (tests/lib.sh).
+mkdir -p "$t/libexec"
+ln -s "$top_builddir/plugin/probe/gpumem-probe" "$t/libexec/gpumem-probe"
+sampler_standin "$t/libexec"
+plugstack "$t/plug.conf" site=$t/site.yaml libexecdir=$t/libexec check=$t/standin-check nvidia_dev=$t/nvidiactl
 printf '#!/bin/sh\nexec %s epilog --site %s 2>>%s\n' "$ACCT" "$t/site.yaml" "$t/acct.log" >"$t/epilog"
 chmod 755 "$t/epilog"
 chmod 644 "$t/plug.conf"
@@ -90,7 +97,7 @@ wait_segments() {
 # --- a user's job on two nodes: one record per node, in sacct and in gpumem job -------
 touch "$t/fail/gpumem2"
 run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" srun -N2 --gres=gpu:1 --gpumem-policy="$t/pol.yaml" \
-	sh -c '[ "$SLURM_NODEID" = 0 ] && echo "job=$SLURM_JOB_ID"; true'
+	sh -c '[ "$SLURM_NODEID" = 0 ] && echo "job=$SLURM_JOB_ID"; sleep 1'
 jid=$(jobid_of "$out")
 [ -n "$jid" ] || diag "srun: $out"
 wait_segments "$jid" 2 && pass "job $jid: two node records in sacct's AdminComment" ||
@@ -104,6 +111,13 @@ like "$out" "triad 1200" "gpumem job shows the figures"
 run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" "$GM" job "$jid" --json
 is "$(printf '%s' "$out" | json_in 'sorted((n["node"], n["checks"][0]["verdict"], n["checks"][0]["gpus"][0][3]) for n in d[0]["nodes"])')" \
 	"[('gpumem1', 'pass', 4100), ('gpumem2', 'fail', 1200)]" "gpumem job --json: node, verdict, triad"
+# The job's profile (issue 25): each node's record carries it; job and advise show it.
+is "$(printf '%s' "$out" | json_in 'sorted((n["node"], n["prof"]["st"], n["prof"]["g"][0][3], n["prof"]["g"][0][1] >= 3) for n in d[0]["nodes"])')" \
+	"[('gpumem1', 'ran', 70, True), ('gpumem2', 'ran', 70, True)]" "each node's record carries the job's profile (DRAM mean 70%, 3 samples or more)"
+run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" "$GM" job "$jid"
+like "$out" "HBM bandwidth: mean 70%, p95 70% of what this GPU can do: memory-bound" "gpumem job prints the profile in plain words"
+run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" "$GM" advise "$jid"
+is "$(printf '%s\n' "$out" | grep -c 'advice: stream.yaml: memory-bound')" 2 "gpumem advise: stream.yaml for the GPU of each node"
 rm -f "$t/fail/gpumem2"
 
 # --- PrivateData=jobs: another user's job is not shown ---------------------------------

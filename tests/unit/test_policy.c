@@ -24,7 +24,8 @@ int main(void)
 		 "unified_memory:\n  preferred_location: cpu\n  accessed_by: [gpu, cpu]\n"
 		 "  read_mostly: true\n  prefetch: gpu\n  min_bytes: 2MiB\n"
 		 "check:\n  before: true\n  after: false\n  bandwidth:\n    min_fraction: 0.9\n"
-		 "  on_fail: fail\n  l2_ab: true\n", &p, &d) == 0, "full policy parses");
+		 "  on_fail: fail\n  l2_ab: true\nprofile:\n  enabled: false\n", &p, &d) == 0,
+	   "full policy parses");
 	is_int(d.nerrors, 0, "no errors");
 	ok(p.l2.limit_is_percent && p.l2.limit_percent == 62.5, "l2 limit 62.5%%");
 	is_int(p.l2.reset_at_exit, 0, "reset_at_exit false");
@@ -39,7 +40,8 @@ int main(void)
 	ok(p.check.before && !p.check.after && p.check.l2_ab, "check flags");
 	ok(p.check.min_fraction == 0.9, "min_fraction 0.9");
 	is_int(p.check.on_fail, GPUMEM_ONFAIL_FAIL, "on_fail fail");
-	is_int(p.sections, GPUMEM_S_ALL, "all four sections seen");
+	ok(!p.profile.enabled && (p.set & GPUMEM_K_PROFILE), "profile.enabled false");
+	is_int(p.sections, GPUMEM_S_ALL, "all five sections seen");
 
 	/* Forwarding: JSON of the keys the user set parses back identically. */
 	json = gpumem_policy_format(&p, GPUMEM_FMT_JSON, 1);

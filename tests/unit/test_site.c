@@ -95,6 +95,34 @@ int main(void)
 	like(msg, "mi.yaml:3:17", "... at file:line:col");
 	free(msg);
 	gpumem_diags_free(&d);
+	/* The profile: on by default; users may turn it off only where the site lists the section. */
+	gpumem_site_free(&s);
+#define PROF_OFF "version: 1\nprofile:\n  enabled: false\n"
+	gpumem_policy_parse(PROF_OFF, strlen(PROF_OFF), "off.yaml", &u, &d);
+	gpumem_diags_free(&d);
+	ok(gpumem_site_parse("version: 1\n", 11, "s.yaml", &s, &d) == 0 &&
+	   s.profile_interval_ms == 1000, "site without profile: interval 1000 ms");
+	ok(gpumem_policy_effective(&s, &u, "off.yaml", &eff, &d) == 0 && eff.profile.enabled == 1,
+	   "profile.enabled: false refused by default: the profile stays on");
+	msg = gpumem_diags_join(&d, 0);
+	like(msg, "off.yaml: warning: section 'profile' is not open to users", "... and said so");
+	free(msg);
+	gpumem_diags_free(&d);
+	gpumem_site_free(&s);
+#define PROF_SITE "version: 1\nlimits:\n  sections: [profile]\nprofile:\n  interval_ms: 250\n"
+	ok(gpumem_site_parse(PROF_SITE, strlen(PROF_SITE), "s.yaml", &s, &d) == 0 &&
+	   s.profile_interval_ms == 250, "site profile.interval_ms 250");
+	ok(gpumem_policy_effective(&s, &u, "off.yaml", &eff, &d) == 0 && eff.profile.enabled == 0,
+	   "a site listing the section lets users turn the profile off");
+	gpumem_diags_free(&d);
+	gpumem_site_free(&s);
+#define PROF_FAST "version: 1\nprofile:\n  interval_ms: 50\n"
+	ok(gpumem_site_parse(PROF_FAST, strlen(PROF_FAST), "fast.yaml", &s, &d) < 0,
+	   "profile.interval_ms under 100 refused (GPM needs 100 ms)");
+	msg = gpumem_diags_join(&d, 1);
+	like(msg, "fast.yaml:3:16", "... at file:line:col");
+	free(msg);
+	gpumem_diags_free(&d);
 	gpumem_site_free(&s);
 	ok(gpumem_site_parse("version: 1\npolicy_dir: relative/dir\n", strlen("version: 1\npolicy_dir: relative/dir\n"), "rel.yaml", &s, &d) < 0,
 	   "relative policy_dir refused");

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gpumem job and gpumem advise (gpumem(1)): both read the records
+ * gpumem-acct leaves in sacct's AdminComment (job.c); the profile block
+ * and the advice from a record's "prof" are job_profile.c's.
+ */
+#ifndef GPUMEM_JOB_CLI_H
+#define GPUMEM_JOB_CLI_H
+#include "json.h"
+
+int gpumem_job_main(int argc, char **argv);
+int gpumem_advise_main(int argc, char **argv);
+/*
+ * S for a terminal (trust.h's cleaner), "-" when NULL or empty; a copy in
+ * one of a few rotating buffers, so one printf may take several.
+ */
+const char *gpumem_job_text(const char *s);
+/* The profile block of a record (checked: gpumem_acct_check), with each GPU's advice. */
+void gpumem_job_print_profile(struct json_object *rec);
+/* The advice lines only, one per GPU ("gpumem advise"). */
+void gpumem_job_print_advice(struct json_object *rec);
+/* The record's advice, a new array of gpumem_advice_json objects ([] without "prof"). */
+struct json_object *gpumem_job_advice(struct json_object *rec);
+#endif
