@@ -41,7 +41,9 @@
  *                               several GPUs (gpus.c)
  */
 
-#define FUZZ_ALL_KEYS    ((GPUMEM_K_CHECK_L2AB << 1) - 1)
+/* Every GPUMEM_K_* bit: the highest one is the last key added (policy.h). */
+#define FUZZ_LAST_KEY    GPUMEM_K_PROFILE
+#define FUZZ_ALL_KEYS    ((FUZZ_LAST_KEY << 1) - 1)
 
 /* Each key bit's section, so "a key is set but its section is not" shows. */
 static inline unsigned fuzz_key_section(unsigned key_bit)
@@ -51,8 +53,12 @@ static inline unsigned fuzz_key_section(unsigned key_bit)
 	if (key_bit & (GPUMEM_K_MPS_PCT | GPUMEM_K_MPS_PINNED | GPUMEM_K_MPS_DAEMON))
 		return GPUMEM_S_MPS;
 	if (key_bit & (GPUMEM_K_UM_PREFERRED | GPUMEM_K_UM_ACCESSED_BY |
-		       GPUMEM_K_UM_READ_MOSTLY | GPUMEM_K_UM_PREFETCH | GPUMEM_K_UM_MIN_BYTES))
+		       GPUMEM_K_UM_READ_MOSTLY | GPUMEM_K_UM_PREFETCH | GPUMEM_K_UM_MIN_BYTES |
+		       GPUMEM_K_UM_PLACEMENT | GPUMEM_K_UM_FRACTION | GPUMEM_K_UM_RESERVE |
+		       GPUMEM_K_UM_GRANULARITY))
 		return GPUMEM_S_UM;
+	if (key_bit & GPUMEM_K_PROFILE)
+		return GPUMEM_S_PROFILE;
 	return GPUMEM_S_CHECK;
 }
 
@@ -95,7 +101,7 @@ static inline void fuzz_check_policy_sane(const struct gpumem_policy *p)
 {
 	FUZZ_CHECK((p->set & ~(unsigned)FUZZ_ALL_KEYS) == 0, "set 0x%x", p->set);
 	FUZZ_CHECK((p->sections & ~(unsigned)GPUMEM_S_ALL) == 0, "sections 0x%x", p->sections);
-	for (unsigned b = 1; b <= GPUMEM_K_CHECK_L2AB; b <<= 1)
+	for (unsigned b = 1; b <= FUZZ_LAST_KEY; b <<= 1)
 		if (p->set & b)
 			FUZZ_CHECK(p->sections & fuzz_key_section(b),
 				   "key 0x%x set without its section (sections 0x%x)", b,
@@ -157,11 +163,16 @@ static inline void fuzz_check_policy_equal(const struct gpumem_policy *a,
 	EQ_I(um.read_mostly);
 	EQ_I(um.prefetch);
 	EQ_I(um.min_bytes);
+	EQ_I(um.placement);
+	EQ_D(um.gpu_fraction);
+	EQ_I(um.reserve);
+	EQ_I(um.granularity);
 	EQ_I(check.before);
 	EQ_I(check.after);
 	EQ_D(check.min_fraction);
 	EQ_I(check.on_fail);
 	EQ_I(check.l2_ab);
+	EQ_I(profile.enabled);
 #undef EQ_I
 #undef EQ_D
 }

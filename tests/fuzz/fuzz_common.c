@@ -186,7 +186,7 @@ static unsigned open_keys(const struct gpumem_site *s)
 {
 	unsigned keys = 0;
 
-	for (unsigned b = 1; b <= GPUMEM_K_CHECK_L2AB; b <<= 1)
+	for (unsigned b = 1; b <= FUZZ_LAST_KEY; b <<= 1)
 		if (s->limits.sections_allowed & fuzz_key_section(b))
 			keys |= b;
 	return keys;
