@@ -41,6 +41,9 @@ slurm_series() {
 	else PATH="$PATH:/usr/sbin:/sbin" slurmd -V; fi; } 2>/dev/null | sed -n 's/^[^0-9]*\([0-9]*\.[0-9]*\).*/\1/p' | head -1
 }
 
+# series_at_least MAJOR.MINOR: the series under test (SLURM_SERIES) is that one or newer.
+series_at_least() { awk -v a="${SLURM_SERIES:-0}" -v b="$1" 'BEGIN { exit !(a + 0 >= b + 0) }'; }
+
 # slurm_test NAME: the preamble of a real-Slurm test: skip (saying why) where
 # it cannot run, else set CL (the cluster script), so (the built plugin), a
 # private state dir GPUMEM_CLUSTER_DIR and a scratch dir t, both removed on exit.

@@ -15,6 +15,17 @@
 
 SPANK_PLUGIN(gpumem, 1);
 
+#if GPUMEM_HAVE_INIT_FAILURE_MODE
+/*
+ * slurm_spank_init fails only on the site's own mistake (plugstack
+ * arguments gpumem cannot use): every job on such a node would fail, so
+ * Slurm drains it, its reason naming the plugin (doc/ADMIN.md, "Slurm
+ * series").  Nothing a user sends fails init: the option's text is taken
+ * as is and judged later, a failure of the job alone.
+ */
+__attribute__((visibility("default"))) int slurm_spank_init_failure_mode = ESPANK_NODE_FAILURE;
+#endif
+
 struct gpumem_plugin gpumem_plugin;
 
 static int opt_policy_cb(int val, const char *arg, int remote)

@@ -67,13 +67,22 @@ grep -q "prolog.$jid" "$t/out/ls1" && fail "no Alloc: no prolog before the first
 [ -f "$t/out/epilog.$jid.gpumem2" ] && pass "the epilog runs on every node of the allocation, even without a step" || fail "epilog on gpumem2"
 like "$(f prolog "$jid" gpumem1 | grep ^getopt)" "getopt rc=0 a" "salloc job: the option reaches the prolog"
 
-# --- a failing prolog: only a negative return counts ----------------------------
+# --- a failing prolog: through 24.11 only a negative return counts, from 25.05 any non-zero
 echo 1 >"$t/out/ret.prolog"
 run asuser srun -N1 -w gpumem2 true
-is "$rc" 0 "prolog returning 1: ignored, the job runs"
-# The epilog may still run (IDLE+COMPLETING): wait for it, then no DRAIN.
-for _ in $(seq 1 40); do [[ $(node_state gpumem2) == *COMPLETING* ]] || break; sleep 0.25; done
-is "$(node_state gpumem2)" "IDLE" "... and the node stays up"
+if series_at_least 25.05; then
+	[ "$rc" != 0 ] && pass "$SLURM_SERIES: prolog returning 1 fails the job (srun exit $rc)" ||
+		fail "$SLURM_SERIES: prolog returning 1 fails the job"
+	for _ in $(seq 1 40); do node_state gpumem2 | grep -q DRAIN && break; sleep 0.25; done
+	like "$(node_state gpumem2)" "DRAIN" "... and drains the node"
+	scontrol update NodeName=gpumem2 State=RESUME
+	wait_idle gpumem2
+else
+	is "$rc" 0 "$SLURM_SERIES: prolog returning 1: ignored, the job runs"
+	# The epilog may still run (IDLE+COMPLETING): wait for it, then no DRAIN.
+	for _ in $(seq 1 40); do [[ $(node_state gpumem2) == *COMPLETING* ]] || break; sleep 0.25; done
+	is "$(node_state gpumem2)" "IDLE" "... and the node stays up"
+fi
 echo -1 >"$t/out/ret.prolog"
 jid=$(asuser sbatch --parsable -N1 -w gpumem2 -o /dev/null --wrap true)
 for _ in $(seq 1 40); do node_state gpumem2 | grep -q DRAIN && break; sleep 0.25; done

@@ -1,12 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # What differs between the Slurm series gpumem is tested on (22.05: Debian 12
-# on the host; 24.11: Debian 13 in the root of tests/slurm/run --slurm 24.11),
+# on the host; 24.11 and 26.05: Debian 13 and forky in the roots of
+# tests/slurm/run --slurm SERIES),
 # on a real local Slurm of the series under test (SLURM_SERIES, tests/lib.sh):
 # gpumem --version names the series of the Slurm the plugin was built for
 # and loaded into; a step-side callback that fails (a tampered forwarded
 # policy, rejected by the node in slurmstepd) fails the step, with the exit
-# codes srun and sbatch --wait give (1 on both series); an `optional` gpumem's
+# codes srun and sbatch --wait give (1 on every series); an `optional` gpumem's
 # failure is ignored by every series; a gpumem.so built for another series
 # is refused by slurmd ("spank: ...gpumem.so: Incompatible plugin version") and jobs are
 # refused with it, where such a build is at hand.
@@ -18,6 +19,14 @@ diag "Slurm series under test: $SLURM_SERIES"
 run "$GPUMEM" --version
 like "$out" "^SPANK plugin: built for Slurm $SLURM_SERIES\.[0-9]+: loads into Slurm $SLURM_SERIES\.x only" \
 	"gpumem --version names the Slurm series ($SLURM_SERIES) the plugin was built for"
+
+# --- what a failing init costs: said from 25.05 (plugin/spank/dispatch.c) ----------
+syms=$(nm -D --defined-only "$so" 2>&1)
+if series_at_least 25.05; then
+	like "$syms" " [DB] slurm_spank_init_failure_mode" "$SLURM_SERIES: gpumem.so exports slurm_spank_init_failure_mode (ESPANK_NODE_FAILURE: a site's bad plugstack line drains the node)"
+else
+	unlike "$syms" "slurm_spank_init_failure_mode" "$SLURM_SERIES: no slurm_spank_init_failure_mode (this series does not read it)"
+fi
 
 plugstack "$t/required.conf" libexecdir=$top_builddir/plugin/probe
 echo "optional $so libexecdir=$top_builddir/plugin/probe" >"$t/optional.conf"
@@ -37,7 +46,7 @@ BAD='{"version": 1, "mps": {"active_thread_percentage": 500}}'
 # --- a failing step-side callback: srun -------------------------------------
 run env SPANK_GPUMEM_POLICY_DATA="$BAD" srun -N1 true
 diag "srun with a policy the node rejects: rc $rc"
-# Measured: 1 on 22.05 and on 24.11 (23.11 made a failing step-side callback
+# Measured: 1 on 22.05, 24.11 and 26.05 (23.11 made a failing step-side callback
 # fail the step; gpumem's -1 from user_init/task_init already did on 22.05).
 is "$rc" 1 "$SLURM_SERIES: a failing step-side callback fails the step, srun returns 1"
 like "$out" "policy rejected on this node" "... and srun shows the node's reason"
@@ -47,7 +56,7 @@ run env SPANK_GPUMEM_POLICY_DATA="$BAD" timeout 60 sbatch --wait -o "$t/bad.out"
 diag "sbatch --wait with a policy the node rejects: rc $rc"
 is "$rc" 1 "$SLURM_SERIES: sbatch --wait returns 1 when gpumem fails the batch step"
 
-# --- optional: every series through 24.11 ignores the failure ---------------
+# --- optional: every tested series (26.05 too) ignores the failure ---------------
 "$CL" restart-slurmd --plugstack "$t/optional.conf" >"$t/restart.log" 2>&1 || { cat "$t/restart.log" >&2; fail "restart-slurmd (optional)"; }
 run env SPANK_GPUMEM_POLICY_DATA="$BAD" srun -N1 true
 is "$rc" 0 "$SLURM_SERIES: an optional gpumem's failure does not fail the step (use required)"
