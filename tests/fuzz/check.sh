@@ -6,7 +6,7 @@
 # libFuzzer the whole file is skipped, and says why.
 . "$top_srcdir/tests/lib.sh"
 fz="$top_srcdir/tests/fuzz"
-targets=${GPUMEM_FUZZ_TARGETS:-policy site gpus report}
+targets=${GPUMEM_FUZZ_TARGETS:-policy site gpus report profile}
 secs=${GPUMEM_FUZZ_SECONDS:-20}
 w=$(mktemp -d "${TMPDIR:-/tmp}/gpumem-fuzz-check.XXXXXX")
 # A failure keeps the work directory: the crashing inputs are in it.

@@ -177,6 +177,34 @@ static inline void fuzz_check_policy_equal(const struct gpumem_policy *a,
 #undef EQ_D
 }
 
+/* Valid UTF-8, the same rules as the parser's (no overlongs, surrogates). */
+static inline int fuzz_utf8_ok(const unsigned char *s)
+{
+	while (*s) {
+		uint32_t cp;
+		size_t need;
+
+		if (*s < 0x80) {
+			s++;
+			continue;
+		}
+		if ((*s & 0xe0) == 0xc0) { need = 1; cp = *s & 0x1f; }
+		else if ((*s & 0xf0) == 0xe0) { need = 2; cp = *s & 0x0f; }
+		else if ((*s & 0xf8) == 0xf0) { need = 3; cp = *s & 0x07; }
+		else return 0;
+		for (size_t k = 1; k <= need; k++) {
+			if ((s[k] & 0xc0) != 0x80)
+				return 0;
+			cp = (cp << 6) | (s[k] & 0x3f);
+		}
+		if ((need == 1 && cp < 0x80) || (need == 2 && cp < 0x800) ||
+		    (need == 3 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+		s += need + 1;
+	}
+	return 1;
+}
+
 /* fuzz_common.c */
 extern struct gpumem_node fuzz_node_two, fuzz_node_many, fuzz_node_noprobe;
 void fuzz_nodes_init(void);

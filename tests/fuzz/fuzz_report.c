@@ -18,34 +18,6 @@
 #include "fuzz.h"
 #include "report.h"
 
-/* Valid UTF-8, the same rules as the parser's (no overlongs, surrogates). */
-static int utf8_ok(const unsigned char *s)
-{
-	while (*s) {
-		uint32_t cp;
-		size_t need;
-
-		if (*s < 0x80) {
-			s++;
-			continue;
-		}
-		if ((*s & 0xe0) == 0xc0) { need = 1; cp = *s & 0x1f; }
-		else if ((*s & 0xf0) == 0xe0) { need = 2; cp = *s & 0x0f; }
-		else if ((*s & 0xf8) == 0xf0) { need = 3; cp = *s & 0x07; }
-		else return 0;
-		for (size_t k = 1; k <= need; k++) {
-			if ((s[k] & 0xc0) != 0x80)
-				return 0;
-			cp = (cp << 6) | (s[k] & 0x3f);
-		}
-		if ((need == 1 && cp < 0x80) || (need == 2 && cp < 0x800) ||
-		    (need == 3 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return 0;
-		s += need + 1;
-	}
-	return 1;
-}
-
 /* Check one value and below; returns how many values it holds. */
 static size_t check_value(struct json_object *v, int depth)
 {
@@ -67,7 +39,7 @@ static size_t check_value(struct json_object *v, int depth)
 	case json_type_string:
 		FUZZ_CHECK(strlen(json_object_get_string(v)) == (size_t)json_object_get_string_len(v),
 			   "NUL in a string");
-		FUZZ_CHECK(utf8_ok((const unsigned char *)json_object_get_string(v)),
+		FUZZ_CHECK(fuzz_utf8_ok((const unsigned char *)json_object_get_string(v)),
 			   "string not UTF-8");
 		FUZZ_CHECK(gpumem_json_text(v) == json_object_get_string(v), "text of a string");
 		break;
@@ -79,7 +51,7 @@ static size_t check_value(struct json_object *v, int depth)
 	case json_type_object: {
 		FUZZ_CHECK(depth < GPUMEM_REPORT_JSON_MAX_DEPTH, "depth %d", depth + 1);
 		json_object_object_foreach(v, key, item) {
-			FUZZ_CHECK(utf8_ok((const unsigned char *)key), "key not UTF-8");
+			FUZZ_CHECK(fuzz_utf8_ok((const unsigned char *)key), "key not UTF-8");
 			FUZZ_CHECK(gpumem_json_get(v, key) == item, "get of key '%s'", key);
 			count += check_value(item, depth + 1);
 		}
