@@ -65,6 +65,12 @@ void gpumem_proc_reset_signals(void);
 
 /* procinfo.c: from /proc.  Start time in clock ticks since boot, 0 when gone or a zombie. */
 unsigned long long gpumem_proc_start_time(pid_t pid);
+/* Still the process started then: PID's start time is START (0 never is). */
+int gpumem_proc_alive(pid_t pid, unsigned long long start);
+/* Sleep MS milliseconds (polling a process root does not wait for). */
+void gpumem_sleep_ms(long ms);
+/* Poll (2 ms) until PID/START has ended, at most MS: 1 gone, 0 still there. */
+int gpumem_proc_wait_gone(pid_t pid, unsigned long long start, long ms);
 /* The parent's pid, 0 when unknown. */
 pid_t gpumem_proc_parent(pid_t pid);
 /* The real uid, -1 when unknown. */

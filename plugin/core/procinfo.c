@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What root knows of a process from /proc, to act on the same process
- * later (mps.c): its start time (with its pid, the process's identity:
+ * later (mps.c, sampler.c): its start time (with its pid, the process's identity:
  * a pid can be reused, the pair cannot), its real uid, its parent.
  */
 #include <fcntl.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,4 +76,23 @@ long gpumem_proc_uid(pid_t pid)
 	if (u)
 		uid = strtol(u + 5, NULL, 10);
 	return uid;
+}
+
+int gpumem_proc_alive(pid_t pid, unsigned long long start)
+{
+	return pid > 0 && start && gpumem_proc_start_time(pid) == start;
+}
+
+void gpumem_sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+int gpumem_proc_wait_gone(pid_t pid, unsigned long long start, long ms)
+{
+	for (long waited = 0; gpumem_proc_alive(pid, start) && waited < ms; waited += 2)
+		gpumem_sleep_ms(2);
+	return !gpumem_proc_alive(pid, start);
 }

@@ -228,3 +228,11 @@ fail:
 		close(fd);
 	return -1;
 }
+
+void gpumem_safe_name(char *s)
+{
+	for (; *s; s++)
+		if (!(*s >= 'a' && *s <= 'z') && !(*s >= 'A' && *s <= 'Z') &&
+		    !(*s >= '0' && *s <= '9') && *s != '.' && *s != '-' && *s != '_')
+			*s = '_';
+}

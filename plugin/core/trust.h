@@ -32,6 +32,8 @@ size_t gpumem_term_clean(const char *in, char *out, size_t outlen, size_t max);
  * replaces with dup2.  Returns the fd, or -1 (FD closed).
  */
 int gpumem_fd_above_stdio(int fd);
+/* File names from what a node or GPU is called: every byte but [A-Za-z0-9._-] becomes '_'. */
+void gpumem_safe_name(char *s);
 /* vsnprintf FMT into OUT, then escape the whole line in place. */
 char *gpumem_escape_fmt(char *out, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -333,15 +333,6 @@ fail:
 	return rv;
 }
 
-/* File names: only [A-Za-z0-9._-] from things a node or GPU is called. */
-static void safe_name(char *s)
-{
-	for (; *s; s++)
-		if (!(*s >= 'a' && *s <= 'z') && !(*s >= 'A' && *s <= 'Z') &&
-		    !(*s >= '0' && *s <= '9') && *s != '.' && *s != '-' && *s != '_')
-			*s = '_';
-}
-
 /*
  * The check runs as the user, who could make it print anything: only a
  * plain token goes into a node_exporter label, only a plain number into a
@@ -462,7 +453,7 @@ static void textfiles(const char *dir, const struct gpumem_jobinfo *ji,
 			continue;
 		}
 		snprintf(name, sizeof(name), "gpumem_%s.prom", uuid);
-		safe_name(name);
+		gpumem_safe_name(name);
 		if (write_atomic(dfd, dir, name, buf, err, sizeof(err)) < 0)
 			gpumem_error("gpumem: node_exporter textfile: %s", err);
 		free(buf);
@@ -553,7 +544,7 @@ write:
 		} else {
 			snprintf(name, sizeof(name), "job%u.%s.%s.%s.json", ji->job, ji->step,
 				 ji->node, r->phase);
-			safe_name(name);
+			gpumem_safe_name(name);
 			json = report_json(st, ji, r);
 			if (json == NULL || write_atomic(dfd, dir, name, json, err, sizeof(err)) < 0)
 				gpumem_error("gpumem: report not written: %s",

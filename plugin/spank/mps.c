@@ -64,19 +64,6 @@ void gpumem_mps_dir(const char *base, unsigned job, char *dir, size_t len)
 	snprintf(dir, len, "%s/job%u", base, job);
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/* Still the process we started: same pid, same start time, not ended. */
-static int alive(pid_t pid, unsigned long long start)
-{
-	return pid > 0 && start && gpumem_proc_start_time(pid) == start;
-}
-
 int gpumem_mps_record_failed(int sfd, unsigned job, const char *why)
 {
 	char name[64], text[2100];
@@ -133,7 +120,7 @@ int gpumem_mps_wait(int sfd, unsigned job, long timeout_ms, char *why, size_t wl
 		}
 		if (waited >= timeout_ms)
 			return -2;
-		sleep_ms(1);
+		gpumem_sleep_ms(1);
 	}
 }
 
@@ -365,7 +352,7 @@ static int wait_listening(const struct gpumem_mps *m, const char *dir, pid_t pid
 		}
 		if (lstat(sock, &st) == 0 && !S_ISLNK(st.st_mode))
 			return 0;
-		sleep_ms(1);
+		gpumem_sleep_ms(1);
 	}
 	kill(-pid, SIGKILL);
 	kill(pid, SIGKILL);
@@ -453,7 +440,7 @@ static size_t tree_alive(const struct proc_id *t, size_t n)
 	size_t left = 0;
 
 	for (size_t i = 0; i < n; i++)
-		left += alive(t[i].pid, t[i].start) != 0;
+		left += gpumem_proc_alive(t[i].pid, t[i].start) != 0;
 	return left;
 }
 
@@ -466,9 +453,9 @@ static int kill_tree(const struct proc_id *t, size_t n, uid_t uid)
 	int killed = 0;
 
 	for (int waited = 0; waited < 200 && tree_alive(t, n); waited += 2)
-		sleep_ms(2);
+		gpumem_sleep_ms(2);
 	for (size_t i = 0; i < n; i++)
-		if (alive(t[i].pid, t[i].start) && gpumem_proc_uid(t[i].pid) == (long)uid &&
+		if (gpumem_proc_alive(t[i].pid, t[i].start) && gpumem_proc_uid(t[i].pid) == (long)uid &&
 		    kill(t[i].pid, SIGKILL) == 0)
 			killed++;
 	return killed;
@@ -488,8 +475,8 @@ static void stop_daemon(const struct gpumem_mps *m, const char *dir, pid_t pid,
 			    out && *out ? out : "no output");
 	free(out);
 	/* quit is asynchronous: the daemon stops its servers, then itself. */
-	for (long waited = 0; quit && alive(pid, start) && waited < 5000; waited += 2)
-		sleep_ms(2);
+	if (quit)
+		gpumem_proc_wait_gone(pid, start, 5000);
 	killed = kill_tree(t, n, m->uid);
 	gpumem_info("gpumem: job %u: per-job MPS daemon %d stopped (%s%s)", m->job, (int)pid,
 		    quit ? "quit" : "no quit", killed ? ", the rest killed" : "");

@@ -26,34 +26,20 @@
 #include "profile.h"
 #include "sampler.h"
 #include "statedir.h"
+#include "trust.h"
 
 #define RECORD "sample.%u.%s"
 #define OUTPUT "prof.%u.%s"
 #define TERM_WAIT_MS 2000
 #define KILL_WAIT_MS 500
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-static int alive(pid_t pid, unsigned long long start)
-{
-	return pid > 0 && start && gpumem_proc_start_time(pid) == start;
-}
-
-/* The name of a state file of JOB on NODE: only [A-Za-z0-9._-] of the node's name. */
+/* The name of a state file of JOB on NODE (the node's name made safe). */
 static void state_name(char *name, size_t len, const char *fmt, unsigned job, const char *node)
 {
 	char n[65];
-	size_t i = 0;
 
-	for (; node && node[i] && i < sizeof(n) - 1; i++)
-		n[i] = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_",
-			      node[i]) ? node[i] : '_';
-	n[i] = '\0';
+	snprintf(n, sizeof(n), "%s", node ? node : "");
+	gpumem_safe_name(n);
 	snprintf(name, len, fmt, job, n);
 }
 
@@ -141,18 +127,13 @@ void gpumem_sampler_start(const struct gpumem_sampler *s, const char *skip)
 /* SIGTERM: it writes its document and leaves; SIGKILL what does not. "" or how it ended. */
 static const char *stop(pid_t pid, unsigned long long start)
 {
-	long waited = 0;
-
-	if (!alive(pid, start))
+	if (!gpumem_proc_alive(pid, start))
 		return "the sampler had ended before the job did";
 	kill(pid, SIGTERM);
-	for (; alive(pid, start) && waited < TERM_WAIT_MS; waited += 2)
-		sleep_ms(2);
-	if (!alive(pid, start))
+	if (gpumem_proc_wait_gone(pid, start, TERM_WAIT_MS))
 		return "";
 	kill(pid, SIGKILL);
-	for (waited = 0; alive(pid, start) && waited < KILL_WAIT_MS; waited += 2)
-		sleep_ms(2);
+	gpumem_proc_wait_gone(pid, start, KILL_WAIT_MS);
 	return "the sampler did not stop on SIGTERM and was killed: figures up to its last flush";
 }
 
