@@ -9,7 +9,8 @@
  * environment, groups) is prepared by the parent.  The child starts from a
  * clean signal state (slurmstepd blocks and ignores signals that a helper
  * needs: its alarm() timeout, the MPS daemon's SIGTERM; both survive exec),
- * in a process group of its own, which is killed at the deadline.
+ * in a process group of its own, which is killed at the deadline: its own
+ * timeout, or the process's (gpumem_proc_deadline: the job prolog's limit).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,12 +32,36 @@ extern char **environ;
 
 #define OUT_MAX (64 * 1024)
 
-static long now_ms(void)
+static long hard_deadline;      /* gpumem_proc_deadline; 0: none */
+static char hard_what[64];
+
+long gpumem_mono_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+void gpumem_proc_deadline(long mono_ms, const char *what)
+{
+	hard_deadline = mono_ms;
+	snprintf(hard_what, sizeof(hard_what), "%s", mono_ms && what ? what : "");
+}
+
+const char *gpumem_proc_deadline_what(void)
+{
+	return hard_what;
+}
+
+long gpumem_proc_left_ms(long cap_ms)
+{
+	long left;
+
+	if (hard_deadline == 0)
+		return cap_ms;
+	left = hard_deadline - gpumem_mono_ms();
+	return left <= 0 ? 0 : left < cap_ms ? left : cap_ms;
 }
 
 /*
@@ -114,16 +139,18 @@ static int take(int fd, char *buf, size_t *len, size_t max)
  */
 static void collect(struct gpumem_proc *p, int fd, int efd, pid_t pid, size_t max)
 {
-	long deadline = now_ms() + (p->timeout_s > 0 ? p->timeout_s : 60) * 1000L;
+	long own = (p->timeout_s > 0 ? p->timeout_s : 60) * 1000L;
+	long deadline = gpumem_mono_ms() + gpumem_proc_left_ms(own);
 	size_t len = 0, elen = 0;
 	int fds[2] = { fd, efd };
 
 	while (fds[0] >= 0 || fds[1] >= 0) {
 		struct pollfd pfd[2] = { { fds[0], POLLIN, 0 }, { fds[1], POLLIN, 0 } };
-		long left = deadline - now_ms();
+		long left = deadline - gpumem_mono_ms();
 
 		if (left <= 0) {
 			p->timed_out = 1;
+			p->cut = gpumem_proc_left_ms(1) == 0;
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			break;
@@ -169,8 +196,13 @@ int gpumem_proc_run(struct gpumem_proc *p)
 
 	p->out = p->err = NULL;
 	p->status = -1;
-	p->timed_out = 0;
+	p->timed_out = p->cut = 0;
 	p->out = malloc(max + 1);
+	if (p->out && gpumem_proc_left_ms(1) == 0) {
+		p->out[0] = '\0';      /* past the process's deadline: not started */
+		p->timed_out = p->cut = 1;
+		return 0;
+	}
 	if (p->out == NULL || pipe2(inp, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0)
 		goto fail;
 	if (p->keep_stderr && ((p->err = malloc(GPUMEM_PROC_ERR_MAX + 1)) == NULL ||

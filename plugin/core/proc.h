@@ -27,6 +27,7 @@ struct gpumem_proc {
 	char *err;              /* stderr with keep_stderr, malloc'd */
 	int status;             /* exit code, or 128 + signal */
 	int timed_out;
+	int cut;                /* timed out at the process's deadline (gpumem_proc_deadline), not its own */
 };
 
 /*
@@ -36,6 +37,21 @@ struct gpumem_proc {
  * Returns 0 when the program ran (see status), -1 when it could not.
  */
 int gpumem_proc_run(struct gpumem_proc *p);
+/*
+ * One deadline for everything this process runs and waits for, on
+ * CLOCK_MONOTONIC in ms (0: none), and what sets it for messages (WHAT,
+ * e.g. "PrologTimeout=60"): the job prolog's and epilog's time limit
+ * (Slurm kills the hook past it and drains the node).  A program run after
+ * it is not started (timed_out and cut set); one running at it is killed.
+ * Waits that poll (the MPS record, a daemon's end) stop there too.
+ */
+void gpumem_proc_deadline(long mono_ms, const char *what);
+/* That WHAT, "" when there is no deadline. */
+const char *gpumem_proc_deadline_what(void);
+/* Milliseconds left before that deadline (at most CAP_MS; CAP_MS when none), 0 when past. */
+long gpumem_proc_left_ms(long cap_ms);
+/* CLOCK_MONOTONIC in ms. */
+long gpumem_mono_ms(void);
 /* Set up P to run PATH as uid/gid for good (the common case in the plugin). */
 void gpumem_proc_as_user(struct gpumem_proc *p, const char *path, char *const *argv,
 			 char *const *envp, uid_t uid, gid_t gid, int timeout_s);

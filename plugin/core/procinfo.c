@@ -92,6 +92,7 @@ void gpumem_sleep_ms(long ms)
 
 int gpumem_proc_wait_gone(pid_t pid, unsigned long long start, long ms)
 {
+	ms = gpumem_proc_left_ms(ms);   /* never past the process's deadline (proc.h) */
 	for (long waited = 0; gpumem_proc_alive(pid, start) && waited < ms; waited += 2)
 		gpumem_sleep_ms(2);
 	return !gpumem_proc_alive(pid, start);

@@ -11,7 +11,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "log.h"
 #include "plugin.h"
+#include "slurmconf.h"
 
 SPANK_PLUGIN(gpumem, 1);
 
@@ -49,13 +51,32 @@ static int login_side(void)
 	return spank_context() == S_CTX_LOCAL || spank_context() == S_CTX_ALLOCATOR;
 }
 
+/*
+ * slurmd's init fails (slurmd does not start) on one setting only, where
+ * every job there would fail: PrologFlags=RunInJob, under which Slurm
+ * calls no SPANK job prolog or epilog (slurmconf.c).
+ */
+static int slurmd_init(int setup_rv)
+{
+	if (setup_rv == 0)
+		gpumem_slurmd_limits_save(gpumem_plugin.args.state_dir);
+	if (gpumem_slurm_run_in_job() != 1)
+		return 0;       /* slurmd keeps running: each step reports any other problem */
+	gpumem_error("gpumem: PrologFlags=RunInJob is set: under it Slurm runs no SPANK job "
+		     "prolog or epilog, where gpumem decides each job's policy, starts its MPS "
+		     "daemon, checks and resets its GPUs; every step would fail. Remove RunInJob "
+		     "from PrologFlags (Contain and Alloc are fine) or gpumem from plugstack.conf "
+		     "(doc/ADMIN.md, \"Slurm series\")");
+	return GPUMEM_SPANK_FAIL;
+}
+
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
 	spank_context_t ctx = spank_context();
 	int rv = gpumem_plugin_setup(ac, av, ctx);
 
 	if (ctx == S_CTX_SLURMD)
-		return 0;       /* slurmd keeps running: each step reports the problem */
+		return slurmd_init(rv);
 	if (rv == 0 && (login_side() || ctx == S_CTX_REMOTE) &&
 	    spank_option_register(sp, &gpumem_policy_option) != ESPANK_SUCCESS) {
 		slurm_error("gpumem: cannot register --%s", GPUMEM_OPT_POLICY);

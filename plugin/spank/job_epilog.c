@@ -59,7 +59,7 @@ static void l2_reset(const struct gpumem_jobctx *c)
 	if (gpumem_proc_run(&p) == 0)
 		gpumem_info("gpumem: job %u: L2 reset on GPUs %s (exit %d): %.300s", c->job,
 			    c->ngpus >= 0 ? gpus + strlen("CUDA_VISIBLE_DEVICES=") : "(all)", p.status,
-			    p.out);
+			    p.cut ? "stopped at the job epilog's time limit" : p.out);
 	gpumem_proc_free(&p);
 }
 

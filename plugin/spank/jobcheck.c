@@ -259,6 +259,7 @@ void gpumem_jobcheck_run(const struct gpumem_plugin *st, const struct gpumem_job
 	struct check_envbuf eb;
 	struct gpumem_proc p = { 0 };
 	int timeout = st->have_site ? st->site.check_timeout_s : st->args.timeout;
+	long left;
 
 	memset(r, 0, sizeof(*r));
 	r->done = 1;
@@ -274,6 +275,10 @@ void gpumem_jobcheck_run(const struct gpumem_plugin *st, const struct gpumem_job
 		set_result(r, "not_run", "error", why);
 		return;
 	}
+	/* Within the hook's own limit (slurmconf.c): the check's watchdog first, then the kill. */
+	left = gpumem_proc_left_ms((timeout + 5) * 1000L) / 1000;
+	if (left < timeout + 5)
+		timeout = left > 3 ? (int)left - 2 : 1;
 	check_argv(st, argv, frac, tmo, timeout, l2_reset);
 	check_envp(st, ji, with_share, envp, &eb);
 	gpumem_proc_as_user(&p, st->args.check, argv, envp, ji->uid, ji->gid, timeout + 5);
@@ -283,6 +288,10 @@ void gpumem_jobcheck_run(const struct gpumem_plugin *st, const struct gpumem_job
 	if (gpumem_proc_run(&p) < 0) {
 		snprintf(why, sizeof(why), "cannot run %s", st->args.check);
 		set_result(r, "failed", "error", why);
+	} else if (p.cut) {
+		snprintf(why, sizeof(why), "stopped at the job %s's time limit (%s, less a margin)",
+			 phase[0] == 'a' ? "epilog" : "prolog", gpumem_proc_deadline_what());
+		set_result(r, "timed_out", "error", why);
 	} else if (p.timed_out) {
 		snprintf(why, sizeof(why), "killed: no answer within %d s", timeout + 5);
 		set_result(r, "timed_out", "error", why);

@@ -18,6 +18,7 @@
 #include "jobpolicy.h"
 #include "log.h"
 #include "proc.h"
+#include "slurmconf.h"
 #include "trust.h"
 
 void gpumem_stdio_open(void)
@@ -79,6 +80,7 @@ int gpumem_jobctx_init(spank_t sp, int ac, char **av, const char *step, int crea
 		       struct gpumem_jobctx *c)
 {
 	struct gpumem_plugin *pl = &gpumem_plugin;
+	long started = gpumem_mono_ms();
 	const char *src;
 
 	memset(c, 0, sizeof(*c));
@@ -91,6 +93,8 @@ int gpumem_jobctx_init(spank_t sp, int ac, char **av, const char *step, int crea
 	if (gpumem_plugin_setup(ac, av, S_CTX_JOB_SCRIPT) < 0)
 		return -1;
 	c->dfd = gpumem_state_open(pl->args.state_dir, create, c->dir_err, sizeof(c->dir_err));
+	/* Everything the hook runs ends before Slurm's own limit would kill it. */
+	gpumem_hook_deadline(!strcmp(step, "epilog"), started, c->dfd);
 	pl->nomps = nomps(c);
 	c->ngpus = gpumem_gpus_from_env(env_get, NULL, c->list, GPUMEM_MAX_GPUS, &src);
 	/* No list where Slurm allocates the GPUs (gpus=gres): the job has none here. */

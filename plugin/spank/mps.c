@@ -118,8 +118,8 @@ int gpumem_mps_wait(int sfd, unsigned job, long timeout_ms, char *why, size_t wl
 		case 1: return 0;
 		case 0: return -1;
 		}
-		if (waited >= timeout_ms)
-			return -2;
+		if (waited >= timeout_ms || gpumem_proc_left_ms(1) == 0)
+			return -2;      /* also at the job prolog's/epilog's deadline (proc.h) */
 		gpumem_sleep_ms(1);
 	}
 }
@@ -345,7 +345,9 @@ static int wait_listening(const struct gpumem_mps *m, const char *dir, pid_t pid
 	int status;
 
 	snprintf(sock, sizeof(sock), "%s/pipe/control", dir);
-	for (long waited = 0; waited <= m->timeout * 1000L; waited++) {
+	long limit = gpumem_proc_left_ms(m->timeout * 1000L);
+
+	for (long waited = 0; waited <= limit; waited++) {
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			ended(dir, status, why, wlen);
 			return -1;
@@ -357,7 +359,8 @@ static int wait_listening(const struct gpumem_mps *m, const char *dir, pid_t pid
 	kill(-pid, SIGKILL);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	snprintf(why, wlen, "the daemon did not listen within %d s", m->timeout);
+	snprintf(why, wlen, "the daemon did not listen within %.1f s%s", limit / 1000.0,
+		 limit < m->timeout * 1000L ? " (the job prolog's time limit)" : "");
 	return -1;
 }
 

@@ -17,6 +17,7 @@
 #include "jobpolicy.h"
 #include "log.h"
 #include "mps.h"
+#include "slurmconf.h"
 #include "slurmstepd.h"
 #include "statedir.h"
 
@@ -103,13 +104,17 @@ static int step_policy(spank_t sp, const struct gpumem_jobrec *rec, struct gpume
  */
 static int job_record(struct gpumem_plugin *st, uint32_t job, struct gpumem_jobrec *rec)
 {
-	char err[600], why[256];
+	char err[600], why[256] = "";
 	int dfd = gpumem_state_open(st->args.state_dir, 0, err, sizeof(err)), rv = -1;
+	int got = dfd >= 0 && gpumem_jobrec_read(dfd, job, rec, why, sizeof(why)) == 0;
 
-	if (dfd < 0)
+	if (!got && gpumem_slurm_run_in_job() == 1)        /* gpumem listed optional: slurmd ran */
+		defer("the job prolog left no record of this job on this node: %s",
+		      "PrologFlags=RunInJob is set, under which Slurm runs no SPANK job prolog");
+	else if (dfd < 0)
 		defer("the job prolog left no record of this job on this node (state directory "
 		      "%s)", err);
-	else if (gpumem_jobrec_read(dfd, job, rec, why, sizeof(why)) < 0)
+	else if (!got)
 		defer("the job prolog left no record of this job on this node: %s (see slurmd's "
 		      "log)", why);
 	else if (rec->rejected)

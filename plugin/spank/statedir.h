@@ -2,8 +2,8 @@
 /*
  * Root's state directory (plugstack state_dir=, default /run/gpumem): what
  * the job prolog leaves for the job's steps and its epilog (the job's
- * record, the MPS daemon's record), and what gpumem-probe learnt of the
- * node's GPUs.  Only root writes there, and nothing in it is a user's:
+ * record, the MPS daemon's record), what gpumem-probe learnt of the
+ * node's GPUs, and Slurm's time limits for the hooks as slurmd read them.  Only root writes there, and nothing in it is a user's:
  * readers trust a file only when root owns it and no one else may write it.
  */
 #ifndef GPUMEM_STATEDIR_H
@@ -27,6 +27,9 @@ int gpumem_state_open(const char *dir, int create, char *err, size_t elen);
 char *gpumem_state_read(int dfd, const char *name, size_t max);
 /* Write NAME atomically (temporary file and rename), mode 0644.  0 or -1. */
 int gpumem_state_write(int dfd, const char *name, const char *text);
+
+/* Slurm's prolog/epilog time limits as slurmd read them: "prolog P epilog E" (slurmconf.c). */
+#define GPUMEM_STATE_LIMITS "slurmd.limits"
 
 /* The probe cache: "gpu PHYS_INDEX UUID PCI L2 PMAX NAME" lines, per UUID. */
 #define GPUMEM_PROBE_CACHE "probe.cache"

@@ -13,7 +13,8 @@ mkdir -p "$t/out"
 chmod 777 "$t/out"
 cc -shared -fPIC -Wall -Wextra -Werror -o "$t/facts.so" "$top_srcdir/tests/slurm/spank-facts.c" ||
 	skip_all "the test plugin does not build against this spank.h"
-echo "required $t/facts.so out=$t/out" >"$t/plug.conf"
+# dev=: the cluster's GPU devices (stand-ins): which the hooks may open.
+echo "required $t/facts.so out=$t/out dev=$GPUMEM_CLUSTER_DIR/dev" >"$t/plug.conf"
 chmod 644 "$t/plug.conf" "$t/facts.so"
 start() {
 	"$CL" stop >/dev/null 2>&1
@@ -51,6 +52,8 @@ like "$p" "getenv ENVIRONMENT=\(unset\)" "no ENVIRONMENT (nothing the job set, b
 like "$(f epilog "$jid" gpumem1)" "getenv SLURM_JOB_GPUS=1" "the epilog gets the same"
 like "$(f epilog "$jid" gpumem1)" "getenv SPANK_FACTS_DATA=forwarded" "... and the forwarded data"
 unlike "$p" "cgroup .*job_$jid" "the prolog runs outside the job's cgroup"
+like "$p" "parent slurmd" "... as a child of slurmd"
+like "$(f epilog "$jid" gpumem1)" "prolog_child alive" "a process the prolog started in a session of its own is alive when the epilog runs"
 for _ in $(seq 1 40); do squeue -h | grep -q . || break; sleep 0.25; done
 
 # --- srun and salloc jobs; without PrologFlags=Alloc ------------------------------
@@ -121,4 +124,25 @@ asuser salloc -N2 sh -c 'echo "job=$SLURM_JOB_ID"; sleep 2; ls '"$t/out"' >'"$t/
 jid=$(sed -n 's/^job=//p' "$t/salloc2.out")
 grep -q "prolog.$jid.gpumem1" "$t/out/ls2" && grep -q "prolog.$jid.gpumem2" "$t/out/ls2" &&
 	pass "Alloc: the prolog ran on both nodes before any step" || fail "Alloc: prolog at allocation ($(cat "$t/out/ls2"))"
+# --- PrologFlags=RunInJob (24.05+): the prolog and epilog run from the job's extern
+# step, whose SPANK stack never calls slurm_spank_job_prolog/_epilog (Slurm's
+# src/common/spank.c sets has_prolog only for slurmd's own stack).  gpumem refuses
+# the setting (tests/slurm/runinjob.sh); this is why.
+if series_at_least 24.05; then
+	for flags in RunInJob RunInJob,Contain; do
+		start "PrologFlags=$flags
+PrologEpilogTimeout=8"
+		rm -f "$t"/out/prolog.* "$t"/out/epilog.* "$t"/out/child.*   # job ids start again at 1
+		jid=$(asuser timeout 60 sbatch --parsable -N1 --gres=gpu:1 --facts-opt=r -o "$t/out/rij.out" --wait --wrap 'echo ran')
+		rc=$?
+		wait_idle gpumem1
+		sleep 1
+		is "$rc $(cat "$t/out/rij.out" 2>/dev/null)" "0 ran" "PrologFlags=$flags: the job runs"
+		[ -z "$(ls "$t/out" | grep -E "^(prolog|epilog)\.$jid\.")" ] &&
+			pass "PrologFlags=$flags: Slurm calls no SPANK job prolog or epilog" ||
+			fail "PrologFlags=$flags: SPANK hooks ran: $(ls "$t/out" | grep "\.$jid\.")"
+	done
+else
+	skip "PrologFlags=RunInJob: Slurm $SLURM_SERIES has no such flag (24.05+)"
+fi
 done_testing

@@ -4,9 +4,16 @@
  * slurm_spank_job_prolog and slurm_spank_job_epilog see (context, ids, which
  * items and variables are there, the option) into out=DIR/<hook>.<job>.<node>,
  * and returns what the file DIR/ret.<hook> says (default 0), so that the test
- * can watch what Slurm does with a failing hook.  Not installed; built by the
- * test with cc against the installed spank.h.
+ * can watch what Slurm does with a failing hook.  Where it runs: its parent's
+ * name, its mount namespace, which of the node's GPU devices it may open
+ * (dev=DIR: DIR/nvidia0..7), and whether a process the prolog started (a
+ * child in its own session, as a per-job daemon is) is still alive when the
+ * epilog runs.  Not installed; built by the test with cc against the
+ * installed spank.h.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +23,7 @@
 
 SPANK_PLUGIN(spankfacts, 1);
 
-static char dir[1024];
+static char dir[1024], devdir[1024];
 static int dir_from_init;
 
 static struct spank_option opt = { "facts-opt", "VALUE", "spank-facts test option", 1, 0,
@@ -40,6 +47,72 @@ static void item(FILE *f, spank_t sp, const char *name, spank_item_t it)
 	fprintf(f, "item %s %s %u\n", name, rc == ESPANK_SUCCESS ? "ok" : "error", v);
 }
 
+/* The parent's name, the mount namespace, the GPU devices this process may open. */
+static void where(FILE *f)
+{
+	char path[1200], buf[256];
+	ssize_t n;
+	FILE *c;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)getppid());
+	c = fopen(path, "r");
+	if (c && fgets(buf, sizeof(buf), c))
+		fprintf(f, "parent %s", buf);
+	if (c)
+		fclose(c);
+	n = readlink("/proc/self/ns/mnt", buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	fprintf(f, "mntns %s\n", buf);
+	for (int i = 0; devdir[0] && i < 8; i++) {
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/nvidia%d", devdir, i);
+		if (access(path, F_OK) != 0)
+			break;
+		fd = open(path, O_RDWR);
+		fprintf(f, "dev nvidia%d %s\n", i, fd >= 0 ? "open" : errno == EPERM ? "denied" :
+			"allowed");     /* a stand-in without a driver: ENXIO once allowed */
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+/* prolog: a child in its own session that lives on; epilog: is it alive? */
+static void survivor(FILE *f, const char *name, uint32_t job)
+{
+	char path[1200];
+	FILE *s;
+	int pid = 0;
+
+	snprintf(path, sizeof(path), "%s/child.%u.%s", dir, job, getenv("SLURMD_NODENAME") ?
+		 getenv("SLURMD_NODENAME") : "x");
+	if (!strcmp(name, "prolog")) {
+		pid_t p = fork();
+
+		if (p == 0) {
+			setsid();
+			for (int fd = 0; fd < 1024; fd++)
+				close(fd);
+			sleep(600);
+			_exit(0);
+		}
+		s = fopen(path, "w");
+		if (s) {
+			fprintf(s, "%d\n", (int)p);
+			fclose(s);
+		}
+		return;
+	}
+	s = fopen(path, "r");
+	if (s == NULL)
+		return;
+	if (fscanf(s, "%d", &pid) == 1 && pid > 0) {
+		fprintf(f, "prolog_child %s\n", kill(pid, 0) == 0 ? "alive" : "gone");
+		kill(pid, SIGKILL);
+	}
+	fclose(s);
+}
+
 static int hook(spank_t sp, const char *name, int ac, char **av)
 {
 	static const char *const vars[] = { "SLURM_JOB_ID", "SLURM_JOB_GPUS",
@@ -57,6 +130,8 @@ static int hook(spank_t sp, const char *name, int ac, char **av)
 	for (int i = 0; i < ac; i++)
 		if (!strncmp(av[i], "out=", 4))
 			snprintf(dir, sizeof(dir), "%s", av[i] + 4);
+		else if (!strncmp(av[i], "dev=", 4))
+			snprintf(devdir, sizeof(devdir), "%s", av[i] + 4);
 	if (dir[0] == '\0')
 		return 0;
 	spank_get_item(sp, S_JOB_ID, &job);
@@ -93,6 +168,8 @@ static int hook(spank_t sp, const char *name, int ac, char **av)
 		if (c)
 			fclose(c);
 	}
+	where(f);
+	survivor(f, name, job);
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/ret.%s", dir, name);
 	f = fopen(path, "r");

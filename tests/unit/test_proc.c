@@ -3,12 +3,39 @@
  * plugin/core/proc.c's lookup of the programs gpumem runs by name (sacct,
  * sacctmgr, scontrol): absolute PATH entries only, and the system's default
  * path where there is no PATH at all, as in a Slurm Epilog (execvp's rule;
- * gpumem-acct found no sacct there once the lookup stopped using execvp).
+ * gpumem-acct found no sacct there once the lookup stopped using execvp);
+ * the process-wide deadline of the job prolog and epilog (gpumem_proc_deadline).
  */
 #include <stdlib.h>
 #include <string.h>
 #include "proc.h"
 #include "tap.h"
+
+/* A program that would outlive the process's deadline is killed there; after it, none starts. */
+static void deadline(void)
+{
+	char *sleep5[] = { "/bin/sleep", "5", NULL }, *env[] = { NULL };
+	struct gpumem_proc p = { 0 };
+	long t0;
+
+	is_int((int)gpumem_proc_left_ms(1234), 1234, "no deadline: the caller's own bound");
+	gpumem_proc_deadline(gpumem_mono_ms() + 400, "PrologTimeout=6");
+	is_str(gpumem_proc_deadline_what(), "PrologTimeout=6", "the deadline names its setting");
+	gpumem_proc_as_user(&p, sleep5[0], sleep5, env, 0, 0, 10);
+	p.drop = 0;
+	t0 = gpumem_mono_ms();
+	ok(gpumem_proc_run(&p) == 0 && p.timed_out && p.cut, "a 5 s program under a 10 s timeout is cut at the deadline");
+	ok(gpumem_mono_ms() - t0 < 2000, "... within the deadline's 0.4 s, not its own 10 s");
+	gpumem_proc_free(&p);
+	is_int((int)gpumem_proc_left_ms(1000), 0, "past it: nothing left");
+	memset(&p, 0, sizeof(p));
+	gpumem_proc_as_user(&p, sleep5[0], sleep5, env, 0, 0, 10);
+	p.drop = 0;
+	ok(gpumem_proc_run(&p) == 0 && p.timed_out && p.cut && p.status == -1, "... and a program is not started");
+	gpumem_proc_free(&p);
+	gpumem_proc_deadline(0, NULL);
+	is_str(gpumem_proc_deadline_what(), "", "no deadline: no name");
+}
 
 int main(void)
 {
@@ -31,5 +58,6 @@ int main(void)
 	is_int(gpumem_run_capture(sh_echo, out, sizeof(out), err, sizeof(err), 10), 0,
 	       "no PATH (a Slurm Epilog): sh found and run");
 	is_str(out, "hi\n", "... its output captured");
+	deadline();
 	return tap_done();
 }

@@ -1,0 +1,114 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# What gpumem does with Slurm's own settings, on the real local Slurm of each
+# series (doc/ADMIN.md, "Slurm series"; plugin/spank/slurmconf.c):
+# - PrologFlags=RunInJob (24.05+), under which Slurm calls no SPANK job
+#   prolog or epilog (prolog-facts.sh): slurmd refuses to start with gpumem
+#   `required`, its log naming the setting, alone and with Contain or Alloc;
+#   with gpumem `optional` slurmd starts and each step says why gpumem did
+#   nothing.  Contain and Alloc without it: a job gets its check and record.
+# - PrologTimeout/EpilogTimeout (25.05; PrologEpilogTimeout before): a check
+#   that would outlast the hook is stopped at gpumem's own deadline, a
+#   little earlier, reported as such and counted as the policy says (the
+#   steps fail for on_fail: fail); Slurm never kills the hook, so the node
+#   is not drained.
+# No GPU: the stand-in check, device and helpers of tests/slurm/standin*.
+. "$top_srcdir/tests/lib.sh"
+slurm_test settings
+U=${GPUMEM_TEST_USER:-gpumemtest}
+B=$t/bin
+mkdir -p "$t/reports"
+standin_bin "$B"
+cat >"$t/site.yaml" <<YAML
+version: 1
+limits:
+  on_fail: [warn, fail]
+report:
+  dir: $t/reports
+check:
+  timeout: 30
+YAML
+printf 'version: 1\ncheck:\n  before: true\n  on_fail: fail\n' >"$t/before.yaml"
+printf 'version: 1\ncheck:\n  after: true\n  on_fail: warn\n' >"$t/after.yaml"
+chmod 644 "$t"/*.yaml
+args="site=$t/site.yaml libexecdir=$B check=$B/standin-check nvidia_dev=$t/nvidiactl mps_control=$B/nvidia-cuda-mps-control"
+plugstack "$t/required.conf" $args
+echo "optional $so $args" >"$t/optional.conf"
+chmod 644 "$t/optional.conf"
+start() {   # start PLUGSTACK SLURM_CONF_LINES: a fresh 1-node cluster; rc in $rc
+	"$CL" stop >/dev/null 2>&1
+	GPUMEM_SLURM_CONF_EXTRA="$2" "$CL" start --gpus 1 --plugstack "$1" >"$t/start.log" 2>&1
+	rc=$?
+	[ $rc = 0 ] && eval "$("$CL" env)"
+	return $rc
+}
+slurmd_log() { cat "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log" 2>/dev/null; }
+cd /tmp || exit 1
+
+# --- PrologFlags=RunInJob: refused ------------------------------------------------
+if series_at_least 24.05; then
+	for flags in RunInJob RunInJob,Contain Alloc,RunInJob; do
+		start "$t/required.conf" "PrologFlags=$flags"
+		[ $rc != 0 ] && pass "PrologFlags=$flags, gpumem required: slurmd does not start" ||
+			fail "PrologFlags=$flags: slurmd started"
+		like "$(slurmd_log)" "gpumem: PrologFlags=RunInJob is set: under it Slurm runs no SPANK job prolog" \
+			"... its log names the setting and why"
+	done
+	if start "$t/optional.conf" "PrologFlags=RunInJob"; then
+		run asuser timeout 60 srun -N1 --gres=gpu:1 --gpumem-policy="$t/before.yaml" echo task-ran
+		is "$rc" 0 "PrologFlags=RunInJob, gpumem optional: slurmd starts, the job runs"
+		like "$(slurmd_log)" "PrologFlags=RunInJob is set, under which Slurm runs no SPANK job prolog" \
+			"... and the step's log says why gpumem did nothing"
+		is "$(wc -l <"$B/runs" | tr -d ' ')" 0 "... no check ran"
+	else
+		fail "PrologFlags=RunInJob, gpumem optional: slurmd did not start"; diag "$(tail -5 "$t/start.log")"
+	fi
+else
+	skip "PrologFlags=RunInJob: Slurm $SLURM_SERIES has no such flag (24.05+)"
+fi
+
+# --- Contain and Alloc without RunInJob: gpumem does its work -----------------------
+for flags in Contain Alloc Contain,Alloc; do
+	if ! start "$t/required.conf" "PrologFlags=$flags"; then
+		fail "PrologFlags=$flags: the local Slurm did not start"; diag "$(tail -5 "$t/start.log")"
+		continue
+	fi
+	: >"$B/runs"
+	run asuser timeout 60 srun -N1 --gres=gpu:1 --gpumem-policy="$t/before.yaml" echo task-ran
+	like "$rc $out" "^0 task-ran" "PrologFlags=$flags: the step runs"
+	is "$(wc -l <"$B/runs" | tr -d ' ')" 1 "... after one before-check"
+done
+
+# --- the hook's time limit ------------------------------------------------------------
+if series_at_least 25.05; then limit="PrologTimeout=6
+EpilogTimeout=6"; name=PrologTimeout ename=EpilogTimeout
+else limit="PrologEpilogTimeout=6"; name=PrologEpilogTimeout ename=PrologEpilogTimeout
+fi
+start "$t/required.conf" "$limit" || { cat "$t/start.log" >&2; skip_all "the local Slurm did not start"; }
+echo 40 >"$B/delay"      # the stand-in check would take 40 s: longer than the hook may
+s=$(date +%s)
+run asuser timeout 60 srun -N1 --gres=gpu:1 --gpumem-policy="$t/before.yaml" echo task-ran
+took=$(($(date +%s) - s))
+[ "$rc" != 0 ] && pass "$name=6, a before-check of 40 s, on_fail: fail: the step fails (${took} s)" ||
+	fail "the step ran: $out"
+like "$out" "GPU check before the job did not finish \\(counted as failed\\)" "... the check counted as failed, saying so"
+[ "$took" -lt 15 ] && pass "... within the hook's limit, not after the check's 40 s" || fail "took ${took} s"
+f=$(ls "$t"/reports/*.before.json 2>/dev/null | tail -1)
+like "$(json "$f" 'd["status"] + " " + d["reason"]' 2>/dev/null)" "timed_out stopped at the job prolog's time limit \\($name=6, less a margin\\)" \
+	"... its report: stopped at the prolog's limit, named"
+wait_idle gpumem1
+is "$(node_state gpumem1)" IDLE "... Slurm did not kill the hook: the node is not drained"
+unlike "$(slurmd_log)" "spank/prolog timed out" "... and slurmd logs no timeout of its own"
+
+rm -f "$t"/reports/*
+run asuser timeout 60 srun -N1 --gres=gpu:1 --gpumem-policy="$t/after.yaml" echo task-ran
+like "$rc $out" "^0 task-ran" "$ename=6, an after-check of 40 s: the job runs"
+for _ in $(seq 1 60); do ls "$t"/reports/*.after.json >/dev/null 2>&1 && break; sleep 0.25; done
+f=$(ls "$t"/reports/*.after.json 2>/dev/null | tail -1)
+like "$(json "$f" 'd["status"] + " " + d["reason"]' 2>/dev/null)" "timed_out stopped at the job epilog's time limit \\($ename=6, less a margin\\)" \
+	"... the after-check stopped at the epilog's limit, named in its report"
+wait_idle gpumem1
+is "$(node_state gpumem1)" IDLE "... the node is not drained"
+unlike "$(slurmd_log)" "spank/epilog timed out" "... slurmd logs no timeout of its own"
+rm -f "$B/delay"
+done_testing
