@@ -4,6 +4,9 @@
 # the persisting-L2 limit its policy asked for; an MPS share slows a
 # bandwidth-bound program; the per-job MPS daemon leaves nothing behind.
 # Usage: tests/gpu/plugin_gpu.sh BUILD_DIR   (run by tests/gpu/run)
+# With GPUMEM_CLUSTER_ARGS="--cgroup v2" (tests/gpu/run's cgroup2 part) the
+# same through a device-confined node: the one step that asks for no GPU
+# asks for one there (a confined job without GRES sees none: cgroup_gpu.sh).
 B=$(cd "${1:?usage: plugin_gpu.sh BUILD_DIR}" && pwd)
 top_srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 export top_srcdir top_builddir=$B
@@ -59,7 +62,9 @@ chmod 644 "$t"/*.yaml "$t"/*.conf
 eval "$("$CL" env)"
 
 echo "# $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
-run srun -N1 "$t/l2limit"; diag "no policy: $out"
+G=()
+case " ${GPUMEM_CLUSTER_ARGS:-} " in *" --cgroup"*) G=(--gres=gpu:1); diag "cgroup-confined node ($GPUMEM_CLUSTER_ARGS): the first step asks for a GPU" ;; esac
+run srun -N1 "${G[@]}" "$t/l2limit"; diag "no policy: $out"
 default=$(printf '%s' "$out" | sed -n 's/.*limit=\([0-9]*\).*/\1/p')
 l2=$(printf '%s' "$out" | sed -n 's/.* l2=\([0-9]*\).*/\1/p')
 pmax=$(printf '%s' "$out" | sed -n 's/.*persisting_max=\([0-9]*\).*/\1/p')

@@ -17,8 +17,14 @@
 # programs the plugin runs are tests/slurm/standin-gpu, which records its
 # cgroup, its CUDA_VISIBLE_DEVICES and which devices it can open, and
 # answers, as CUDA would, for the GPUs it can open.
+#
+# GPUMEM_TEST_CGROUP=v2 (tests/slurm/cgroup_v2.sh): the same on Slurm's
+# cgroup/v2 (--cgroup v2: eBPF device filter, job cgroups under
+# system.slice/gpumem1_slurmstepd.scope); skipped, with the reason, on a
+# host that mounts cgroup v1 controllers.
 . "$top_srcdir/tests/lib.sh"
-slurm_test cgroup
+CGV=${GPUMEM_TEST_CGROUP:-v1}
+slurm_test "cgroup${CGV#v1}"
 export GPUMEM_CLUSTER_STANDIN_GPUS=1
 D=$GPUMEM_CLUSTER_DIR
 mkdir -p "$t/gpu" "$t/reports"
@@ -49,10 +55,10 @@ YAML
 plugstack "$t/plugstack.conf" site=$t/site.yaml libexecdir=$t/gpu check=$t/gpu/gpumem-check mps_control=$t/gpu/nvidia-cuda-mps-control nvidia_dev=$D/dev/nvidiactl
 chmod -R a+rX "$t"
 
-if ! "$CL" start --cgroup --gpus 2 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1; then
+if ! "$CL" start --cgroup "$CGV" --gpus 2 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1; then
 	why=$(grep -m1 'cluster: error:' "$t/start.log")
 	cat "$t/start.log" >&2
-	skip_all "the cgroup-confined Slurm did not start here: ${why:-see the log above}"
+	skip_all "the cgroup-confined Slurm ($CGV) did not start here: ${why:-see the log above}"
 fi
 eval "$("$CL" env)"
 cd "$GPUMEM_CLUSTER_TMP" || exit 1
@@ -73,11 +79,16 @@ release_gpu0() { scancel "$(squeue -h -o %i -t R | head -1)" 2>/dev/null; wait "
 like "$(scontrol show config | grep -E '^(TaskPlugin|ProctrackType) ')" "task/cgroup,task/affinity" "TaskPlugin=task/cgroup,task/affinity"
 like "$(scontrol show config | grep -E '^ProctrackType ')" "proctrack/cgroup" "ProctrackType=proctrack/cgroup"
 hold_gpu0
-run srun --gres=gpu:1 sh -c 'echo "step=$SLURM_STEP_GPUS cvd=$CUDA_VISIBLE_DEVICES"; grep -E "^[0-9]+:devices:" /proc/self/cgroup; for k in 0 1; do (: <"$0/nvidia$k") 2>&1 | sed "s/.*: /nvidia$k: /"; done' "$D/dev"
+# v1: the devices hierarchy's line of /proc/self/cgroup; v2: the one line.
+if [ "$CGV" = v2 ]; then cgline='^0::'; cgwant='^0::/system.slice/gpumem1_slurmstepd.scope/job_[0-9]+/step_0/user/task_0$'
+else cgline='^[0-9]+:devices:'; cgwant='devices:/slurm[^ ]*/job_[0-9]+/step_0'; fi
+run srun --gres=gpu:1 sh -c 'echo "step=$SLURM_STEP_GPUS cvd=$CUDA_VISIBLE_DEVICES"; grep -E "$1" /proc/self/cgroup; for k in 0 1; do { (: <"$0/nvidia$k") && echo "nvidia$k: opened"; } 2>&1 | sed "s/.*: /nvidia$k: /"; done' "$D/dev" "$cgline"
 like "$out" "^step=1 cvd=0$" "a step on GPU 1: SLURM_STEP_GPUS=1, and Slurm renumbers it CUDA_VISIBLE_DEVICES=0"
-like "$out" "devices:/slurm[^ ]*/job_[0-9]+/step_0" "the task is in its step's devices cgroup"
+like "$out" "$cgwant" "the task is in its step's cgroup ($CGV)"
 like "$out" "nvidia0: Operation not permitted" "the task cannot open GPU 0 (EPERM: the devices cgroup)"
-like "$out" "nvidia1: No such device or address" "the task can open GPU 1 (ENXIO: allowed, no driver behind the stand-in)"
+# On a GPU host (tests/gpu/run's cgroup2 part) NVIDIA's driver answers 195:1:
+# ENODEV where there is no GPU 1, success where there is.
+like "$out" "nvidia1: (No such device or address|No such device|opened)$" "the task can open GPU 1 (ENXIO: allowed, no driver behind the stand-in)"
 
 # --- what the plugin runs for the job: once, on the job's GPUs only --------------
 reset_seen
@@ -133,9 +144,12 @@ is "$(seen gpumem-check | grep '^gpus ' | sort -u)" "gpus 0 1" "the check measur
 stop_clean() {
 	local port left
 	port=$(sed -n 's/^PORT_BASE=//p' "$D/cluster.state")
-	ls -d /sys/fs/cgroup/devices/gpumem_p"${port}"_* >/dev/null 2>&1 && pass "the node had its own cgroup tree" || fail "the node had its own cgroup tree"
+	if [ "$CGV" = v2 ]; then mine=/sys/fs/cgroup/system.slice/gpumem1_slurmstepd.scope; else mine="/sys/fs/cgroup/*/gpumem_p${port}_*"; fi
+	# shellcheck disable=SC2086
+	ls -d $mine >/dev/null 2>&1 && pass "the node had its own cgroup tree" || fail "the node had its own cgroup tree"
 	"$CL" stop >/dev/null 2>&1
-	left=$(ls -d /sys/fs/cgroup/*/gpumem_p"${port}"_* 2>/dev/null)
+	# shellcheck disable=SC2086
+	left=$(ls -d $mine 2>/dev/null)
 	is "$left" "" "stop removed the nodes' cgroups"
 	pgrep -f "$t/gpu/" >/dev/null && fail "no stand-in (MPS daemon) left running" || pass "no stand-in (MPS daemon) left running"
 }
@@ -150,7 +164,7 @@ mknod -m 0666 "$t/nvidiactl" c 195 255
 # No GRES here: gpus=all (a job may use every GPU of the node).
 sed "s|nvidia_dev=[^ ]*|nvidia_dev=$t/nvidiactl gpus=all|" "$t/plugstack.conf" >"$t/plugstack-mig.conf"
 chmod 644 "$t/plugstack-mig.conf"
-"$CL" start --cgroup --plugstack "$t/plugstack-mig.conf" >"$t/start.log" 2>&1 || { cat "$t/start.log" >&2; fail "the cgroup cluster restarted without GRES"; }
+"$CL" start --cgroup "$CGV" --plugstack "$t/plugstack-mig.conf" >"$t/start.log" 2>&1 || { cat "$t/start.log" >&2; fail "the cgroup cluster restarted without GRES"; }
 cd "$GPUMEM_CLUSTER_TMP" || exit 1
 M1=MIG-8c3a9e21-5f4d-5b7a-9e0c-1d2f3a4b5c6d
 M2=MIG-GPU-5d1f8a3e-7c2b-4e91-b0a6-3f9e2d1c8b47/1/0

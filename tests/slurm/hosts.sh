@@ -57,7 +57,7 @@ like "$out" "error: --node-plugstack 1=.*missing.conf is not a readable file" "-
 run env GPUMEM_CLUSTER_NET=8.8.8 "$CL" start --hosts --dir "$bad"
 like "$out" "error: GPUMEM_CLUSTER_NET=8.8.8: want the first three numbers of a private /24" "a public network refused"
 run "$CL" start --cgroup=1 --dir "$bad"
-like "$out" "error: start: --cgroup takes no value" "--cgroup=1 refused"
+like "$out" "error: start: --cgroup takes v1 or v2, not '1'" "--cgroup=1 refused"
 [ -e "$bad" ] && fail "nothing made for a refused start" || pass "nothing made for a refused start"
 
 # --- three hosts ---------------------------------------------------------------------
