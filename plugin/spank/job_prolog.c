@@ -4,10 +4,10 @@
  * in Slurm's "slurmstepd spank prolog" process, before any step of the job
  * starts there.  It decides the job's policy once (jobctx.c: a refused user
  * policy means the site's defaults, and every step fails with the reason),
- * learns the GPUs (gpumem-probe, cached in state_dir), starts the per-job
- * MPS daemon (mps.c, from a child of its own), runs check.before (as the
- * user) and writes its report, starts the job's sampler (sampler.c, the
- * job's profile), then leaves the job's record in state_dir: the steps
+ * learns the GPUs (gpumem-probe, cached in state_dir), makes the per-job
+ * MPS daemon's directory and starts the daemon (mps.c, from a child of its
+ * own), runs check.before (as the user) and writes its report, starts the
+ * job's sampler (sampler.c, the job's profile), then leaves the job's record in state_dir: the steps
  * fail without one (fail closed).
  */
 #include <stdio.h>
@@ -61,7 +61,7 @@ static void start_mps(struct gpumem_jobctx *c, const struct gpumem_node *node)
 	const char *control = gpumem_mps_find(st->args.mps_control), *skip;
 	struct gpumem_mps m = { control, st->args.mps_dir, c->dfd, c->job, c->uid, c->gid,
 				c->ngpus > 0 ? c->ji.gpus : NULL, mps_l2(node), st->args.timeout };
-	char dir[4200];
+	char dir[4200], why[2100];
 	pid_t pid;
 
 	skip = !st->has_dev ? "no GPU on this node" : !gpumem_jobctx_has_gpus(c) ?
@@ -73,6 +73,11 @@ static void start_mps(struct gpumem_jobctx *c, const struct gpumem_node *node)
 		return;
 	}
 	c->rec.mps = strdup("start");
+	/* Its directory now, before Slurm makes the job's mount namespace (mps.h). */
+	if (gpumem_mps_prepare(&m, why, sizeof(why)) < 0) {
+		gpumem_error("gpumem: job %u: per-job MPS daemon not started: %.500s", m.job, why);
+		return;
+	}
 	gpumem_mps_dir(m.base, c->job, dir, sizeof(dir));
 	st->mps_dir = strdup(dir);
 	pid = fork();

@@ -8,10 +8,13 @@
  *
  *  - its directory is mps_dir/jobN, root's, outside root's state_dir: a
  *    small tmpfs of its own where the kernel allows the mount (a user who
- *    fills pipe/ or log/ fills only that), with pipe/ and log/ the user's;
+ *    fills pipe/ or log/ fills only that), with pipe/ and log/ the user's,
+ *    made by the prolog itself, before Slurm makes a job's mount namespace;
  *    the user cannot rename or replace them (the parent is root's);
  *  - the daemon runs in the foreground (-f), a child of root's, so root
- *    knows its pid; it records "ready PID START UID" in state_dir/mps.N;
+ *    knows its pid; it records "ready PID START UID" in state_dir/mps.N,
+ *    and the pipe directory's and /dev/shm's device and inode, which each
+ *    task compares with its own (a private /tmp, /dev/shm per job);
  *  - its real and saved gid are GPUMEM_MPS_GID, its effective gid the
  *    user's (NVIDIA's daemon sets that to the real one itself): no process
  *    of the user has its gids, so none may ptrace it, read its memory or
@@ -73,13 +76,50 @@ int gpumem_mps_record_failed(int sfd, unsigned job, const char *why)
 	return gpumem_state_write(sfd, name, text);
 }
 
-static int record_ready(int sfd, unsigned job, pid_t pid, unsigned long long start, uid_t uid)
+void gpumem_mps_place_here(const char *pipe_dir, struct gpumem_mps_place *w)
 {
-	char name[64], text[128];
+	struct stat p, s;
+
+	memset(w, 0, sizeof(*w));
+	if (stat(pipe_dir, &p) == 0) {
+		w->pipe_dev = (unsigned long long)p.st_dev;
+		w->pipe_ino = (unsigned long long)p.st_ino;
+	}
+	if (stat("/dev/shm", &s) == 0) {
+		w->shm_dev = (unsigned long long)s.st_dev;
+		w->shm_ino = (unsigned long long)s.st_ino;
+	}
+}
+
+/* "ready PID START UID PIPE_DEV PIPE_INO SHM_DEV SHM_INO": the daemon, and where it lives. */
+static int record_ready(int sfd, unsigned job, pid_t pid, unsigned long long start, uid_t uid,
+			const char *dir)
+{
+	struct gpumem_mps_place w;
+	char name[64], text[256], pipe[4300];
+
+	snprintf(pipe, sizeof(pipe), "%s/pipe", dir);
+	gpumem_mps_place_here(pipe, &w);
+	snprintf(name, sizeof(name), RECORD, job);
+	snprintf(text, sizeof(text), "ready %d %llu %u %llu %llu %llu %llu\n", (int)pid, start,
+		 (unsigned)uid, w.pipe_dev, w.pipe_ino, w.shm_dev, w.shm_ino);
+	return gpumem_state_write(sfd, name, text);
+}
+
+int gpumem_mps_place_read(int sfd, unsigned job, struct gpumem_mps_place *w)
+{
+	char name[64], *text;
+	unsigned long long start;
+	unsigned uid;
+	int pid, rv = -1;
 
 	snprintf(name, sizeof(name), RECORD, job);
-	snprintf(text, sizeof(text), "ready %d %llu %u\n", (int)pid, start, (unsigned)uid);
-	return gpumem_state_write(sfd, name, text);
+	text = sfd >= 0 ? gpumem_state_read(sfd, name, 4096) : NULL;
+	if (text && sscanf(text, "ready %d %llu %u %llu %llu %llu %llu", &pid, &start, &uid,
+			   &w->pipe_dev, &w->pipe_ino, &w->shm_dev, &w->shm_ino) == 7 && w->pipe_ino)
+		rv = 0;
+	free(text);
+	return rv;
 }
 
 /* Parse the record: 1 ready (pid, start, uid), 0 failed (WHY), -1 none or not whole. */
@@ -364,6 +404,21 @@ static int wait_listening(const struct gpumem_mps *m, const char *dir, pid_t pid
 	return -1;
 }
 
+int gpumem_mps_prepare(const struct gpumem_mps *m, char *why, size_t wlen)
+{
+	char dir[4200];
+
+	gpumem_mps_dir(m->base, m->job, dir, sizeof(dir));
+	/* A directory of an earlier job of this id (ids restart): its daemon is long gone. */
+	if (access(dir, F_OK) == 0)
+		remove_dir(m, dir);
+	if (make_dir(m, dir, why, wlen) == 0)
+		return 0;
+	if (gpumem_mps_record_failed(m->sfd, m->job, why) < 0)
+		gpumem_error("gpumem: job %u: cannot record the MPS daemon's failed start", m->job);
+	return -1;
+}
+
 int gpumem_mps_start(const struct gpumem_mps *m, char *why, size_t wlen)
 {
 	struct spawn s;
@@ -372,10 +427,7 @@ int gpumem_mps_start(const struct gpumem_mps *m, char *why, size_t wlen)
 	pid_t pid;
 
 	gpumem_mps_dir(m->base, m->job, dir, sizeof(dir));
-	/* A directory of an earlier job of this id (ids restart): its daemon is long gone. */
-	if (access(dir, F_OK) == 0)
-		remove_dir(m, dir);
-	if (make_dir(m, dir, why, wlen) < 0 || spawn_prepare(m, dir, &s, why, wlen) < 0)
+	if (spawn_prepare(m, dir, &s, why, wlen) < 0)
 		goto fail;
 	pid = fork();
 	if (pid < 0) {
@@ -387,7 +439,7 @@ int gpumem_mps_start(const struct gpumem_mps *m, char *why, size_t wlen)
 	if (wait_listening(m, dir, pid, why, wlen) < 0)
 		goto fail;
 	start = gpumem_proc_start_time(pid);
-	if (record_ready(m->sfd, m->job, pid, start, m->uid) < 0) {
+	if (record_ready(m->sfd, m->job, pid, start, m->uid, dir) < 0) {
 		snprintf(why, wlen, "cannot write its record in the state directory");
 		kill(pid, SIGKILL);
 		goto fail;

@@ -29,12 +29,31 @@ const char *gpumem_mps_find(const char *configured);
 /* BASE/jobJOB, the job's MPS directory (pipe/ and log/ in it). */
 void gpumem_mps_dir(const char *base, unsigned job, char *dir, size_t len);
 /*
- * As root (a child of the job prolog): make the job's directory, start
+ * As root, in the job prolog itself (before it returns): make the job's
+ * directory and mount its tmpfs.  Slurm's job_container/tmpfs and
+ * namespace/tmpfs make the job's mount namespace (a private copy of the
+ * node's mounts) when the job's extern step starts, after the prolog has
+ * returned: a mount made later, by the prolog's child, would not be in it,
+ * and the tasks would see the empty directory below.  0, or -1 with WHY
+ * (also recorded).
+ */
+int gpumem_mps_prepare(const struct gpumem_mps *m, char *why, size_t wlen);
+/*
+ * As root (a child of the job prolog, after gpumem_mps_prepare): start
  * the daemon as the user, wait until it listens, and write the record
- * (state_dir/mps.JOB) the steps and the epilog wait for.  0, or -1 with
- * WHY (also recorded).
+ * (state_dir/mps.JOB) the steps and the epilog wait for, with where the
+ * daemon listens and its /dev/shm (gpumem_mps_place).  0, or -1 with WHY
+ * (also recorded).
  */
 int gpumem_mps_start(const struct gpumem_mps *m, char *why, size_t wlen);
+/* Where a daemon lives: its pipe directory and /dev/shm, as device and inode. */
+struct gpumem_mps_place {
+	unsigned long long pipe_dev, pipe_ino, shm_dev, shm_ino;
+};
+/* Of a started daemon, from its record: 0, or -1 (none, or an older record). */
+int gpumem_mps_place_read(int sfd, unsigned job, struct gpumem_mps_place *w);
+/* The same, as the calling process sees PIPE_DIR and /dev/shm (a task, in the job's namespace). */
+void gpumem_mps_place_here(const char *pipe_dir, struct gpumem_mps_place *w);
 /* Record that the prolog could not even try: the steps fail with WHY. */
 int gpumem_mps_record_failed(int sfd, unsigned job, const char *why);
 /*

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include "compat.h"
 #include "args.h"
+#include "mps.h"
 #include "policy.h"
 
 #define GPUMEM_OPT_POLICY "gpumem-policy"
@@ -40,6 +41,8 @@ struct gpumem_plugin {
 	char *mig_notes;        /* per GPU: what was done and skipped under MIG */
 	int mig;                /* one of the step's GPUs is a MIG instance */
 	uint32_t tasks_exited;  /* local tasks whose exit was collected */
+	const char *mps_pipe;   /* the job's MPS pipe directory (mps.daemon=job), or NULL */
+	struct gpumem_mps_place mps_place; /* where its daemon lives (its record); pipe_ino 0: unknown */
 	int torn_down;
 	/* job prolog/epilog */
 	char *mps_dir;          /* the job's MPS directory, for its before-check */

@@ -201,6 +201,53 @@ static int step_mps(struct gpumem_plugin *st, const struct gpumem_jobrec *rec,
 	snprintf(log_dir, sizeof(log_dir), "%s/log", dir);
 	node->mps_pipe_dir = pipe_dir;
 	node->mps_log_dir = log_dir;
+	/* Where the daemon lives, for task_init to compare with what the tasks see. */
+	st->mps_pipe = pipe_dir;
+	dfd = gpumem_state_open(st->args.state_dir, 0, err, sizeof(err));
+	if (dfd < 0 || gpumem_mps_place_read(dfd, job, &st->mps_place) < 0)
+		memset(&st->mps_place, 0, sizeof(st->mps_place));
+	if (dfd >= 0)
+		close(dfd);
+	return 0;
+}
+
+/*
+ * In the task, inside the job's mount namespace where Slurm makes one
+ * (job_container/tmpfs, namespace/tmpfs): is the MPS pipe directory the
+ * daemon's?  If not, CUDA would run without the job's daemon: the task
+ * fails (-1).  Is /dev/shm the daemon's?  NVIDIA's MPS shares files there
+ * with its clients; a private /dev/shm per job (those plugins' default)
+ * is not the one the daemon, started by the job prolog outside the job's
+ * namespace, has: the first task says so (the user and slurmd's log).
+ */
+static int mps_place_check(spank_t sp)
+{
+	struct gpumem_plugin *st = &gpumem_plugin;
+	struct gpumem_mps_place here, *d = &st->mps_place;
+	uint32_t job = 0, task = 0;
+
+	if (st->mps_pipe == NULL || d->pipe_ino == 0)
+		return 0;
+	spank_get_item(sp, S_JOB_ID, &job);
+	spank_get_item(sp, S_TASK_ID, &task);
+	gpumem_mps_place_here(st->mps_pipe, &here);
+	if (here.pipe_dev != d->pipe_dev || here.pipe_ino != d->pipe_ino) {
+		slurm_error("gpumem: job %u: the MPS pipe directory %s the tasks see is not the one the "
+			    "job's daemon listens in (the job's mount namespace was made without "
+			    "it): the task would run without its MPS daemon", job, st->mps_pipe);
+		return -1;
+	}
+	if ((here.shm_dev != d->shm_dev || here.shm_ino != d->shm_ino) && task == 0) {
+		char host[64] = "";
+
+		gethostname(host, sizeof(host) - 1);
+		slurm_info("gpumem: job %u: the job's /dev/shm is not the one of its MPS daemon "
+			   "(a private /dev/shm per job: job_container.conf Dirs=, 23.02+): MPS clients share "
+			   "files there with the daemon", job);
+		fprintf(stderr, "gpumem: %s: this job's /dev/shm is private, its MPS daemon's is the "
+			"node's: CUDA's MPS clients may fail to use it (the site's job_container.conf "
+			"should leave /dev/shm out: Dirs=/tmp, Slurm 23.02+)\n", host);
+	}
 	return 0;
 }
 
@@ -302,6 +349,8 @@ int gpumem_slurmstepd_task_init(spank_t sp)
 {
 	uint32_t task = 0;
 
+	if (!gpumem_plugin.deferred_error && mps_place_check(sp) < 0)
+		return -1;
 	if (gpumem_plugin.deferred_error) {
 		/* Escaped when deferred: one log line per line, nothing raw. */
 		for (char *l = gpumem_plugin.deferred_error, *nl; l && *l; l = nl ? nl + 1 : NULL) {

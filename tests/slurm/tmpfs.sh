@@ -1,0 +1,146 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# gpumem under Slurm's private /tmp and /dev/shm per job (issue 27, item 4):
+# job_container/tmpfs on 22.05 and 24.11, namespace/tmpfs on 25.11+
+# (tests/slurm/cluster start --tmpfs).  First that /tmp and /dev/shm are
+# private to a job; then a job with a per-job MPS daemon, checks before and
+# after, and the UM library: the pipe directory the tasks see is the one
+# the daemon listens in, the daemon's /dev/shm is the tasks' or they are
+# told it is not, the reports are written, the epilog stops the daemon and
+# removes its directory and the job's state, nothing of gpumem's is left in
+# the job's /tmp or the host's.  Stand-ins as in perjob.sh (no GPU here);
+# Slurm, its namespace plugin and gpumem are real.
+. "$top_srcdir/tests/lib.sh"
+slurm_test tmpfs
+U=${GPUMEM_TEST_USER:-gpumemtest}
+B=$t/bin
+mkdir -p "$t/reports"
+standin_bin "$B"
+site_requiring_checks "$t/site.yaml" "$t/reports" 20
+um="$top_builddir/kernels/um/.libs/libgpumem-um.so"
+printf 'version: 1\nmps:\n  daemon: job\n  active_thread_percentage: 50\n' >"$t/mps.yaml"
+printf 'version: 1\nmps:\n  daemon: job\n  active_thread_percentage: 50\nunified_memory:\n  preferred_location: cpu\n  accessed_by: [gpu]\n' >"$t/mpsum.yaml"
+chmod 644 "$t"/*.yaml
+uml=""; [ -f "$um" ] && uml="um_library=$um"
+plugstack "$t/plugstack.conf" site="$t/site.yaml" libexecdir="$B" check="$B/standin-check" \
+	nvidia_dev="$t/nvidiactl" mps_control="$B/nvidia-cuda-mps-control" $uml
+if ! "$CL" start --tmpfs --nodes 2 --gpus 1 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1; then
+	cat "$t/start.log" >&2
+	why=$(grep -m1 -- 'error: --tmpfs' "$t/start.log" | sed 's/^cluster: error: //')
+	skip_all "${why:-the local Slurm with a private /tmp per job did not start (see above)}"
+fi
+eval "$("$CL" env)"
+jobns=$(sed -n 's/^BasePath=//p' "$GPUMEM_CLUSTER_DIR/job_container.conf")
+# Jobs run from / : the cluster's scratch dir is under the host's /tmp, which a job does not see.
+S="--chdir=/"
+no_daemon() {
+	local left
+	left=$(ps -eo stat=,pid=,args= | awk '$1 !~ /^Z/ && /nvidia-cuda-mps-control -f/ && !/awk/')
+	if [ -z "$left" ]; then pass "$1"; else fail "$1"; diag "$left"; fi
+}
+# What of gpumem's or MPS's could be in a /tmp: CUDA's default pipe
+# directory, and anything named gpumem or cuda.
+tmp_gpumem() { ls -A "$1" 2>/dev/null | grep -E '^(nvidia-mps|gpumem|cuda)' | grep -vxF -e "$(basename "$t")" -e "$(basename "$GPUMEM_CLUSTER_DIR")"; }
+host_tmp_before=$(tmp_gpumem /tmp | grep -v '^gpumem-')
+
+# --- /tmp and /dev/shm are the job's own --------------------------------------------------
+run asuser srun $S -w gpumem1 sh -c 'echo "job=$SLURM_JOB_ID"; echo one >/tmp/gpumem-tmpfs-mark && echo one >/dev/shm/gpumem-tmpfs-mark && echo WROTE; ls -A /tmp'
+j1=$(jobid_of "$out")
+like "$out" "WROTE" "a job writes /tmp/gpumem-tmpfs-mark and /dev/shm/gpumem-tmpfs-mark"
+if [ -e /tmp/gpumem-tmpfs-mark ] || [ -e /dev/shm/gpumem-tmpfs-mark ]; then fail "... the host sees neither"; else pass "... the host sees neither"; fi
+run asuser srun $S -w gpumem1 sh -c 'ls -A /tmp /dev/shm; test -e /tmp/gpumem-tmpfs-mark || test -e /dev/shm/gpumem-tmpfs-mark || echo NOT-SEEN'
+like "$out" "NOT-SEEN" "... nor does the next job on the node"
+run asuser salloc -N1 -w gpumem2 sh -c 'srun '"$S"' sh -c "echo two >/tmp/mark"; srun '"$S"' cat /tmp/mark'
+like "$out" "^two" "steps of one job share its /tmp"
+wait_idle gpumem1; wait_idle gpumem2
+is "$(ls -A "$jobns/gpumem1" "$jobns/gpumem2" 2>&1 | grep -c '^[0-9]')" 0 "Slurm removed the jobs' /tmp (BasePath is empty)"
+
+# --- a per-job MPS daemon, checks before and after, the UM library -----------------------
+touch "$B/mps.shm"
+: >"$B/runs"
+# The task's view: its pipe directory, what is in it, the daemon's pid file,
+# the pipe directory's device:inode, whether it sees the daemon's /dev/shm
+# file; then the job's /tmp and /dev/shm.  The salloc shell runs on the host:
+# the daemon's view of the same directory.
+cat >"$t/task.sh" <<'SH'
+#!/bin/sh
+echo "pipe=$CUDA_MPS_PIPE_DIRECTORY"
+echo "files=$(ls "$CUDA_MPS_PIPE_DIRECTORY" 2>&1 | sort | tr '\n' ' ')"
+echo "pid=$(cat "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid" 2>&1)"
+echo "id=$(stat -c %d:%i "$CUDA_MPS_PIPE_DIRECTORY" 2>&1)"
+n=$(cat "$CUDA_MPS_PIPE_DIRECTORY/shm-name" 2>/dev/null)
+if [ -n "$n" ] && [ -e "/dev/shm/$n" ]; then echo "shm=seen"; else echo "shm=not-seen"; fi
+echo "preload=${LD_PRELOAD:-none}"
+[ -z "${LD_PRELOAD:-}" ] || { [ -r "$LD_PRELOAD" ] && echo "preload-readable"; }
+echo "jobtmp=$(ls -A /tmp /dev/shm | tr '\n' ' ')"
+SH
+# The task's script lies outside /tmp (a job does not see the host's).
+TASK=/var/tmp/gpumem-tmpfs-$$/task.sh
+mkdir -p "${TASK%/*}" && install -m 755 "$t/task.sh" "$TASK" && chmod 755 "${TASK%/*}"
+trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t" "${TASK%/*}"' EXIT
+for pol in mps mpsum; do
+	: >"$B/runs"
+	run asuser salloc -N1 -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/$pol.yaml" sh -c '
+		echo "job=$SLURM_JOB_ID"
+		srun '"$S"' '"$TASK"'
+		d=/run/gpumem-mps/job$SLURM_JOB_ID/pipe
+		echo "host-pid=$(cat $d/nvidia-cuda-mps-control.pid 2>&1)"
+		echo "host-id=$(stat -c %d:%i $d 2>&1)"'
+	jid=$(jobid_of "$out")
+	v() { printf '%s\n' "$out" | sed -n "s/^$1=//p" | head -1; }
+	diag "$pol.yaml: $(printf '%s' "$out" | tr '\n' '|')"
+	is "$(v pipe)" "/run/gpumem-mps/job$jid/pipe" "$pol.yaml: the tasks' CUDA_MPS_PIPE_DIRECTORY is the job's"
+	like "$(v files)" "control .*nvidia-cuda-mps-control.pid" "... it exists in the job's namespace and holds the daemon's socket and pid file"
+	is "$(v pid)" "$(v host-pid)" "... the daemon the tasks find is the one the prolog started"
+	is "$(v id)" "$(v host-id)" "... the same directory (device:inode) as the daemon's"
+	if [ "$(v shm)" = seen ]; then
+		fail "... Slurm's default private /dev/shm: the tasks do not see the daemon's /dev/shm file"
+	else
+		pass "... Slurm's default private /dev/shm: the tasks do not see the daemon's /dev/shm file"
+	fi
+	like "$out" "gpumem: [^:]+: this job's /dev/shm is private, its MPS daemon's is the node's" "... and the user is told, once"
+	is "$(printf '%s\n' "$out" | grep -c "this job's /dev/shm is private")" 1 "... (once per node)"
+	like "$(grep -a "job $jid: the job's /dev/shm is not the one of its MPS daemon" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log")" "Dirs=" "... and slurmd's log names the setting"
+	if [ "$pol" = mpsum ] && [ -f "$um" ]; then
+		is "$(v preload)" "$um" "$pol.yaml: the UM library is preloaded"
+		printf '%s\n' "$out" | grep -qx preload-readable && pass "... and readable in the job's namespace" || fail "... and readable in the job's namespace"
+		unlike "$out" "cannot be preloaded" "... the loader has no complaint"
+	elif [ "$pol" = mpsum ]; then
+		skip "the UM library was not built"
+	fi
+	unlike "$(v jobtmp)" "nvidia-mps|gpumem|cuda" "... nothing of gpumem's or MPS's in the job's /tmp and /dev/shm"
+	wait_idle gpumem1
+	f="$t/reports/job$jid.prolog.gpumem1.before.json"
+	is "$(json "$f" 'd["phase"] + "|" + d["verdict"]' 2>&1)" "before|pass" "... the before-check ran and its report is written"
+	for _ in $(seq 1 40); do ls "$t/reports" | grep -q "^job$jid\..*after.json$" && break; sleep 0.25; done
+	f=$(ls "$t/reports" | grep "^job$jid\..*after.json$" | head -1)
+	is "$(json "$t/reports/$f" 'd["phase"] + "|" + d["verdict"]' 2>&1)" "after|pass" "... the after-check ran and its report is written"
+	is "$(awk '{print $3}' "$B/runs" | tr '\n' ' ')" "/run/gpumem-mps/job$jid/pipe /run/gpumem/nomps " "... the before-check on the job's daemon, the after-check on none (the whole GPU)"
+	is "$(grep -c "^quit .*/job$jid/pipe" "$B/mps.log")" 1 "... the epilog stopped the daemon"
+	[ -e "/run/gpumem-mps/job$jid" ] && fail "... and removed its directory" || pass "... and removed its directory"
+	is "$(ls -A /run/gpumem | grep -E "^(job|mps\.|sample\.)$jid([.]|$)")" "" "... the job's state is gone"
+	no_daemon "... no daemon left"
+	is "$(ls /dev/shm | grep -c '^cuda\.shm\.standin')" 0 "... nor its /dev/shm file"
+	is "$(ls -A "$jobns/gpumem1" | grep -c "^$jid$")" 0 "... Slurm removed the job's /tmp"
+done
+
+# --- the site's remedy: a private /tmp, /dev/shm left shared (24.11+: Dirs=/tmp) ----------
+if series_at_least 23.02; then
+	echo "Dirs=/tmp" >>"$GPUMEM_CLUSTER_DIR/job_container.conf"
+	"$CL" restart-slurmd >/dev/null 2>&1
+	run asuser salloc -N1 -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; srun '"$S"' '"$TASK"'; srun '"$S"' sh -c "test -e /tmp/gpumem-tmpfs-mark2 || echo >/tmp/gpumem-tmpfs-mark2"'
+	jid=$(jobid_of "$out")
+	like "$out" "shm=seen" "Dirs=/tmp: the tasks see the daemon's /dev/shm file"
+	unlike "$out" "/dev/shm is private" "... and no warning"
+	if [ -e /tmp/gpumem-tmpfs-mark2 ]; then fail "... /tmp is still the job's own"; else pass "... /tmp is still the job's own"; fi
+	like "$out" "files=control " "... the pipe directory still the daemon's"
+	wait_idle gpumem1
+	[ -e "/run/gpumem-mps/job$jid" ] && fail "... the epilog removed its directory" || pass "... the epilog removed its directory"
+	no_daemon "... no daemon left"
+else
+	skip "Dirs=/tmp (a shared /dev/shm): Slurm $SLURM_SERIES's job_container/tmpfs has no Dirs= (always /tmp and /dev/shm; 23.02 added it)"
+fi
+rm -f "$B/mps.shm"
+is "$(tmp_gpumem /tmp | grep -v '^gpumem-' | tr '\n' ' ')" "$(echo $host_tmp_before)" "nothing of gpumem's or MPS's left in the host's /tmp (nvidia-mps, cuda*)"
+[ -e /tmp/nvidia-mps ] && fail "no /tmp/nvidia-mps on the host" || pass "no /tmp/nvidia-mps on the host"
+done_testing
