@@ -57,6 +57,28 @@ int gpumem_gpus_from_env(int (*get)(void *ctx, const char *name, char *buf, int 
 	return -1;
 }
 
+int gpumem_gpus_mps_client(const char *daemon, char step[][64], int n, char *out, size_t len)
+{
+	char buf[GPUMEM_GPU_LIST_MAX], d[GPUMEM_MAX_GPUS][64];
+	size_t off = 0;
+	int nd;
+
+	snprintf(buf, sizeof(buf), "%s", daemon);
+	nd = split_list(buf, d, GPUMEM_MAX_GPUS);
+	out[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		int at = -1;
+
+		for (int j = 0; j < nd && at < 0; j++)
+			if (!strcmp(step[i], d[j]))
+				at = j;
+		if (at < 0 || off >= len)
+			return -1;
+		off += (size_t)snprintf(out + off, len - off, "%s%d", i ? "," : "", at);
+	}
+	return off < len ? 0 : -1;
+}
+
 /* s is a UUID body "8-4-4-4-12" hex (full: 1) or a prefix of one (0); -1 not one. */
 static int uuid_body(const char *s, size_t len)
 {

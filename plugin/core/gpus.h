@@ -17,6 +17,16 @@
 int gpumem_gpus_from_env(int (*get)(void *ctx, const char *name, char *buf, int len),
 			 void *ctx, char list[][64], int max, const char **source);
 
+/*
+ * A client's CUDA_VISIBLE_DEVICES for an MPS daemon started on DAEMON (a
+ * GPU list, as the job prolog gave it the daemon): NVIDIA's MPS numbers
+ * the daemon's GPUs from 0 in that order and reads a client's list against
+ * them, so a client given the node's "1" finds no GPU when the daemon has
+ * GPU 1 alone.  Each of the N entries of STEP (named as in DAEMON) becomes
+ * its place there, into OUT ("1,0").  0, or -1 when one is not the daemon's.
+ */
+int gpumem_gpus_mps_client(const char *daemon, char step[][64], int n, char *out, size_t len);
+
 /* What one entry of a GPU list is. */
 enum {
 	GPUMEM_GPU_BAD = -1,    /* none of the below: names no GPU */

@@ -73,6 +73,8 @@ static void start_mps(struct gpumem_jobctx *c, const struct gpumem_node *node)
 		return;
 	}
 	c->rec.mps = strdup("start");
+	/* The daemon numbers these from 0: the steps give their tasks those numbers. */
+	c->rec.mps_gpus = m.gpus ? strdup(m.gpus) : NULL;
 	/* Its directory now, before Slurm makes the job's mount namespace (mps.h). */
 	if (gpumem_mps_prepare(&m, why, sizeof(why)) < 0) {
 		gpumem_error("gpumem: job %u: per-job MPS daemon not started: %.500s", m.job, why);

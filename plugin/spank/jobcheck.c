@@ -191,8 +191,12 @@ static void check_envp(const struct gpumem_plugin *st, const struct gpumem_jobin
 	/* Which node this is, for the check's own messages. */
 	snprintf(b->node, sizeof(b->node), "SLURMD_NODENAME=%s", ji->node);
 	envp[e++] = b->node;
-	/* The job prolog/epilog: the job's GPUs in the node's numbering (none: all, gpus=all). */
-	if (ji->gpus[0]) {
+	/*
+	 * The job prolog/epilog: the job's GPUs in the node's numbering (none:
+	 * all, gpus=all); on the job's MPS daemon none, as it serves exactly
+	 * those, numbered from 0 (gpumem_gpus_mps_client).
+	 */
+	if (ji->gpus[0] && !(with_share && st->mps_dir)) {
 		snprintf(b->gpus, sizeof(b->gpus), "CUDA_VISIBLE_DEVICES=%s", ji->gpus);
 		envp[e++] = b->gpus;
 	}

@@ -42,6 +42,7 @@ struct gpumem_plugin {
 	int mig;                /* one of the step's GPUs is a MIG instance */
 	uint32_t tasks_exited;  /* local tasks whose exit was collected */
 	const char *mps_pipe;   /* the job's MPS pipe directory (mps.daemon=job), or NULL */
+	char *mps_devices;      /* the tasks' CUDA_VISIBLE_DEVICES as its clients, or NULL */
 	struct gpumem_mps_place mps_place; /* where its daemon lives (its record); pipe_ino 0: unknown */
 	int torn_down;
 	/* job prolog/epilog */

@@ -70,6 +70,7 @@ void gpumem_plugin_teardown(void)
 	free(pl->deferred_error);
 	free(pl->user_notes);
 	free(pl->mig_notes);
+	free(pl->mps_devices);
 	free(pl->mps_dir);
 	free(pl->nomps);
 	free(pl->profile);

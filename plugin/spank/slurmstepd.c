@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "gpus.h"
 #include "jobpolicy.h"
 #include "log.h"
 #include "mps.h"
@@ -172,11 +173,11 @@ static int set_env(spank_t sp, const struct gpumem_env *env)
  * Its directories into NODE; -1 (deferred) when it did not start.  A step
  * whose own policy asks for one in a job that has none gets a note.
  */
-static int step_mps(struct gpumem_plugin *st, const struct gpumem_jobrec *rec,
+static int step_mps(spank_t sp, struct gpumem_plugin *st, const struct gpumem_jobrec *rec,
 		    struct gpumem_node *node, uint32_t job, struct gpumem_diags *notes)
 {
 	static char pipe_dir[4300], log_dir[4300];
-	char err[600], why[2100] = "", dir[4200];
+	char err[600], why[2100] = "", dir[4200], devs[GPUMEM_GPU_LIST_MAX];
 	int dfd, rc = -2;
 
 	if (rec->mps == NULL || strcmp(rec->mps, "start")) {
@@ -187,15 +188,20 @@ static int step_mps(struct gpumem_plugin *st, const struct gpumem_jobrec *rec,
 		return 0;
 	}
 	dfd = gpumem_state_open(st->args.state_dir, 0, err, sizeof(err));
-	if (dfd >= 0) {
+	if (dfd >= 0)
 		rc = gpumem_mps_wait(dfd, job, st->args.timeout * 1000L, why, sizeof(why));
-		close(dfd);
-	}
 	if (rc != 0) {
 		defer("the job's MPS daemon did not start: %s", dfd < 0 ? err : rc == -2 ?
 		      "not up within the timeout" : why);
-		return -1;
+		goto fail;
 	}
+	/* Its clients' numbering of the step's GPUs, set in task_init, after Slurm's. */
+	if (gpumem_step_mps_devices(sp, rec->mps_gpus, devs, sizeof(devs)) < 0) {
+		defer("a GPU of this step is not one the job's MPS daemon serves (%s)",
+		      rec->mps_gpus ? rec->mps_gpus : "all");
+		goto fail;
+	}
+	st->mps_devices = devs[0] ? strdup(devs) : NULL;
 	gpumem_mps_dir(st->args.mps_dir, job, dir, sizeof(dir));
 	snprintf(pipe_dir, sizeof(pipe_dir), "%s/pipe", dir);
 	snprintf(log_dir, sizeof(log_dir), "%s/log", dir);
@@ -203,12 +209,14 @@ static int step_mps(struct gpumem_plugin *st, const struct gpumem_jobrec *rec,
 	node->mps_log_dir = log_dir;
 	/* Where the daemon lives, for task_init to compare with what the tasks see. */
 	st->mps_pipe = pipe_dir;
-	dfd = gpumem_state_open(st->args.state_dir, 0, err, sizeof(err));
-	if (dfd < 0 || gpumem_mps_place_read(dfd, job, &st->mps_place) < 0)
+	if (gpumem_mps_place_read(dfd, job, &st->mps_place) < 0)
 		memset(&st->mps_place, 0, sizeof(st->mps_place));
+	close(dfd);
+	return 0;
+fail:
 	if (dfd >= 0)
 		close(dfd);
-	return 0;
+	return -1;
 }
 
 /*
@@ -326,7 +334,7 @@ int gpumem_slurmstepd_user_init(spank_t sp)
 
 	memset(&node, 0, sizeof(node));
 	gpumem_step_gpus(sp, st, &node, uid, gid, job, step, &src);
-	if (st->eff.mps.daemon == GPUMEM_DAEMON_JOB && step_mps(st, &rec, &node, job, &envd) < 0)
+	if (st->eff.mps.daemon == GPUMEM_DAEMON_JOB && step_mps(sp, st, &rec, &node, job, &envd) < 0)
 		goto out;
 	if (gpumem_policy_env(&st->eff, &node, &env, &envd) < 0 ||
 	    (st->mig && gpumem_env_drop_l2(&env)) || set_env(sp, &env) < 0) {
@@ -351,6 +359,12 @@ int gpumem_slurmstepd_task_init(spank_t sp)
 
 	if (!gpumem_plugin.deferred_error && mps_place_check(sp) < 0)
 		return -1;
+	/* After Slurm set the step's GPUs: the job's MPS daemon numbers them from 0. */
+	if (gpumem_plugin.mps_devices && !gpumem_plugin.deferred_error &&
+	    spank_setenv(sp, "CUDA_VISIBLE_DEVICES", gpumem_plugin.mps_devices, 1) != ESPANK_SUCCESS) {
+		slurm_error("gpumem: cannot set CUDA_VISIBLE_DEVICES for the job's MPS daemon");
+		return -1;
+	}
 	if (gpumem_plugin.deferred_error) {
 		/* Escaped when deferred: one log line per line, nothing raw. */
 		for (char *l = gpumem_plugin.deferred_error, *nl; l && *l; l = nl ? nl + 1 : NULL) {

@@ -14,6 +14,13 @@ const char *gpumem_step_name(uint32_t job, uint32_t step);
  */
 void gpumem_step_gpus(spank_t sp, struct gpumem_plugin *st, struct gpumem_node *node,
 		      uid_t uid, gid_t gid, uint32_t job, uint32_t step, const char **src);
+/*
+ * The tasks' CUDA_VISIBLE_DEVICES as clients of the job's MPS daemon,
+ * started on DAEMON (the job's GPUs; NULL: all): the step's GPUs in the
+ * daemon's numbering into OUT (gpumem_gpus_mps_client), "" when Slurm's
+ * stands.  0, or -1 when a GPU of the step is not the daemon's.
+ */
+int gpumem_step_mps_devices(spank_t sp, const char *daemon, char *out, size_t len);
 /* Under MIG no L2 lines can persist: the limit is not set (0 would be moot).  0. */
 int gpumem_env_drop_l2(struct gpumem_env *env);
 #endif

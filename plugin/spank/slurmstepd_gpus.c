@@ -143,3 +143,16 @@ void gpumem_step_gpus(spank_t sp, struct gpumem_plugin *st, struct gpumem_node *
 	if (access(st->args.um_library, R_OK) == 0)
 		node->um_library = st->args.um_library;
 }
+
+int gpumem_step_mps_devices(spank_t sp, const char *daemon, char *out, size_t len)
+{
+	char list[GPUMEM_MAX_GPUS][64];
+	const char *src;
+	int n = gpumem_gpus_from_env(job_getenv, sp, list, GPUMEM_MAX_GPUS, &src);
+
+	out[0] = '\0';
+	/* Slurm's own list in the node's numbering, as the prolog's: else leave it be. */
+	if (daemon == NULL || n <= 0 || !strcmp(src, "CUDA_VISIBLE_DEVICES"))
+		return 0;
+	return gpumem_gpus_mps_client(daemon, list, n, out, len);
+}

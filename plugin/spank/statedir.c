@@ -176,6 +176,7 @@ int gpumem_jobrec_write(int dfd, unsigned job, const struct gpumem_jobrec *r)
 	gpumem_json_add(o, "rejected", gpumem_json_string(r->rejected));
 	gpumem_json_add(o, "fail", gpumem_json_string(r->fail));
 	gpumem_json_add(o, "mps", gpumem_json_string(r->mps));
+	gpumem_json_add(o, "mps_gpus", gpumem_json_string(r->mps_gpus));
 	text = gpumem_json_dump(o, GPUMEM_JSON_COMPACT);
 	json_object_put(o);
 	snprintf(name, sizeof(name), JOBREC, job);
@@ -217,7 +218,8 @@ int gpumem_jobrec_read(int dfd, unsigned job, struct gpumem_jobrec *r, char *why
 	if (gpumem_json_parse(text, strlen(text), &caps, &o, err, sizeof(err)) < 0 ||
 	    gpumem_json_num(o, "v", &v) < 0 || v != 1 || member(o, "name", &r->name) < 0 ||
 	    member(o, "policy", &r->policy) < 0 || member(o, "rejected", &r->rejected) < 0 ||
-	    member(o, "fail", &r->fail) < 0 || member(o, "mps", &r->mps) < 0) {
+	    member(o, "fail", &r->fail) < 0 || member(o, "mps", &r->mps) < 0 ||
+	    member(o, "mps_gpus", &r->mps_gpus) < 0) {
 		snprintf(why, wlen, "the record of job %u is not whole", job);
 		gpumem_jobrec_free(r);
 	} else {
@@ -235,6 +237,7 @@ void gpumem_jobrec_free(struct gpumem_jobrec *r)
 	free(r->rejected);
 	free(r->fail);
 	free(r->mps);
+	free(r->mps_gpus);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -57,6 +57,7 @@ struct gpumem_jobrec {
 	char *fail;             /* why every step of the job fails (the before-check), or NULL */
 	char *mps;              /* NULL: no per-job MPS daemon asked; "start": being
 				 * started (mps.c's record says how it went); else why not */
+	char *mps_gpus;         /* the GPUs the daemon was started with; NULL: all */
 };
 int gpumem_jobrec_write(int dfd, unsigned job, const struct gpumem_jobrec *r);
 /* 0, or -1: no record (or one root did not write, or not whole: WHY says). */

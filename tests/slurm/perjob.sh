@@ -185,4 +185,21 @@ wait_idle gpumem2
 is "$(nruns runs)" 0 "min_interval 10: GPU passed minutes ago: no check run"
 like "$(json "$t/reports/job$jid.prolog.gpumem2.before.json" 'd["status"] + " (" + d["reason"] + ")"' 2>&1)" "^skipped \(passed at 20[0-9-]+T[0-9:]+Z\)$" "... reported as skipped (passed at TIME)"
 like "$(grep -h "check before job $jid.prolog" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem2.log")" "skipped \(passed at" "... and logged so"
+
+# --- the job's MPS daemon numbers its GPUs from 0 -----------------------------------------
+# NVIDIA's MPS reads a client's CUDA_VISIBLE_DEVICES against the GPUs its daemon was
+# started with: a job on GPU 1 (the daemon has GPU 1 alone) whose tasks keep Slurm's
+# "1" finds no GPU (seen on two H200, bench/results/gpu/2026-11-27-h200x2-c).
+"$CL" stop >/dev/null 2>&1
+"$CL" start --nodes 1 --gpus 2 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 ||
+	{ cat "$t/start.log" >&2; skip_all "the local Slurm did not restart with 2 GPUs"; }
+eval "$("$CL" env)"
+asuser sbatch -w gpumem1 --gres=gpu:1 -o /dev/null --wrap 'sleep 8' >/dev/null   # holds GPU 0
+sleep 1
+: >"$B/runs"
+run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "step=$SLURM_STEP_GPUS cvd=$CUDA_VISIBLE_DEVICES"'
+like "$out" "^step=1 cvd=0$" "an MPS job on GPU 1: its tasks get CUDA_VISIBLE_DEVICES=0, the daemon's number for it"
+run asuser srun -w gpumem1 --gres=gpu:1 sh -c 'echo "step=$SLURM_STEP_GPUS cvd=$CUDA_VISIBLE_DEVICES"'
+like "$out" "^step=[01] cvd=[01]$" "... a job without the daemon keeps Slurm's numbering"
+like "$(grep -h "job [0-9]*: policy .*mps.yaml" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log" | tail -1)" "CUDA_MPS_PIPE_DIRECTORY=" "... the MPS job's step was set up"
 done_testing

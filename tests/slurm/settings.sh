@@ -35,14 +35,23 @@ args="site=$t/site.yaml libexecdir=$B check=$B/standin-check nvidia_dev=$t/nvidi
 plugstack "$t/required.conf" $args
 echo "optional $so $args" >"$t/optional.conf"
 chmod 644 "$t/optional.conf"
-start() {   # start PLUGSTACK SLURM_CONF_LINES: a fresh 1-node cluster; rc in $rc
+# start PLUGSTACK SLURM_CONF_LINES: a fresh 1-node cluster; rc in $rc.  A start
+# that failed leaves slurmd's log in $t/failed.log and the state dir wiped
+# (cluster start wipes only an empty dir or a cluster's).
+start() {
 	"$CL" stop >/dev/null 2>&1
+	rm -f "$t/failed.log"
 	GPUMEM_SLURM_CONF_EXTRA="$2" "$CL" start --gpus 1 --plugstack "$1" >"$t/start.log" 2>&1
 	rc=$?
-	[ $rc = 0 ] && eval "$("$CL" env)"
+	if [ $rc = 0 ]; then
+		eval "$("$CL" env)"
+	else
+		cp "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log" "$t/failed.log" 2>/dev/null
+		rm -rf "$GPUMEM_CLUSTER_DIR"
+	fi
 	return $rc
 }
-slurmd_log() { cat "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log" 2>/dev/null; }
+slurmd_log() { cat "$t/failed.log" 2>/dev/null || cat "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log" 2>/dev/null; }
 cd /tmp || exit 1
 
 # --- PrologFlags=RunInJob: refused ------------------------------------------------

@@ -157,10 +157,30 @@ static void matching(void)
 	is_int(gpumem_gpus_match(mig, list, 1, &node), 0, "MIG-GPU-.../GI/CI cannot be matched: unknown, not wrong");
 }
 
+/* A client of the job's MPS daemon: the step's GPUs in the daemon's numbering. */
+static void mps_client(void)
+{
+	char step[3][64] = { "1" }, out[64];
+
+	is_int(gpumem_gpus_mps_client("1", step, 1, out, sizeof(out)), 0, "daemon on GPU 1, step on GPU 1");
+	is_str(out, "0", "... the client's CUDA_VISIBLE_DEVICES is 0");
+	strcpy(step[0], "3");
+	strcpy(step[1], "1");
+	is_int(gpumem_gpus_mps_client("1, 3", step, 2, out, sizeof(out)), 0, "daemon on 1,3, step on 3,1");
+	is_str(out, "1,0", "... 1,0: each GPU's place in the daemon's list, in the step's order");
+	strcpy(step[0], "0");
+	is_int(gpumem_gpus_mps_client("1,3", step, 1, out, sizeof(out)), -1, "a GPU the daemon does not serve: refused");
+	strcpy(step[0], GPU_A);
+	is_int(gpumem_gpus_mps_client(GPU_A, step, 1, out, sizeof(out)), 0, "UUIDs as well");
+	is_str(out, "0", "... numbered the same way");
+	is_int(gpumem_gpus_mps_client("0", step, 1, out, 1), -1, "no room for the answer: refused, never cut");
+}
+
 int main(void)
 {
 	kinds();
 	lists();
 	matching();
+	mps_client();
 	return tap_done();
 }
