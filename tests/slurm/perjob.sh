@@ -201,5 +201,5 @@ run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'ech
 like "$out" "^step=1 cvd=0$" "an MPS job on GPU 1: its tasks get CUDA_VISIBLE_DEVICES=0, the daemon's number for it"
 run asuser srun -w gpumem1 --gres=gpu:1 sh -c 'echo "step=$SLURM_STEP_GPUS cvd=$CUDA_VISIBLE_DEVICES"'
 like "$out" "^step=[01] cvd=[01]$" "... a job without the daemon keeps Slurm's numbering"
-like "$(grep -h "job [0-9]*: policy .*mps.yaml" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log" | tail -1)" "CUDA_MPS_PIPE_DIRECTORY=" "... the MPS job's step was set up"
+like "$(grep -h "job [0-9.]*: policy .*mps.yaml" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log" | tail -1)" "CUDA_MPS_PIPE_DIRECTORY=" "... the MPS job's step was set up"
 done_testing
