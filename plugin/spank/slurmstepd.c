@@ -240,7 +240,7 @@ static int mps_place_check(spank_t sp)
 	spank_get_item(sp, S_TASK_ID, &task);
 	gpumem_mps_place_here(st->mps_pipe, &here);
 	if (here.pipe_dev != d->pipe_dev || here.pipe_ino != d->pipe_ino) {
-		slurm_error("gpumem: job %u: the MPS pipe directory %s the tasks see is not the one the "
+		gpumem_error("gpumem: job %u: the MPS pipe directory %s the tasks see is not the one the "
 			    "job's daemon listens in (the job's mount namespace was made without "
 			    "it): the task would run without its MPS daemon", job, st->mps_pipe);
 		return -1;
@@ -249,7 +249,7 @@ static int mps_place_check(spank_t sp)
 		char host[64] = "";
 
 		gethostname(host, sizeof(host) - 1);
-		slurm_info("gpumem: job %u: the job's /dev/shm is not the one of its MPS daemon "
+		gpumem_info("gpumem: job %u: the job's /dev/shm is not the one of its MPS daemon "
 			   "(a private /dev/shm per job: job_container.conf Dirs=, 23.02+): MPS clients share "
 			   "files there with the daemon", job);
 		fprintf(stderr, "gpumem: %s: this job's /dev/shm is private, its MPS daemon's is the "
