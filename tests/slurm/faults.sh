@@ -87,8 +87,11 @@ for i in $(seq 1 100); do
 	srun --overlap -N1 -n1 --gpumem-policy='"$t"'/load.yaml sh -c "echo \$SLURM_STEP_ID \$CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT \$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE" &
 done
 wait')
+t0=$(date +%s)
 for _ in $(seq 1 240); do squeue -h -j "$jid" 2>/dev/null | grep -q . || break; sleep 0.5; done
-is "$(grep -c '^[0-9]* 40 30$' "$t/load.out")" 100 "100 concurrent steps: every one saw L2 40% and MPS 30%"
+diag "the 100-step job: $(($(date +%s) - t0)) s; $(squeue -h -j "$jid" -o '%T' 2>/dev/null || echo gone)"
+is "$(grep -c '^[0-9]* 40 30$' "$t/load.out")" 100 "100 concurrent steps: every one saw L2 40% and MPS 30%" ||
+	grep -v '^[0-9]* 40 30$' "$t/load.out" | sort | uniq -c | sort -rn | head -8 | sed 's/^/# load.out: /'
 is "$(cut -d' ' -f1 "$t/load.out" | sort -u | grep -c .)" 100 "... 100 distinct steps"
 for _ in $(seq 1 40); do ls "$t/reports" | grep -q "^job$jid\.epilog\." && break; sleep 0.5; done
 n=$(ls "$t/reports" | grep -c "^job$jid\.")

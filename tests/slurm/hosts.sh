@@ -48,7 +48,9 @@ chmod -R a+rX "$t"
 bad="$t/bad-dir"
 run "$CL" start --hosts=yes --dir "$bad"
 like "$out" "cluster: error: start: --hosts takes no value" "--hosts=yes refused"
-run "$CL" start --nodes 2 --node-plugstack "1=$t/plug1.conf" --dir "$bad"
+# Without --hosts, also where tests/slurm/run --hosts puts it in GPUMEM_CLUSTER_ARGS.
+no_hosts_args=$(printf '%s\n' ${GPUMEM_CLUSTER_ARGS:-} | grep -vx -- --hosts | tr '\n' ' ')
+run env GPUMEM_CLUSTER_ARGS="$no_hosts_args" "$CL" start --nodes 2 --node-plugstack "1=$t/plug1.conf" --dir "$bad"
 like "$out" "error: --node-plugstack needs --hosts" "--node-plugstack without --hosts refused"
 run "$CL" start --hosts --nodes 2 --node-plugstack "3=$t/plug1.conf" --dir "$bad"
 like "$out" "error: --node-plugstack wants K=FILE with K in 1..2, got '3=" "--node-plugstack for a node that is not there refused"

@@ -56,6 +56,10 @@ run timeout $T sinfo -h -N -o '%N %t'
 is "$out" "gpumem1 idle" "sinfo: gpumem1 idle"
 
 U=${GPUMEM_TEST_USER:-gpumemtest}
+# The name a task's `hostname` prints: this host's, or with --hosts (from
+# GPUMEM_CLUSTER_ARGS, tests/slurm/run --hosts) its node's own (UTS namespace).
+node_host=$(hostname)
+grep -qx 'HOSTS=1' "$dir/cluster.state" 2>/dev/null && node_host=gpumem1
 
 for who in root "$U"; do
 	if [ "$who" = root ]; then as=""; else as=asuser; fi
@@ -64,7 +68,7 @@ for who in root "$U"; do
 	is "$rc" 0 "$who: srun -N1 true"
 
 	run $as timeout $T srun hostname
-	is "$rc:$out" "0:$(hostname)" "$who: srun hostname"
+	is "$rc:$out" "0:$node_host" "$who: srun hostname"
 
 	run $as timeout $T srun -N1 id -un
 	is "$out" "$who" "$who: the job runs as $who"
