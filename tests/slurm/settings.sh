@@ -89,6 +89,18 @@ for flags in Contain Alloc Contain,Alloc; do
 done
 
 # --- the hook's time limit ------------------------------------------------------------
+# stopped_at_limit PHASE HOOK SETTING TEXT: the PHASE check's report says it was
+# stopped at the job HOOK's limit (SETTING=6); Slurm killed nothing, drained nothing.
+stopped_at_limit() {
+	local f
+	for _ in $(seq 1 60); do ls "$t"/reports/*."$1".json >/dev/null 2>&1 && break; sleep 0.25; done
+	f=$(ls "$t"/reports/*."$1".json 2>/dev/null | tail -1)
+	like "$(json "$f" 'd["status"] + " " + d["reason"]' 2>/dev/null)" \
+		"timed_out stopped at the job $2's time limit \\($3=6, less a margin\\)" "$4"
+	wait_idle gpumem1
+	is "$(node_state gpumem1)" IDLE "... Slurm did not kill the hook: the node is not drained"
+	unlike "$(slurmd_log)" "spank/$2 timed out" "... and slurmd logs no timeout of its own"
+}
 if series_at_least 25.05; then limit="PrologTimeout=6
 EpilogTimeout=6"; name=PrologTimeout ename=EpilogTimeout
 else limit="PrologEpilogTimeout=6"; name=PrologEpilogTimeout ename=PrologEpilogTimeout
@@ -102,22 +114,11 @@ took=$(($(date +%s) - s))
 	fail "the step ran: $out"
 like "$out" "GPU check before the job did not finish \\(counted as failed\\)" "... the check counted as failed, saying so"
 [ "$took" -lt 15 ] && pass "... within the hook's limit, not after the check's 40 s" || fail "took ${took} s"
-f=$(ls "$t"/reports/*.before.json 2>/dev/null | tail -1)
-like "$(json "$f" 'd["status"] + " " + d["reason"]' 2>/dev/null)" "timed_out stopped at the job prolog's time limit \\($name=6, less a margin\\)" \
-	"... its report: stopped at the prolog's limit, named"
-wait_idle gpumem1
-is "$(node_state gpumem1)" IDLE "... Slurm did not kill the hook: the node is not drained"
-unlike "$(slurmd_log)" "spank/prolog timed out" "... and slurmd logs no timeout of its own"
+stopped_at_limit before prolog "$name" "... its report: stopped at the prolog's limit, named"
 
 rm -f "$t"/reports/*
 run asuser timeout 60 srun -N1 --gres=gpu:1 --gpumem-policy="$t/after.yaml" echo task-ran
 like "$rc $out" "^0 task-ran" "$ename=6, an after-check of 40 s: the job runs"
-for _ in $(seq 1 60); do ls "$t"/reports/*.after.json >/dev/null 2>&1 && break; sleep 0.25; done
-f=$(ls "$t"/reports/*.after.json 2>/dev/null | tail -1)
-like "$(json "$f" 'd["status"] + " " + d["reason"]' 2>/dev/null)" "timed_out stopped at the job epilog's time limit \\($ename=6, less a margin\\)" \
-	"... the after-check stopped at the epilog's limit, named in its report"
-wait_idle gpumem1
-is "$(node_state gpumem1)" IDLE "... the node is not drained"
-unlike "$(slurmd_log)" "spank/epilog timed out" "... slurmd logs no timeout of its own"
+stopped_at_limit after epilog "$ename" "... the after-check stopped at the epilog's limit, named in its report"
 rm -f "$B/delay"
 done_testing
