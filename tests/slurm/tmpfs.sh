@@ -17,11 +17,20 @@ B=$t/bin
 mkdir -p "$t/reports"
 standin_bin "$B"
 site_requiring_checks "$t/site.yaml" "$t/reports" 20
-um="$top_builddir/kernels/um/.libs/libgpumem-um.so"
+# What the job's tasks run or preload lies outside /tmp: a job does not see the
+# host's (the build may be under /tmp, as a clone in CI can be).
+V=/var/tmp/gpumem-tmpfs-$$
+mkdir -p "$V" && chmod 755 "$V"
+trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t" "$V"' EXIT
+um=""
+if [ -f "$top_builddir/kernels/um/.libs/libgpumem-um.so" ]; then
+	um="$V/libgpumem-um.so"
+	install -m 644 "$top_builddir/kernels/um/.libs/libgpumem-um.so" "$um"
+fi
 printf 'version: 1\nmps:\n  daemon: job\n  active_thread_percentage: 50\n' >"$t/mps.yaml"
 printf 'version: 1\nmps:\n  daemon: job\n  active_thread_percentage: 50\nunified_memory:\n  preferred_location: cpu\n  accessed_by: [gpu]\n' >"$t/mpsum.yaml"
 chmod 644 "$t"/*.yaml
-uml=""; [ -f "$um" ] && uml="um_library=$um"
+uml=""; [ -n "$um" ] && uml="um_library=$um"
 plugstack "$t/plugstack.conf" site="$t/site.yaml" libexecdir="$B" check="$B/standin-check" \
 	nvidia_dev="$t/nvidiactl" mps_control="$B/nvidia-cuda-mps-control" $uml
 if ! "$CL" start --tmpfs --nodes 2 --gpus 1 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1; then
@@ -74,10 +83,8 @@ echo "preload=${LD_PRELOAD:-none}"
 [ -z "${LD_PRELOAD:-}" ] || { [ -r "$LD_PRELOAD" ] && echo "preload-readable"; }
 echo "jobtmp=$(ls -A /tmp /dev/shm | tr '\n' ' ')"
 SH
-# The task's script lies outside /tmp (a job does not see the host's).
-TASK=/var/tmp/gpumem-tmpfs-$$/task.sh
-mkdir -p "${TASK%/*}" && install -m 755 "$t/task.sh" "$TASK" && chmod 755 "${TASK%/*}"
-trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t" "${TASK%/*}"' EXIT
+TASK=$V/task.sh
+install -m 755 "$t/task.sh" "$TASK"
 for pol in mps mpsum; do
 	: >"$B/runs"
 	run asuser salloc -N1 -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/$pol.yaml" sh -c '
