@@ -335,17 +335,25 @@ bad:
 	return -1;
 }
 
+/* NODE's word in the job's spool directory: its record SEG, or NONE (no record); 300 bytes each. */
+static void word_names(const char *node, char seg[300], char none[300])
+{
+	snprintf(seg, 300, "%s.seg", node);
+	snprintf(none, 300, "%s.none", node);
+	gpumem_safe_name(seg);
+	gpumem_safe_name(none);
+}
+
 /* The epilog mode with --spool: NODE.seg holds SEG, or NODE.none says "no record". */
 static int spool_put(const struct opts *o, const char *seg)
 {
-	char name[300], tmp[320];
+	char segname[300], nonename[300], tmp[320], *name = seg ? segname : nonename;
 	int jfd = spool_open(o, 1), fd = -1, rv = -1;
 	size_t len = seg ? strlen(seg) : 0;
 
 	if (jfd < 0)
 		return -1;
-	snprintf(name, sizeof(name), "%s.%s", o->node, seg ? "seg" : "none");
-	gpumem_safe_name(name);
+	word_names(o->node, segname, nonename);
 	snprintf(tmp, sizeof(tmp), ".%s.%ld", name, (long)getpid());
 	fd = openat(jfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0 || (len && write(fd, seg, len) != (ssize_t)len) || close(fd) < 0 ||
@@ -365,14 +373,13 @@ fail:
 /* NODE's segment from the spool, checked to be a record of NODE; NULL if none. */
 static char *spool_get(const struct opts *o, int jfd, const char *node)
 {
-	char name[300], buf[GPUMEM_ACCT_MAX_SEGMENT + 1], err[256], *json = NULL;
+	char name[300], none[300], buf[GPUMEM_ACCT_MAX_SEGMENT + 1], err[256], *json = NULL;
 	struct json_object *v = NULL, *jn;
 	struct stat st;
 	ssize_t len;
 	int fd;
 
-	snprintf(name, sizeof(name), "%s.seg", node);
-	gpumem_safe_name(name);
+	word_names(node, name, none);
 	fd = openat(jfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
@@ -410,6 +417,7 @@ static int unlinkdirat_job(const struct opts *o)
 	return rc;
 }
 
+
 /*
  * The slurmctld mode: every node of the job (scontrol show hostnames) has
  * left NODE.seg or NODE.none, or WAIT seconds passed; then one merge of
@@ -440,10 +448,7 @@ static int ctld(const struct opts *o)
 		for (int i = 0; i < n; i++) {
 			char a[300], b[300];
 
-			snprintf(a, sizeof(a), "%s.seg", names[i]);
-			snprintf(b, sizeof(b), "%s.none", names[i]);
-			gpumem_safe_name(a);
-			gpumem_safe_name(b);
+			word_names(names[i], a, b);
 			missing += jfd < 0 || (faccessat(jfd, a, F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
 					       faccessat(jfd, b, F_OK, AT_SYMLINK_NOFOLLOW) < 0);
 		}
@@ -470,10 +475,7 @@ static int ctld(const struct opts *o)
 		for (int i = 0; i < n; i++) {
 			char a[300], b[300];
 
-			snprintf(a, sizeof(a), "%s.seg", names[i]);
-			snprintf(b, sizeof(b), "%s.none", names[i]);
-			gpumem_safe_name(a);
-			gpumem_safe_name(b);
+			word_names(names[i], a, b);
 			unlinkat(jfd, a, 0);
 			unlinkat(jfd, b, 0);
 		}
