@@ -117,7 +117,7 @@ static void before_check(struct gpumem_jobctx *c, const struct gpumem_node *node
 	char why[2100];
 
 	/* The check runs with the job's MPS share: on the job's daemon, once it is up. */
-	if (st->mps_dir && gpumem_mps_wait(c->dfd, c->job, st->args.timeout * 1000L, why,
+	if (st->mps_dir && gpumem_mps_wait(c->dfd, c->job, st->args.timeout * 1000L, NULL, why,
 					   sizeof(why)) != 0) {
 		free(st->mps_dir);
 		st->mps_dir = NULL;

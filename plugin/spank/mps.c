@@ -106,26 +106,14 @@ static int record_ready(int sfd, unsigned job, pid_t pid, unsigned long long sta
 	return gpumem_state_write(sfd, name, text);
 }
 
-int gpumem_mps_place_read(int sfd, unsigned job, struct gpumem_mps_place *w)
-{
-	char name[64], *text;
-	unsigned long long start;
-	unsigned uid;
-	int pid, rv = -1;
-
-	snprintf(name, sizeof(name), RECORD, job);
-	text = sfd >= 0 ? gpumem_state_read(sfd, name, 4096) : NULL;
-	if (text && sscanf(text, "ready %d %llu %u %llu %llu %llu %llu", &pid, &start, &uid,
-			   &w->pipe_dev, &w->pipe_ino, &w->shm_dev, &w->shm_ino) == 7 && w->pipe_ino)
-		rv = 0;
-	free(text);
-	return rv;
-}
-
-/* Parse the record: 1 ready (pid, start, uid), 0 failed (WHY), -1 none or not whole. */
+/*
+ * Parse the record: 1 ready (pid, start, uid; where it lives into WHERE,
+ * zeros for a record without it), 0 failed (WHY), -1 none or not whole.
+ */
 static int read_record(int sfd, unsigned job, pid_t *pid, unsigned long long *start, uid_t *uid,
-		       char *why, size_t wlen)
+		       struct gpumem_mps_place *where, char *why, size_t wlen)
 {
+	struct gpumem_mps_place w = { 0 };
 	char name[64], *text;
 	unsigned u;
 	int p, rv = -1;
@@ -134,9 +122,12 @@ static int read_record(int sfd, unsigned job, pid_t *pid, unsigned long long *st
 	text = sfd >= 0 ? gpumem_state_read(sfd, name, 4096) : NULL;
 	if (text == NULL)
 		return -1;
-	if (sscanf(text, "ready %d %llu %u", &p, start, &u) == 3 && p > 0) {
+	if (sscanf(text, "ready %d %llu %u %llu %llu %llu %llu", &p, start, &u, &w.pipe_dev,
+		   &w.pipe_ino, &w.shm_dev, &w.shm_ino) >= 3 && p > 0) {
 		*pid = p;
 		*uid = u;
+		if (where)
+			*where = w;
 		rv = 1;
 	} else if (!strncmp(text, "failed ", 7)) {
 		snprintf(why, wlen, "%s", text + 7);
@@ -147,14 +138,15 @@ static int read_record(int sfd, unsigned job, pid_t *pid, unsigned long long *st
 	return rv;
 }
 
-int gpumem_mps_wait(int sfd, unsigned job, long timeout_ms, char *why, size_t wlen)
+int gpumem_mps_wait(int sfd, unsigned job, long timeout_ms, struct gpumem_mps_place *where,
+		    char *why, size_t wlen)
 {
 	pid_t pid;
 	unsigned long long start;
 	uid_t uid;
 
 	for (long waited = 0;; waited++) {
-		switch (read_record(sfd, job, &pid, &start, &uid, why, wlen)) {
+		switch (read_record(sfd, job, &pid, &start, &uid, where, why, wlen)) {
 		case 1: return 0;
 		case 0: return -1;
 		}
@@ -382,10 +374,10 @@ static int wait_listening(const struct gpumem_mps *m, const char *dir, pid_t pid
 {
 	char sock[4300];
 	struct stat st;
+	long limit = gpumem_proc_left_ms(m->timeout * 1000L);   /* the hook's deadline first */
 	int status;
 
 	snprintf(sock, sizeof(sock), "%s/pipe/control", dir);
-	long limit = gpumem_proc_left_ms(m->timeout * 1000L);
 
 	for (long waited = 0; waited <= limit; waited++) {
 		if (waitpid(pid, &status, WNOHANG) == pid) {
@@ -548,10 +540,10 @@ void gpumem_mps_stop(const struct gpumem_mps *m)
 	gpumem_mps_dir(m->base, m->job, dir, sizeof(dir));
 	have_dir = access(dir, F_OK) == 0;
 	/* A job that ended before its daemon was up: let the start finish first. */
-	if (have_dir && gpumem_mps_wait(m->sfd, m->job, m->timeout * 1000L, why, sizeof(why)) == -2)
+	if (have_dir && gpumem_mps_wait(m->sfd, m->job, m->timeout * 1000L, NULL, why, sizeof(why)) == -2)
 		gpumem_error("gpumem: job %u: the MPS daemon's start was not recorded in time",
 			     m->job);
-	rc = read_record(m->sfd, m->job, &pid, &start, &uid, why, sizeof(why));
+	rc = read_record(m->sfd, m->job, &pid, &start, &uid, NULL, why, sizeof(why));
 	if (rc == 1 && uid == m->uid)
 		stop_daemon(m, dir, pid, start);
 	else if (rc == 1)

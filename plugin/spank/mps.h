@@ -50,17 +50,17 @@ int gpumem_mps_start(const struct gpumem_mps *m, char *why, size_t wlen);
 struct gpumem_mps_place {
 	unsigned long long pipe_dev, pipe_ino, shm_dev, shm_ino;
 };
-/* Of a started daemon, from its record: 0, or -1 (none, or an older record). */
-int gpumem_mps_place_read(int sfd, unsigned job, struct gpumem_mps_place *w);
-/* The same, as the calling process sees PIPE_DIR and /dev/shm (a task, in the job's namespace). */
+/* As the calling process sees PIPE_DIR and /dev/shm (a task, in the job's namespace). */
 void gpumem_mps_place_here(const char *pipe_dir, struct gpumem_mps_place *w);
 /* Record that the prolog could not even try: the steps fail with WHY. */
 int gpumem_mps_record_failed(int sfd, unsigned job, const char *why);
 /*
- * Wait at most TIMEOUT_MS for the record: 0 up, -1 it failed (WHY), -2 no
- * record in time.
+ * Wait at most TIMEOUT_MS for the record: 0 up (where the daemon lives into
+ * WHERE, unless NULL; pipe_ino 0: a record without it), -1 it failed (WHY),
+ * -2 no record in time.
  */
-int gpumem_mps_wait(int sfd, unsigned job, long timeout_ms, char *why, size_t wlen);
+int gpumem_mps_wait(int sfd, unsigned job, long timeout_ms, struct gpumem_mps_place *where,
+		    char *why, size_t wlen);
 /*
  * As root (the job epilog): stop the daemon the record names (quit, then
  * kill what is left of it), remove the job's directory and the record.

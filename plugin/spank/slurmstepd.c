@@ -189,7 +189,8 @@ static int step_mps(spank_t sp, struct gpumem_plugin *st, const struct gpumem_jo
 	}
 	dfd = gpumem_state_open(st->args.state_dir, 0, err, sizeof(err));
 	if (dfd >= 0)
-		rc = gpumem_mps_wait(dfd, job, st->args.timeout * 1000L, why, sizeof(why));
+		rc = gpumem_mps_wait(dfd, job, st->args.timeout * 1000L, &st->mps_place, why,
+				     sizeof(why));
 	if (rc != 0) {
 		defer("the job's MPS daemon did not start: %s", dfd < 0 ? err : rc == -2 ?
 		      "not up within the timeout" : why);
@@ -207,10 +208,8 @@ static int step_mps(spank_t sp, struct gpumem_plugin *st, const struct gpumem_jo
 	snprintf(log_dir, sizeof(log_dir), "%s/log", dir);
 	node->mps_pipe_dir = pipe_dir;
 	node->mps_log_dir = log_dir;
-	/* Where the daemon lives, for task_init to compare with what the tasks see. */
+	/* Where the daemon lives (its record, above), for task_init to compare with the tasks'. */
 	st->mps_pipe = pipe_dir;
-	if (gpumem_mps_place_read(dfd, job, &st->mps_place) < 0)
-		memset(&st->mps_place, 0, sizeof(st->mps_place));
 	close(dfd);
 	return 0;
 fail:
