@@ -1,17 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The policy format, version 1: its keys, defaults and loading. */
+/*
+ * The policy format, version 1: its keys, defaults and loading.  The key
+ * tables and the enum names here are the one registry of the format: the
+ * site file (site.c), merge (merge.c) and the docs test
+ * (tests/unit/test_docs.c) read them rather than keep lists of their own.
+ */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "schema.h"
 
 #define P(field) offsetof(struct gpumem_policy, field)
 
-static const char *const loc_names[] = { "none", "cpu", "gpu", NULL };
-static const char *const access_names[] = { "cpu", "gpu", NULL };
-static const char *const daemon_names[] = { "none", "site", "job", NULL };
-static const char *const onfail_names[] = { "warn", "fail", "drain", NULL };
-static const char *const placement_names[] = { "none", "stripe", NULL };
+const char *const gpumem_loc_names[] = { "none", "cpu", "gpu", NULL };
+const char *const gpumem_access_names[] = { "cpu", "gpu", NULL };
+const char *const gpumem_daemon_names[] = { "none", "site", "job", NULL };
+const char *const gpumem_onfail_names[] = { "warn", "fail", "drain", NULL };
+const char *const gpumem_placement_names[] = { "none", "stripe", NULL };
+const char *const gpumem_section_names[] = { "l2", "mps", "unified_memory", "check", "profile",
+					     NULL };
 
 static const struct gpumem_key l2_keys[] = {
 	{ .name = "persisting_limit", .type = GPUMEM_KT_L2LIMIT, .bit = GPUMEM_K_L2_LIMIT,
@@ -27,25 +35,25 @@ static const struct gpumem_key mps_keys[] = {
 	{ .name = "pinned_device_mem_limit", .type = GPUMEM_KT_SIZE,
 	  .off = P(mps.pinned_device_mem_limit), .bit = GPUMEM_K_MPS_PINNED, .max = 1e15 },
 	{ .name = "daemon", .type = GPUMEM_KT_ENUM, .off = P(mps.daemon),
-	  .bit = GPUMEM_K_MPS_DAEMON, .names = daemon_names },
+	  .bit = GPUMEM_K_MPS_DAEMON, .names = gpumem_daemon_names },
 	{ 0 }
 };
 
 static const struct gpumem_key um_keys[] = {
 	{ .name = "preferred_location", .type = GPUMEM_KT_ENUM,
-	  .off = P(um.preferred_location), .bit = GPUMEM_K_UM_PREFERRED, .names = loc_names },
+	  .off = P(um.preferred_location), .bit = GPUMEM_K_UM_PREFERRED, .names = gpumem_loc_names },
 	/* Bits follow access_names: cpu = 1, gpu = 2, as GPUMEM_ACCESS_*. */
 	{ .name = "accessed_by", .type = GPUMEM_KT_ENUM_LIST, .off = P(um.accessed_by),
-	  .bit = GPUMEM_K_UM_ACCESSED_BY, .names = access_names },
+	  .bit = GPUMEM_K_UM_ACCESSED_BY, .names = gpumem_access_names },
 	{ .name = "read_mostly", .type = GPUMEM_KT_BOOL, .off = P(um.read_mostly),
 	  .bit = GPUMEM_K_UM_READ_MOSTLY },
 	{ .name = "prefetch", .type = GPUMEM_KT_ENUM, .off = P(um.prefetch),
-	  .bit = GPUMEM_K_UM_PREFETCH, .names = loc_names },
+	  .bit = GPUMEM_K_UM_PREFETCH, .names = gpumem_loc_names },
 	{ .name = "min_bytes", .type = GPUMEM_KT_SIZE, .off = P(um.min_bytes),
 	  .bit = GPUMEM_K_UM_MIN_BYTES, .max = 1e15 },
 	/* Placement by size (issue 17); kernels/um/um_stripe.c says how. */
 	{ .name = "placement", .type = GPUMEM_KT_ENUM, .off = P(um.placement),
-	  .bit = GPUMEM_K_UM_PLACEMENT, .names = placement_names, .pos_off = P(um.placement_pos) },
+	  .bit = GPUMEM_K_UM_PLACEMENT, .names = gpumem_placement_names, .pos_off = P(um.placement_pos) },
 	{ .name = "gpu_fraction", .type = GPUMEM_KT_FRACTION_AUTO, .off = P(um.gpu_fraction),
 	  .bit = GPUMEM_K_UM_FRACTION, .min = 0, .max = 1 },
 	{ .name = "reserve", .type = GPUMEM_KT_SIZE, .off = P(um.reserve),
@@ -68,7 +76,7 @@ static const struct gpumem_key check_keys[] = {
 	  .bit = GPUMEM_K_CHECK_AFTER },
 	{ .name = "bandwidth", .type = GPUMEM_KT_SECTION, .sub = bandwidth_keys },
 	{ .name = "on_fail", .type = GPUMEM_KT_ENUM, .off = P(check.on_fail),
-	  .bit = GPUMEM_K_CHECK_ONFAIL, .names = onfail_names },
+	  .bit = GPUMEM_K_CHECK_ONFAIL, .names = gpumem_onfail_names },
 	{ .name = "l2_ab", .type = GPUMEM_KT_BOOL, .off = P(check.l2_ab),
 	  .bit = GPUMEM_K_CHECK_L2AB },
 	{ 0 }
@@ -122,9 +130,65 @@ void gpumem_policy_init(struct gpumem_policy *p)
 	p->profile.enabled = 1;
 }
 
+/* An enum's name from its list (a value out of range: the list's first). */
+static const char *enum_name(const char *const *names, unsigned v)
+{
+	for (unsigned i = 0; names[i]; i++)
+		if (i == v)
+			return names[i];
+	return names[0];
+}
+
+const char *gpumem_loc_name(enum gpumem_loc l)
+{
+	return enum_name(gpumem_loc_names, l);
+}
+
+const char *gpumem_daemon_name(enum gpumem_daemon d)
+{
+	return enum_name(gpumem_daemon_names, d);
+}
+
+const char *gpumem_onfail_name(enum gpumem_onfail f)
+{
+	return enum_name(gpumem_onfail_names, f);
+}
+
 const char *gpumem_placement_name(enum gpumem_placement p)
 {
-	return p == GPUMEM_PLACE_STRIPE ? "stripe" : "none";
+	return enum_name(gpumem_placement_names, p);
+}
+
+/* Every key bit under KEYS, sub-sections included. */
+static unsigned key_bits(const struct gpumem_key *keys)
+{
+	unsigned bits = 0;
+
+	for (const struct gpumem_key *k = keys; k->name; k++)
+		bits |= k->type == GPUMEM_KT_SECTION ? key_bits(k->sub) : k->bit;
+	return bits;
+}
+
+unsigned gpumem_section_key_bits(unsigned i)
+{
+	for (const struct gpumem_key *k = gpumem_policy_sections; k->name; k++)
+		if (k->bit == 1u << i)
+			return key_bits(k->sub);
+	return 0;
+}
+
+void gpumem_keys_each(const struct gpumem_key *keys, const char *prefix,
+		      void (*fn)(const char *name, const struct gpumem_key *k, void *arg), void *arg)
+{
+	for (const struct gpumem_key *k = keys; k->name; k++) {
+		char name[256];
+
+		snprintf(name, sizeof(name), "%s%s%s", prefix, *prefix ? "." : "", k->name);
+		if (k->type == GPUMEM_KT_SECTION)
+			gpumem_keys_each(k->sub, name, fn, arg);
+		else
+			fn(name, k, arg);
+	}
 }
 
 /*

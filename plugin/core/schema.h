@@ -50,7 +50,14 @@ struct gpumem_walk {
 	unsigned *sections;             /* policy section bits, or NULL */
 };
 
+/* The key tables: a policy's sections (and its "version"), the site file's top level. */
 extern const struct gpumem_key gpumem_policy_sections[];
+extern const struct gpumem_key gpumem_site_keys[];
+/* Every key bit of policy section I (GPUMEM_S_* order), from the table. */
+unsigned gpumem_section_key_bits(unsigned i);
+/* FN for each key under KEYS that is no section, with its dotted name under PREFIX. */
+void gpumem_keys_each(const struct gpumem_key *keys, const char *prefix,
+		      void (*fn)(const char *name, const struct gpumem_key *k, void *arg), void *arg);
 
 /* Walk mapping 'map' against 'keys'; 'path' prefixes key names in messages. */
 void gpumem_walk_map(struct gpumem_walk *w, const struct gpumem_key *keys,
