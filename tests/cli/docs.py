@@ -9,6 +9,10 @@ Keys (from the code's own tables, never re-parsed from C):
                       ("KEY:", commented out or not) in etc/gpumem.yaml
   "N sections"        in the docs: N is the number of policy sections
 
+ADMIN.md's contents list links every heading of the guide, and every
+link to an anchor of a Markdown file of the tree (README.md, doc/,
+policies/, contrib/, bench/) finds that heading (GitHub's anchors).
+
 Failure messages (the rule ADMIN.md's Troubleshooting states): the format
 string of every
   - defer() / defer_lines() call in plugin/spank (the reason every step of
@@ -102,6 +106,37 @@ for key in site:
     parts = key.split(".")
     ok = all(re.search(r"^[ \t]*(#[ \t]*)?" + re.escape(p) + r":", yaml, re.M) for p in parts)
     tap(ok, "etc/gpumem.yaml has site key %s" % key)
+
+# ADMIN.md's contents, and every link to an anchor.
+def anchor(title):
+    a = re.sub(r"[^\w\- ]", "", title.strip().lower())
+    return a.replace(" ", "-")
+
+
+def headings(text):
+    out, fence = [], False
+    for l in text.split("\n"):
+        if l.startswith("```"):
+            fence = not fence
+        m = re.match(r"^(#+) (.*)$", l)
+        if m and not fence:
+            out.append((len(m.group(1)), m.group(2)))
+    return out
+
+
+contents = block(admin, r"^Contents:", r"^## ")
+missing = [t for lvl, t in headings(admin) if lvl >= 2 and "(#%s)" % anchor(t) not in contents]
+tap(not missing, "ADMIN.md's contents list every section", *["not listed: " + t for t in missing])
+bad = []
+mds = [f for f in glob.glob(os.path.join(top, "**", "*.md"), recursive=True)
+       if not os.path.relpath(f, top).startswith(("_build", "tests/", ".git"))]
+for f in mds:
+    for m in re.finditer(r"\]\(([^)\s#]*)#([^)\s]+)\)", open(f, encoding="utf-8").read()):
+        path = os.path.normpath(os.path.join(os.path.dirname(f), m.group(1))) if m.group(1) else f
+        if path.endswith(".md") and os.path.exists(path) and \
+           m.group(2) not in [anchor(t) for _, t in headings(open(path, encoding="utf-8").read())]:
+            bad.append("%s: %s#%s" % (os.path.relpath(f, top), m.group(1), m.group(2)))
+tap(not bad, "every link to a heading finds it (%d Markdown files)" % len(mds), *bad)
 
 # Failure messages.
 def literals(stmt):
