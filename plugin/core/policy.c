@@ -267,53 +267,43 @@ int gpumem_policy_load(const char *path, struct gpumem_policy *p, struct gpumem_
 	return rv;
 }
 
+/* The bytes of a key's value in the policy, as schema_value.c writes it. */
+static size_t value_size(enum gpumem_ktype t)
+{
+	switch (t) {
+	case GPUMEM_KT_BOOL: case GPUMEM_KT_INT: case GPUMEM_KT_ENUM:
+		return sizeof(int);
+	case GPUMEM_KT_ENUM_LIST:
+		return sizeof(unsigned);
+	case GPUMEM_KT_SIZE: case GPUMEM_KT_POW2SIZE:
+		return sizeof(uint64_t);
+	case GPUMEM_KT_PERCENT: case GPUMEM_KT_FRACTION: case GPUMEM_KT_FRACTION_AUTO:
+		return sizeof(double);
+	default:
+		return 0;
+	}
+}
+
+/* Every key of KEYS set in SET, from T over B, by the table's offsets. */
+static void overlay_keys(char *b, const char *t, const struct gpumem_key *keys, unsigned set)
+{
+	for (const struct gpumem_key *k = keys; k->name; k++) {
+		if (k->type == GPUMEM_KT_SECTION)
+			overlay_keys(b, t, k->sub, set);
+		else if (set & k->bit)
+			memcpy(b + k->off, t + k->off, value_size(k->type));
+	}
+}
+
 void gpumem_policy_overlay(struct gpumem_policy *b, const struct gpumem_policy *t)
 {
-	unsigned s = t->set;
-
-	if (s & GPUMEM_K_L2_LIMIT) {
+	/* l2.persisting_limit is three fields (a percent or a size), not one at its offset. */
+	if (t->set & GPUMEM_K_L2_LIMIT) {
 		b->l2.limit_is_percent = t->l2.limit_is_percent;
 		b->l2.limit_percent = t->l2.limit_percent;
 		b->l2.limit_bytes = t->l2.limit_bytes;
 	}
-	if (s & GPUMEM_K_L2_RESET)
-		b->l2.reset_at_exit = t->l2.reset_at_exit;
-	if (s & GPUMEM_K_MPS_PCT)
-		b->mps.active_thread_percentage = t->mps.active_thread_percentage;
-	if (s & GPUMEM_K_MPS_PINNED)
-		b->mps.pinned_device_mem_limit = t->mps.pinned_device_mem_limit;
-	if (s & GPUMEM_K_MPS_DAEMON)
-		b->mps.daemon = t->mps.daemon;
-	if (s & GPUMEM_K_UM_PREFERRED)
-		b->um.preferred_location = t->um.preferred_location;
-	if (s & GPUMEM_K_UM_ACCESSED_BY)
-		b->um.accessed_by = t->um.accessed_by;
-	if (s & GPUMEM_K_UM_READ_MOSTLY)
-		b->um.read_mostly = t->um.read_mostly;
-	if (s & GPUMEM_K_UM_PREFETCH)
-		b->um.prefetch = t->um.prefetch;
-	if (s & GPUMEM_K_UM_MIN_BYTES)
-		b->um.min_bytes = t->um.min_bytes;
-	if (s & GPUMEM_K_UM_PLACEMENT)
-		b->um.placement = t->um.placement;
-	if (s & GPUMEM_K_UM_FRACTION)
-		b->um.gpu_fraction = t->um.gpu_fraction;
-	if (s & GPUMEM_K_UM_RESERVE)
-		b->um.reserve = t->um.reserve;
-	if (s & GPUMEM_K_UM_GRANULARITY)
-		b->um.granularity = t->um.granularity;
-	if (s & GPUMEM_K_CHECK_BEFORE)
-		b->check.before = t->check.before;
-	if (s & GPUMEM_K_CHECK_AFTER)
-		b->check.after = t->check.after;
-	if (s & GPUMEM_K_CHECK_FRACTION)
-		b->check.min_fraction = t->check.min_fraction;
-	if (s & GPUMEM_K_CHECK_ONFAIL)
-		b->check.on_fail = t->check.on_fail;
-	if (s & GPUMEM_K_CHECK_L2AB)
-		b->check.l2_ab = t->check.l2_ab;
-	if (s & GPUMEM_K_PROFILE)
-		b->profile.enabled = t->profile.enabled;
-	b->set |= s;
+	overlay_keys((char *)b, (const char *)t, gpumem_policy_sections, t->set & ~GPUMEM_K_L2_LIMIT);
+	b->set |= t->set;
 	b->sections |= t->sections;
 }
