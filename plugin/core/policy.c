@@ -88,19 +88,11 @@ static const struct gpumem_key profile_keys[] = {
 	{ 0 }
 };
 
-/* Section order matches GPUMEM_S_* bits (the site's `sections` list too). */
-const struct gpumem_key gpumem_policy_sections[] = {
-	{ .name = "l2", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_L2, .sub = l2_keys },
-	{ .name = "mps", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_MPS, .sub = mps_keys },
-	{ .name = "unified_memory", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_UM,
-	  .sub = um_keys },
-	{ .name = "check", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_CHECK, .sub = check_keys },
-	{ .name = "profile", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_PROFILE,
-	  .sub = profile_keys },
-	{ 0 }
-};
-
-
+/*
+ * A policy's top level: its version, then its sections, in the order of the
+ * GPUMEM_S_* bits (the site's `sections` list too).  The site's `defaults`
+ * take the sections alone (gpumem_policy_sections): no version there.
+ */
 static const struct gpumem_key policy_top[] = {
 	{ .name = "version", .type = GPUMEM_KT_CUSTOM, .custom = gpumem_walk_version, .required = 1 },
 	{ .name = "l2", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_L2, .sub = l2_keys },
@@ -112,6 +104,7 @@ static const struct gpumem_key policy_top[] = {
 	  .sub = profile_keys },
 	{ 0 }
 };
+const struct gpumem_key *const gpumem_policy_sections = policy_top + 1;
 
 void gpumem_policy_init(struct gpumem_policy *p)
 {

@@ -51,7 +51,7 @@ struct gpumem_walk {
 };
 
 /* The key tables: a policy's sections (and its "version"), the site file's top level. */
-extern const struct gpumem_key gpumem_policy_sections[];
+extern const struct gpumem_key *const gpumem_policy_sections;
 extern const struct gpumem_key gpumem_site_keys[];
 /* Every key bit of policy section I (GPUMEM_S_* order), from the table. */
 unsigned gpumem_section_key_bits(unsigned i);
