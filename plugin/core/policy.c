@@ -23,7 +23,7 @@ const char *const gpumem_section_names[] = { "l2", "mps", "unified_memory", "che
 
 static const struct gpumem_key l2_keys[] = {
 	{ .name = "persisting_limit", .type = GPUMEM_KT_L2LIMIT, .bit = GPUMEM_K_L2_LIMIT,
-	  .max = 1e15 },
+	  .max = 1e15, .unset = "CUDA's default" },
 	{ .name = "reset_at_exit", .type = GPUMEM_KT_BOOL, .off = P(l2.reset_at_exit),
 	  .bit = GPUMEM_K_L2_RESET },
 	{ 0 }
@@ -31,7 +31,8 @@ static const struct gpumem_key l2_keys[] = {
 
 static const struct gpumem_key mps_keys[] = {
 	{ .name = "active_thread_percentage", .type = GPUMEM_KT_INT,
-	  .off = P(mps.active_thread_percentage), .bit = GPUMEM_K_MPS_PCT, .min = 1, .max = 100 },
+	  .off = P(mps.active_thread_percentage), .bit = GPUMEM_K_MPS_PCT, .min = 1, .max = 100,
+	  .unset = "100" },
 	{ .name = "pinned_device_mem_limit", .type = GPUMEM_KT_SIZE,
 	  .off = P(mps.pinned_device_mem_limit), .bit = GPUMEM_K_MPS_PINNED, .max = 1e15 },
 	{ .name = "daemon", .type = GPUMEM_KT_ENUM, .off = P(mps.daemon),
@@ -98,7 +99,7 @@ static const struct gpumem_key policy_top[] = {
 	{ .name = "l2", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_L2, .sub = l2_keys },
 	{ .name = "mps", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_MPS, .sub = mps_keys },
 	{ .name = "unified_memory", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_UM,
-	  .sub = um_keys },
+	  .sub = um_keys, .unset = "no advice, no library" },
 	{ .name = "check", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_CHECK, .sub = check_keys },
 	{ .name = "profile", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_PROFILE,
 	  .sub = profile_keys },
@@ -123,8 +124,7 @@ void gpumem_policy_init(struct gpumem_policy *p)
 	p->profile.enabled = 1;
 }
 
-/* An enum's name from its list (a value out of range: the list's first). */
-static const char *enum_name(const char *const *names, unsigned v)
+const char *gpumem_enum_name(const char *const *names, unsigned v)
 {
 	for (unsigned i = 0; names[i]; i++)
 		if (i == v)
@@ -134,22 +134,22 @@ static const char *enum_name(const char *const *names, unsigned v)
 
 const char *gpumem_loc_name(enum gpumem_loc l)
 {
-	return enum_name(gpumem_loc_names, l);
+	return gpumem_enum_name(gpumem_loc_names, l);
 }
 
 const char *gpumem_daemon_name(enum gpumem_daemon d)
 {
-	return enum_name(gpumem_daemon_names, d);
+	return gpumem_enum_name(gpumem_daemon_names, d);
 }
 
 const char *gpumem_onfail_name(enum gpumem_onfail f)
 {
-	return enum_name(gpumem_onfail_names, f);
+	return gpumem_enum_name(gpumem_onfail_names, f);
 }
 
 const char *gpumem_placement_name(enum gpumem_placement p)
 {
-	return enum_name(gpumem_placement_names, p);
+	return gpumem_enum_name(gpumem_placement_names, p);
 }
 
 /* Every key bit under KEYS, sub-sections included. */
