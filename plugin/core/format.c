@@ -4,37 +4,23 @@
  * programs and for forwarding a user's policy to the nodes.  The JSON is
  * built with the JSON module (json.h) and read back on the node by
  * gpumem_policy_parse_json; it is also YAML, so `gpumem validate` takes it.
+ * Which keys, in which order, and how each value is spelled come from the
+ * policy's key table (policy.c): a key added there is written here too.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "json.h"
-#include "policy.h"
+#include "schema.h"
 
 struct emitter {
 	FILE *f;                        /* YAML */
-	struct json_object *root, *sec; /* JSON */
+	struct json_object *root, *sec; /* JSON: the document, the mapping being written */
+	const char *indent;             /* YAML: of the mapping being written */
 	int only_set;
 	unsigned set;
 	int nkey;                       /* keys written in this section */
 };
-
-static void sec_begin(struct emitter *e, const char *name)
-{
-	if (e->root) {
-		e->sec = json_object_new_object();
-		gpumem_json_add(e->root, name, e->sec);
-	} else {
-		fprintf(e->f, "%s:\n", name);
-	}
-	e->nkey = 0;
-}
-
-static void sec_end(struct emitter *e)
-{
-	if (!e->root && e->nkey == 0)
-		fprintf(e->f, "  {}\n");
-}
 
 /* One key: TEXT for YAML, JV (taken, may be NULL: null) for JSON. */
 static void key(struct emitter *e, unsigned bit, const char *k, const char *text,
@@ -47,139 +33,160 @@ static void key(struct emitter *e, unsigned bit, const char *k, const char *text
 	if (e->root) {
 		gpumem_json_add(e->sec, k, jv);
 	} else {
-		fprintf(e->f, "  %s: %s\n", k, text);
+		fprintf(e->f, "%s%s: %s\n", e->indent, k, text);
 		json_object_put(jv);
 	}
 	e->nkey++;
 }
 
-static const char *tf(int b)
+/* A list of names, one per bit of V ("[cpu, gpu]"; JSON: an array). */
+static void list_key(struct emitter *e, const struct gpumem_key *k, unsigned v)
 {
-	return b ? "true" : "false";
-}
-
-static void bool_key(struct emitter *e, unsigned bit, const char *k, int v)
-{
-	key(e, bit, k, tf(v), gpumem_json_bool(v));
-}
-
-static void str_key(struct emitter *e, unsigned bit, const char *k, const char *v)
-{
-	key(e, bit, k, v, gpumem_json_string(v));
-}
-
-static void l2_section(struct emitter *e, const struct gpumem_policy *p)
-{
-	char v[64];
-
-	sec_begin(e, "l2");
-	if (!(p->set & GPUMEM_K_L2_LIMIT)) {
-		key(e, GPUMEM_K_L2_LIMIT, "persisting_limit", "null  # not set: CUDA's default",
-		    NULL);
-	} else {
-		if (p->l2.limit_is_percent) {
-			gpumem_format_double(p->l2.limit_percent, v, sizeof(v) - 1);
-			strcat(v, "%");
-		} else {
-			gpumem_format_size(p->l2.limit_bytes, v, sizeof(v));
-		}
-		str_key(e, GPUMEM_K_L2_LIMIT, "persisting_limit", v);
-	}
-	bool_key(e, GPUMEM_K_L2_RESET, "reset_at_exit", p->l2.reset_at_exit);
-	sec_end(e);
-}
-
-static void mps_section(struct emitter *e, const struct gpumem_policy *p)
-{
-	char v[64];
-
-	sec_begin(e, "mps");
-	if (p->set & GPUMEM_K_MPS_PCT) {
-		snprintf(v, sizeof(v), "%d", p->mps.active_thread_percentage);
-		key(e, GPUMEM_K_MPS_PCT, "active_thread_percentage", v,
-		    gpumem_json_int(p->mps.active_thread_percentage));
-	} else {
-		key(e, GPUMEM_K_MPS_PCT, "active_thread_percentage", "null  # not set: 100", NULL);
-	}
-	gpumem_format_size(p->mps.pinned_device_mem_limit, v, sizeof(v));
-	str_key(e, GPUMEM_K_MPS_PINNED, "pinned_device_mem_limit", v);
-	str_key(e, GPUMEM_K_MPS_DAEMON, "daemon", gpumem_daemon_name(p->mps.daemon));
-	sec_end(e);
-}
-
-static void um_section(struct emitter *e, const struct gpumem_policy *p)
-{
-	const unsigned a = p->um.accessed_by;
 	struct json_object *list = e->root ? json_object_new_array() : NULL;
-	char text[32], v[64];
+	char text[256] = "[";
 
-	snprintf(text, sizeof(text), "[%s%s%s]", a & 1 ? "cpu" : "", a == 3 ? ", " : "",
-		 a & 2 ? "gpu" : "");
-	if (list && (a & 1))
-		json_object_array_add(list, gpumem_json_string("cpu"));
-	if (list && (a & 2))
-		json_object_array_add(list, gpumem_json_string("gpu"));
-	sec_begin(e, "unified_memory");
-	if (!e->root && !(p->sections & GPUMEM_S_UM) && !e->only_set)
-		fprintf(e->f, "  # no unified_memory section: no advice, no library\n");
-	str_key(e, GPUMEM_K_UM_PREFERRED, "preferred_location",
-		gpumem_loc_name(p->um.preferred_location));
-	key(e, GPUMEM_K_UM_ACCESSED_BY, "accessed_by", text, list);
-	bool_key(e, GPUMEM_K_UM_READ_MOSTLY, "read_mostly", p->um.read_mostly);
-	str_key(e, GPUMEM_K_UM_PREFETCH, "prefetch", gpumem_loc_name(p->um.prefetch));
-	gpumem_format_size(p->um.min_bytes, v, sizeof(v));
-	str_key(e, GPUMEM_K_UM_MIN_BYTES, "min_bytes", v);
-	str_key(e, GPUMEM_K_UM_PLACEMENT, "placement", gpumem_placement_name(p->um.placement));
-	if (p->um.gpu_fraction == GPUMEM_FRACTION_AUTO) {
-		str_key(e, GPUMEM_K_UM_FRACTION, "gpu_fraction", "auto");
-	} else {
-		gpumem_format_double(p->um.gpu_fraction, v, sizeof(v));
-		key(e, GPUMEM_K_UM_FRACTION, "gpu_fraction", v,
-		    json_object_new_double_s(p->um.gpu_fraction, v));
+	for (unsigned i = 0; k->names[i]; i++) {
+		if (!(v & (1u << i)))
+			continue;
+		if (text[1])
+			strncat(text, ", ", sizeof(text) - strlen(text) - 1);
+		strncat(text, k->names[i], sizeof(text) - strlen(text) - 1);
+		if (list)
+			json_object_array_add(list, gpumem_json_string(k->names[i]));
 	}
-	gpumem_format_size(p->um.reserve, v, sizeof(v));
-	str_key(e, GPUMEM_K_UM_RESERVE, "reserve", v);
-	gpumem_format_size(p->um.granularity, v, sizeof(v));
-	str_key(e, GPUMEM_K_UM_GRANULARITY, "granularity", v);
-	sec_end(e);
+	strncat(text, "]", sizeof(text) - strlen(text) - 1);
+	key(e, k->bit, k->name, text, list);
 }
 
-static void check_section(struct emitter *e, const struct gpumem_policy *p)
+/* A number as gpumem_format_double spells it: it reads back the same. */
+static void double_key(struct emitter *e, const struct gpumem_key *k, double v)
+{
+	char text[64];
+
+	gpumem_format_double(v, text, sizeof(text));
+	key(e, k->bit, k->name, text, json_object_new_double_s(v, text));
+}
+
+/* l2.persisting_limit: a percent or a size, from three fields. */
+static void l2limit_key(struct emitter *e, const struct gpumem_key *k, const struct gpumem_policy *p)
 {
 	char v[64];
 
-	sec_begin(e, "check");
-	bool_key(e, GPUMEM_K_CHECK_BEFORE, "before", p->check.before);
-	bool_key(e, GPUMEM_K_CHECK_AFTER, "after", p->check.after);
-	if (!e->only_set || (p->set & GPUMEM_K_CHECK_FRACTION)) {
-		gpumem_format_double(p->check.min_fraction, v, sizeof(v));
-		if (e->root) {
-			struct json_object *bw = json_object_new_object();
-
-			/* The number as gpumem_format_double spells it: it reads back the same. */
-			gpumem_json_add(bw, "min_fraction",
-					json_object_new_double_s(p->check.min_fraction, v));
-			gpumem_json_add(e->sec, "bandwidth", bw);
-		} else {
-			fprintf(e->f, "  bandwidth:\n    min_fraction: %s\n", v);
-		}
-		e->nkey++;
+	if (p->l2.limit_is_percent) {
+		gpumem_format_double(p->l2.limit_percent, v, sizeof(v) - 1);
+		strcat(v, "%");
+	} else {
+		gpumem_format_size(p->l2.limit_bytes, v, sizeof(v));
 	}
-	str_key(e, GPUMEM_K_CHECK_ONFAIL, "on_fail", gpumem_onfail_name(p->check.on_fail));
-	bool_key(e, GPUMEM_K_CHECK_L2AB, "l2_ab", p->check.l2_ab);
-	sec_end(e);
+	key(e, k->bit, k->name, v, gpumem_json_string(v));
 }
 
-static void profile_section(struct emitter *e, const struct gpumem_policy *p)
+static void keys(struct emitter *e, const struct gpumem_key *ks, const struct gpumem_policy *p);
+
+/* A mapping inside a section (check.bandwidth), written when any key of it is. */
+static void sub_section(struct emitter *e, const struct gpumem_key *k, const struct gpumem_policy *p)
 {
-	sec_begin(e, "profile");
-	bool_key(e, GPUMEM_K_PROFILE, "enabled", p->profile.enabled);
-	sec_end(e);
+	struct json_object *outer = e->sec;
+	const char *indent = e->indent;
+	unsigned bits = 0;
+
+	for (const struct gpumem_key *s = k->sub; s->name; s++)
+		bits |= s->bit;
+	if (e->only_set && !(e->set & bits))
+		return;
+	if (e->root)
+		e->sec = json_object_new_object();
+	else
+		fprintf(e->f, "%s%s:\n", indent, k->name);
+	e->indent = "    ";
+	keys(e, k->sub, p);
+	if (e->root)
+		gpumem_json_add(outer, k->name, e->sec);
+	e->sec = outer;
+	e->indent = indent;
+}
+
+/* One key by its type; not set and with a note of its own: null, and the note. */
+static void value_key(struct emitter *e, const struct gpumem_key *k, const struct gpumem_policy *p)
+{
+	const char *at = (const char *)p + k->off;
+	char v[64];
+
+	if (k->unset && !(p->set & k->bit)) {
+		snprintf(v, sizeof(v), "null  # not set: %s", k->unset);
+		key(e, k->bit, k->name, v, NULL);
+		return;
+	}
+	switch (k->type) {
+	case GPUMEM_KT_BOOL:
+		key(e, k->bit, k->name, *(const int *)at ? "true" : "false",
+		    gpumem_json_bool(*(const int *)at));
+		break;
+	case GPUMEM_KT_INT:
+		snprintf(v, sizeof(v), "%d", *(const int *)at);
+		key(e, k->bit, k->name, v, gpumem_json_int(*(const int *)at));
+		break;
+	case GPUMEM_KT_SIZE:
+	case GPUMEM_KT_POW2SIZE:
+		gpumem_format_size(*(const uint64_t *)at, v, sizeof(v));
+		key(e, k->bit, k->name, v, gpumem_json_string(v));
+		break;
+	case GPUMEM_KT_ENUM:
+		key(e, k->bit, k->name, gpumem_enum_name(k->names, (unsigned)*(const int *)at),
+		    gpumem_json_string(gpumem_enum_name(k->names, (unsigned)*(const int *)at)));
+		break;
+	case GPUMEM_KT_ENUM_LIST:
+		list_key(e, k, *(const unsigned *)at);
+		break;
+	case GPUMEM_KT_FRACTION_AUTO:
+		if (*(const double *)at == GPUMEM_FRACTION_AUTO) {
+			key(e, k->bit, k->name, "auto", gpumem_json_string("auto"));
+			break;
+		}
+		/* fall through */
+	case GPUMEM_KT_FRACTION:
+	case GPUMEM_KT_PERCENT:
+		double_key(e, k, *(const double *)at);
+		break;
+	case GPUMEM_KT_L2LIMIT:
+		l2limit_key(e, k, p);
+		break;
+	default:                        /* no policy key has another type */
+		break;
+	}
+}
+
+static void keys(struct emitter *e, const struct gpumem_key *ks, const struct gpumem_policy *p)
+{
+	for (const struct gpumem_key *k = ks; k->name; k++) {
+		if (k->type == GPUMEM_KT_SECTION)
+			sub_section(e, k, p);
+		else
+			value_key(e, k, p);
+	}
+}
+
+/* One section, every key of it ("{}" in YAML when none is written). */
+static void section(struct emitter *e, const struct gpumem_key *s, const struct gpumem_policy *p)
+{
+	if (e->root) {
+		e->sec = json_object_new_object();
+		gpumem_json_add(e->root, s->name, e->sec);
+	} else {
+		fprintf(e->f, "%s:\n", s->name);
+	}
+	e->nkey = 0;
+	e->indent = "  ";
+	if (!e->root && s->unset && !(p->sections & s->bit) && !e->only_set)
+		fprintf(e->f, "  # no %s section: %s\n", s->name, s->unset);
+	keys(e, s->sub, p);
+	if (!e->root && e->nkey == 0)
+		fprintf(e->f, "  {}\n");
 }
 
 char *gpumem_policy_format(const struct gpumem_policy *p, enum gpumem_fmt fmt, int only_set)
 {
-	struct emitter e = { NULL, NULL, NULL, only_set, p->set, 0 };
+	struct emitter e = { NULL, NULL, NULL, "  ", only_set, p->set, 0 };
 	char *out = NULL;
 	size_t len = 0;
 
@@ -194,18 +201,9 @@ char *gpumem_policy_format(const struct gpumem_policy *p, enum gpumem_fmt fmt, i
 			return NULL;
 		fprintf(e.f, "version: 1\n");
 	}
-#define SECTION(bit) (!only_set || (p->sections & (bit)))
-	if (SECTION(GPUMEM_S_L2))
-		l2_section(&e, p);
-	if (SECTION(GPUMEM_S_MPS))
-		mps_section(&e, p);
-	if (SECTION(GPUMEM_S_UM))
-		um_section(&e, p);
-	if (SECTION(GPUMEM_S_CHECK))
-		check_section(&e, p);
-	if (SECTION(GPUMEM_S_PROFILE))
-		profile_section(&e, p);
-#undef SECTION
+	for (const struct gpumem_key *s = gpumem_policy_sections; s->name; s++)
+		if (!only_set || (p->sections & s->bit))
+			section(&e, s, p);
 	if (e.root) {
 		out = gpumem_json_dump(e.root, GPUMEM_JSON_SPACED);
 		json_object_put(e.root);

@@ -5,19 +5,7 @@
  * site decides what it gets, and every adjustment is said out loud.
  */
 #include <string.h>
-#include "policy.h"
-
-static const char *const section_key[] = { "l2", "mps", "unified_memory", "check", "profile" };
-static const unsigned section_keys[] = {
-	GPUMEM_K_L2_LIMIT | GPUMEM_K_L2_RESET,
-	GPUMEM_K_MPS_PCT | GPUMEM_K_MPS_PINNED | GPUMEM_K_MPS_DAEMON,
-	GPUMEM_K_UM_PREFERRED | GPUMEM_K_UM_ACCESSED_BY | GPUMEM_K_UM_READ_MOSTLY |
-		GPUMEM_K_UM_PREFETCH | GPUMEM_K_UM_MIN_BYTES | GPUMEM_K_UM_PLACEMENT |
-		GPUMEM_K_UM_FRACTION | GPUMEM_K_UM_RESERVE | GPUMEM_K_UM_GRANULARITY,
-	GPUMEM_K_CHECK_BEFORE | GPUMEM_K_CHECK_AFTER | GPUMEM_K_CHECK_FRACTION |
-		GPUMEM_K_CHECK_ONFAIL | GPUMEM_K_CHECK_L2AB,
-	GPUMEM_K_PROFILE,
-};
+#include "schema.h"
 
 /* unified_memory.placement and its numbers, within the site's limits. */
 static void um_limits(const struct gpumem_site *s, struct gpumem_policy *out, const char *name,
@@ -62,13 +50,13 @@ static void overlay_user(const struct gpumem_site *s, const struct gpumem_policy
 	struct gpumem_policy u = *user;
 	unsigned denied = s ? u.sections & ~s->limits.sections_allowed : 0;
 
-	for (int i = 0; i < 5; i++) {
+	for (unsigned i = 0; gpumem_section_names[i]; i++) {
 		if (!(denied & (1u << i)))
 			continue;
 		gpumem_diag_add(d, sev, name, 0, 0,
 				"section '%s' is not open to users on this site (%s): "
-				"the site's settings are used instead", section_key[i], site);
-		u.set &= ~section_keys[i];
+				"the site's settings are used instead", gpumem_section_names[i], site);
+		u.set &= ~gpumem_section_key_bits(i);
 		u.sections &= ~(1u << i);
 	}
 	gpumem_policy_overlay(out, &u);

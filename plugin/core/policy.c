@@ -1,21 +1,29 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The policy format, version 1: its keys, defaults and loading. */
+/*
+ * The policy format, version 1: its keys, defaults and loading.  The key
+ * tables and the enum names here are the one registry of the format: the
+ * site file (site.c), merge (merge.c) and the docs test
+ * (tests/unit/test_docs.c) read them rather than keep lists of their own.
+ */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "schema.h"
 
 #define P(field) offsetof(struct gpumem_policy, field)
 
-static const char *const loc_names[] = { "none", "cpu", "gpu", NULL };
-static const char *const access_names[] = { "cpu", "gpu", NULL };
-static const char *const daemon_names[] = { "none", "site", "job", NULL };
-static const char *const onfail_names[] = { "warn", "fail", "drain", NULL };
-static const char *const placement_names[] = { "none", "stripe", NULL };
+const char *const gpumem_loc_names[] = { "none", "cpu", "gpu", NULL };
+const char *const gpumem_access_names[] = { "cpu", "gpu", NULL };
+const char *const gpumem_daemon_names[] = { "none", "site", "job", NULL };
+const char *const gpumem_onfail_names[] = { "warn", "fail", "drain", NULL };
+const char *const gpumem_placement_names[] = { "none", "stripe", NULL };
+const char *const gpumem_section_names[] = { "l2", "mps", "unified_memory", "check", "profile",
+					     NULL };
 
 static const struct gpumem_key l2_keys[] = {
 	{ .name = "persisting_limit", .type = GPUMEM_KT_L2LIMIT, .bit = GPUMEM_K_L2_LIMIT,
-	  .max = 1e15 },
+	  .max = 1e15, .unset = "CUDA's default" },
 	{ .name = "reset_at_exit", .type = GPUMEM_KT_BOOL, .off = P(l2.reset_at_exit),
 	  .bit = GPUMEM_K_L2_RESET },
 	{ 0 }
@@ -23,29 +31,30 @@ static const struct gpumem_key l2_keys[] = {
 
 static const struct gpumem_key mps_keys[] = {
 	{ .name = "active_thread_percentage", .type = GPUMEM_KT_INT,
-	  .off = P(mps.active_thread_percentage), .bit = GPUMEM_K_MPS_PCT, .min = 1, .max = 100 },
+	  .off = P(mps.active_thread_percentage), .bit = GPUMEM_K_MPS_PCT, .min = 1, .max = 100,
+	  .unset = "100" },
 	{ .name = "pinned_device_mem_limit", .type = GPUMEM_KT_SIZE,
 	  .off = P(mps.pinned_device_mem_limit), .bit = GPUMEM_K_MPS_PINNED, .max = 1e15 },
 	{ .name = "daemon", .type = GPUMEM_KT_ENUM, .off = P(mps.daemon),
-	  .bit = GPUMEM_K_MPS_DAEMON, .names = daemon_names },
+	  .bit = GPUMEM_K_MPS_DAEMON, .names = gpumem_daemon_names },
 	{ 0 }
 };
 
 static const struct gpumem_key um_keys[] = {
 	{ .name = "preferred_location", .type = GPUMEM_KT_ENUM,
-	  .off = P(um.preferred_location), .bit = GPUMEM_K_UM_PREFERRED, .names = loc_names },
+	  .off = P(um.preferred_location), .bit = GPUMEM_K_UM_PREFERRED, .names = gpumem_loc_names },
 	/* Bits follow access_names: cpu = 1, gpu = 2, as GPUMEM_ACCESS_*. */
 	{ .name = "accessed_by", .type = GPUMEM_KT_ENUM_LIST, .off = P(um.accessed_by),
-	  .bit = GPUMEM_K_UM_ACCESSED_BY, .names = access_names },
+	  .bit = GPUMEM_K_UM_ACCESSED_BY, .names = gpumem_access_names },
 	{ .name = "read_mostly", .type = GPUMEM_KT_BOOL, .off = P(um.read_mostly),
 	  .bit = GPUMEM_K_UM_READ_MOSTLY },
 	{ .name = "prefetch", .type = GPUMEM_KT_ENUM, .off = P(um.prefetch),
-	  .bit = GPUMEM_K_UM_PREFETCH, .names = loc_names },
+	  .bit = GPUMEM_K_UM_PREFETCH, .names = gpumem_loc_names },
 	{ .name = "min_bytes", .type = GPUMEM_KT_SIZE, .off = P(um.min_bytes),
 	  .bit = GPUMEM_K_UM_MIN_BYTES, .max = 1e15 },
 	/* Placement by size (issue 17); kernels/um/um_stripe.c says how. */
 	{ .name = "placement", .type = GPUMEM_KT_ENUM, .off = P(um.placement),
-	  .bit = GPUMEM_K_UM_PLACEMENT, .names = placement_names, .pos_off = P(um.placement_pos) },
+	  .bit = GPUMEM_K_UM_PLACEMENT, .names = gpumem_placement_names, .pos_off = P(um.placement_pos) },
 	{ .name = "gpu_fraction", .type = GPUMEM_KT_FRACTION_AUTO, .off = P(um.gpu_fraction),
 	  .bit = GPUMEM_K_UM_FRACTION, .min = 0, .max = 1 },
 	{ .name = "reserve", .type = GPUMEM_KT_SIZE, .off = P(um.reserve),
@@ -68,7 +77,7 @@ static const struct gpumem_key check_keys[] = {
 	  .bit = GPUMEM_K_CHECK_AFTER },
 	{ .name = "bandwidth", .type = GPUMEM_KT_SECTION, .sub = bandwidth_keys },
 	{ .name = "on_fail", .type = GPUMEM_KT_ENUM, .off = P(check.on_fail),
-	  .bit = GPUMEM_K_CHECK_ONFAIL, .names = onfail_names },
+	  .bit = GPUMEM_K_CHECK_ONFAIL, .names = gpumem_onfail_names },
 	{ .name = "l2_ab", .type = GPUMEM_KT_BOOL, .off = P(check.l2_ab),
 	  .bit = GPUMEM_K_CHECK_L2AB },
 	{ 0 }
@@ -80,30 +89,23 @@ static const struct gpumem_key profile_keys[] = {
 	{ 0 }
 };
 
-/* Section order matches GPUMEM_S_* bits (the site's `sections` list too). */
-const struct gpumem_key gpumem_policy_sections[] = {
-	{ .name = "l2", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_L2, .sub = l2_keys },
-	{ .name = "mps", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_MPS, .sub = mps_keys },
-	{ .name = "unified_memory", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_UM,
-	  .sub = um_keys },
-	{ .name = "check", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_CHECK, .sub = check_keys },
-	{ .name = "profile", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_PROFILE,
-	  .sub = profile_keys },
-	{ 0 }
-};
-
-
+/*
+ * A policy's top level: its version, then its sections, in the order of the
+ * GPUMEM_S_* bits (the site's `sections` list too).  The site's `defaults`
+ * take the sections alone (gpumem_policy_sections): no version there.
+ */
 static const struct gpumem_key policy_top[] = {
 	{ .name = "version", .type = GPUMEM_KT_CUSTOM, .custom = gpumem_walk_version, .required = 1 },
 	{ .name = "l2", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_L2, .sub = l2_keys },
 	{ .name = "mps", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_MPS, .sub = mps_keys },
 	{ .name = "unified_memory", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_UM,
-	  .sub = um_keys },
+	  .sub = um_keys, .unset = "no advice, no library" },
 	{ .name = "check", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_CHECK, .sub = check_keys },
 	{ .name = "profile", .type = GPUMEM_KT_SECTION, .bit = GPUMEM_S_PROFILE,
 	  .sub = profile_keys },
 	{ 0 }
 };
+const struct gpumem_key *const gpumem_policy_sections = policy_top + 1;
 
 void gpumem_policy_init(struct gpumem_policy *p)
 {
@@ -122,9 +124,64 @@ void gpumem_policy_init(struct gpumem_policy *p)
 	p->profile.enabled = 1;
 }
 
+const char *gpumem_enum_name(const char *const *names, unsigned v)
+{
+	for (unsigned i = 0; names[i]; i++)
+		if (i == v)
+			return names[i];
+	return names[0];
+}
+
+const char *gpumem_loc_name(enum gpumem_loc l)
+{
+	return gpumem_enum_name(gpumem_loc_names, l);
+}
+
+const char *gpumem_daemon_name(enum gpumem_daemon d)
+{
+	return gpumem_enum_name(gpumem_daemon_names, d);
+}
+
+const char *gpumem_onfail_name(enum gpumem_onfail f)
+{
+	return gpumem_enum_name(gpumem_onfail_names, f);
+}
+
 const char *gpumem_placement_name(enum gpumem_placement p)
 {
-	return p == GPUMEM_PLACE_STRIPE ? "stripe" : "none";
+	return gpumem_enum_name(gpumem_placement_names, p);
+}
+
+/* Every key bit under KEYS, sub-sections included. */
+static unsigned key_bits(const struct gpumem_key *keys)
+{
+	unsigned bits = 0;
+
+	for (const struct gpumem_key *k = keys; k->name; k++)
+		bits |= k->type == GPUMEM_KT_SECTION ? key_bits(k->sub) : k->bit;
+	return bits;
+}
+
+unsigned gpumem_section_key_bits(unsigned i)
+{
+	for (const struct gpumem_key *k = gpumem_policy_sections; k->name; k++)
+		if (k->bit == 1u << i)
+			return key_bits(k->sub);
+	return 0;
+}
+
+void gpumem_keys_each(const struct gpumem_key *keys, const char *prefix,
+		      void (*fn)(const char *name, const struct gpumem_key *k, void *arg), void *arg)
+{
+	for (const struct gpumem_key *k = keys; k->name; k++) {
+		char name[256];
+
+		snprintf(name, sizeof(name), "%s%s%s", prefix, *prefix ? "." : "", k->name);
+		if (k->type == GPUMEM_KT_SECTION)
+			gpumem_keys_each(k->sub, name, fn, arg);
+		else
+			fn(name, k, arg);
+	}
 }
 
 /*
@@ -203,53 +260,43 @@ int gpumem_policy_load(const char *path, struct gpumem_policy *p, struct gpumem_
 	return rv;
 }
 
+/* The bytes of a key's value in the policy, as schema_value.c writes it. */
+static size_t value_size(enum gpumem_ktype t)
+{
+	switch (t) {
+	case GPUMEM_KT_BOOL: case GPUMEM_KT_INT: case GPUMEM_KT_ENUM:
+		return sizeof(int);
+	case GPUMEM_KT_ENUM_LIST:
+		return sizeof(unsigned);
+	case GPUMEM_KT_SIZE: case GPUMEM_KT_POW2SIZE:
+		return sizeof(uint64_t);
+	case GPUMEM_KT_PERCENT: case GPUMEM_KT_FRACTION: case GPUMEM_KT_FRACTION_AUTO:
+		return sizeof(double);
+	default:
+		return 0;
+	}
+}
+
+/* Every key of KEYS set in SET, from T over B, by the table's offsets. */
+static void overlay_keys(char *b, const char *t, const struct gpumem_key *keys, unsigned set)
+{
+	for (const struct gpumem_key *k = keys; k->name; k++) {
+		if (k->type == GPUMEM_KT_SECTION)
+			overlay_keys(b, t, k->sub, set);
+		else if (set & k->bit)
+			memcpy(b + k->off, t + k->off, value_size(k->type));
+	}
+}
+
 void gpumem_policy_overlay(struct gpumem_policy *b, const struct gpumem_policy *t)
 {
-	unsigned s = t->set;
-
-	if (s & GPUMEM_K_L2_LIMIT) {
+	/* l2.persisting_limit is three fields (a percent or a size), not one at its offset. */
+	if (t->set & GPUMEM_K_L2_LIMIT) {
 		b->l2.limit_is_percent = t->l2.limit_is_percent;
 		b->l2.limit_percent = t->l2.limit_percent;
 		b->l2.limit_bytes = t->l2.limit_bytes;
 	}
-	if (s & GPUMEM_K_L2_RESET)
-		b->l2.reset_at_exit = t->l2.reset_at_exit;
-	if (s & GPUMEM_K_MPS_PCT)
-		b->mps.active_thread_percentage = t->mps.active_thread_percentage;
-	if (s & GPUMEM_K_MPS_PINNED)
-		b->mps.pinned_device_mem_limit = t->mps.pinned_device_mem_limit;
-	if (s & GPUMEM_K_MPS_DAEMON)
-		b->mps.daemon = t->mps.daemon;
-	if (s & GPUMEM_K_UM_PREFERRED)
-		b->um.preferred_location = t->um.preferred_location;
-	if (s & GPUMEM_K_UM_ACCESSED_BY)
-		b->um.accessed_by = t->um.accessed_by;
-	if (s & GPUMEM_K_UM_READ_MOSTLY)
-		b->um.read_mostly = t->um.read_mostly;
-	if (s & GPUMEM_K_UM_PREFETCH)
-		b->um.prefetch = t->um.prefetch;
-	if (s & GPUMEM_K_UM_MIN_BYTES)
-		b->um.min_bytes = t->um.min_bytes;
-	if (s & GPUMEM_K_UM_PLACEMENT)
-		b->um.placement = t->um.placement;
-	if (s & GPUMEM_K_UM_FRACTION)
-		b->um.gpu_fraction = t->um.gpu_fraction;
-	if (s & GPUMEM_K_UM_RESERVE)
-		b->um.reserve = t->um.reserve;
-	if (s & GPUMEM_K_UM_GRANULARITY)
-		b->um.granularity = t->um.granularity;
-	if (s & GPUMEM_K_CHECK_BEFORE)
-		b->check.before = t->check.before;
-	if (s & GPUMEM_K_CHECK_AFTER)
-		b->check.after = t->check.after;
-	if (s & GPUMEM_K_CHECK_FRACTION)
-		b->check.min_fraction = t->check.min_fraction;
-	if (s & GPUMEM_K_CHECK_ONFAIL)
-		b->check.on_fail = t->check.on_fail;
-	if (s & GPUMEM_K_CHECK_L2AB)
-		b->check.l2_ab = t->check.l2_ab;
-	if (s & GPUMEM_K_PROFILE)
-		b->profile.enabled = t->profile.enabled;
-	b->set |= s;
+	overlay_keys((char *)b, (const char *)t, gpumem_policy_sections, t->set & ~GPUMEM_K_L2_LIMIT);
+	b->set |= t->set;
 	b->sections |= t->sections;
 }

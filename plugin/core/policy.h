@@ -303,6 +303,14 @@ void gpumem_format_size(uint64_t v, char *buf, size_t len);
 size_t gpumem_utf8_len(const unsigned char *s, size_t avail);
 /* A double that parses back to itself (no %g rounding to 6 digits). */
 void gpumem_format_double(double v, char *buf, size_t len);
+/*
+ * Each enum's names in enum order, NULL-ended: the one list the policy and
+ * site key tables (policy.c, site.c), the name functions below and merge's
+ * messages share.  gpumem_section_names follows the GPUMEM_S_* bits.
+ */
+extern const char *const gpumem_loc_names[], *const gpumem_access_names[],
+	*const gpumem_daemon_names[], *const gpumem_onfail_names[],
+	*const gpumem_placement_names[], *const gpumem_section_names[];
 const char *gpumem_loc_name(enum gpumem_loc l);
 const char *gpumem_daemon_name(enum gpumem_daemon d);
 const char *gpumem_onfail_name(enum gpumem_onfail f);

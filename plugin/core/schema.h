@@ -40,6 +40,9 @@ struct gpumem_key {
 	int (*custom)(struct gpumem_walk *w, const struct gpumem_ynode *n);
 	int required;
 	size_t pos_off;                 /* if set: int[2] in the base for line, col */
+	const char *unset;              /* format.c: a policy key not set is written
+					 * "null  # not set: UNSET"; a section the
+					 * policy lacks, "# no SECTION section: UNSET" */
 };
 
 struct gpumem_walk {
@@ -50,7 +53,16 @@ struct gpumem_walk {
 	unsigned *sections;             /* policy section bits, or NULL */
 };
 
-extern const struct gpumem_key gpumem_policy_sections[];
+/* The key tables: a policy's sections (and its "version"), the site file's top level. */
+extern const struct gpumem_key *const gpumem_policy_sections;
+extern const struct gpumem_key gpumem_site_keys[];
+/* NAMES[V], or NAMES[0] when V is past the list. */
+const char *gpumem_enum_name(const char *const *names, unsigned v);
+/* Every key bit of policy section I (GPUMEM_S_* order), from the table. */
+unsigned gpumem_section_key_bits(unsigned i);
+/* FN for each key under KEYS that is no section, with its dotted name under PREFIX. */
+void gpumem_keys_each(const struct gpumem_key *keys, const char *prefix,
+		      void (*fn)(const char *name, const struct gpumem_key *k, void *arg), void *arg);
 
 /* Walk mapping 'map' against 'keys'; 'path' prefixes key names in messages. */
 void gpumem_walk_map(struct gpumem_walk *w, const struct gpumem_key *keys,

@@ -14,12 +14,6 @@
 
 #define S(field) offsetof(struct gpumem_site, field)
 
-static const char *const daemon_names[] = { "none", "site", "job", NULL };
-static const char *const onfail_names[] = { "warn", "fail", "drain", NULL };
-static const char *const section_names[] = { "l2", "mps", "unified_memory", "check", "profile",
-					      NULL };
-static const char *const placement_names[] = { "none", "stripe", NULL };
-
 static const struct gpumem_key limits_keys[] = {
 	{ .name = "l2_max_percent", .type = GPUMEM_KT_PERCENT, .off = S(limits.l2_max_percent),
 	  .min = 0, .max = 100 },
@@ -30,14 +24,14 @@ static const struct gpumem_key limits_keys[] = {
 	{ .name = "mps_max_pinned_device_mem_limit", .type = GPUMEM_KT_SIZE,
 	  .off = S(limits.mps_max_pinned), .max = 1e15 },
 	{ .name = "mps_daemons", .type = GPUMEM_KT_ENUM_LIST, .off = S(limits.daemons_allowed),
-	  .names = daemon_names },
+	  .names = gpumem_daemon_names },
 	{ .name = "on_fail", .type = GPUMEM_KT_ENUM_LIST, .off = S(limits.onfail_allowed),
-	  .names = onfail_names },
+	  .names = gpumem_onfail_names },
 	{ .name = "sections", .type = GPUMEM_KT_ENUM_LIST, .off = S(limits.sections_allowed),
-	  .names = section_names },
+	  .names = gpumem_section_names },
 	{ .name = "strict", .type = GPUMEM_KT_BOOL, .off = S(limits.strict) },
 	{ .name = "um_placements", .type = GPUMEM_KT_ENUM_LIST, .off = S(limits.placements_allowed),
-	  .names = placement_names },
+	  .names = gpumem_placement_names },
 	{ .name = "um_max_gpu_fraction", .type = GPUMEM_KT_FRACTION,
 	  .off = S(limits.um_max_gpu_fraction), .min = 0, .max = 1 },
 	{ .name = "um_min_reserve", .type = GPUMEM_KT_SIZE, .off = S(limits.um_min_reserve),
@@ -161,7 +155,8 @@ static int parse_refs(struct gpumem_walk *w, const struct gpumem_ynode *n)
 }
 
 
-static const struct gpumem_key site_top[] = {
+/* The site file's keys (gpumem_keys_each lists them, tests/unit/test_docs.c checks the docs). */
+const struct gpumem_key gpumem_site_keys[] = {
 	{ .name = "version", .type = GPUMEM_KT_CUSTOM, .custom = gpumem_walk_version, .required = 1 },
 	{ .name = "defaults", .type = GPUMEM_KT_POLICY, .off = S(defaults) },
 	{ .name = "limits", .type = GPUMEM_KT_SECTION, .sub = limits_keys },
@@ -201,7 +196,7 @@ int gpumem_site_parse(const char *buf, size_t len, const char *name,
 	gpumem_site_free(s);
 	gpumem_site_init(s);
 	s->path = strdup(name);
-	rv = gpumem_walk_buffer(buf, len, name, site_top, &w, "site file");
+	rv = gpumem_walk_buffer(buf, len, name, gpumem_site_keys, &w, "site file");
 	if (rv == 0 && s->limits.mps_min_pct > s->limits.mps_max_pct) {
 		gpumem_diag_add(d, GPUMEM_SEV_ERROR, name, 0, 0,
 				"limits: mps_min_active_thread_percentage %d is above "

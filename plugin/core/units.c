@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Sizes with units, and the names of enumerations. */
+/* Sizes with units, numbers and UTF-8 as text (the enum names are policy.c's, from its key tables). */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -71,21 +71,6 @@ void gpumem_format_size(uint64_t v, char *buf, size_t len)
 		snprintf(buf, len, "%" PRIu64, v);
 	else
 		snprintf(buf, len, "%" PRIu64 "%s", v, u[i]);
-}
-
-const char *gpumem_loc_name(enum gpumem_loc l)
-{
-	return l == GPUMEM_LOC_CPU ? "cpu" : l == GPUMEM_LOC_GPU ? "gpu" : "none";
-}
-
-const char *gpumem_daemon_name(enum gpumem_daemon d)
-{
-	return d == GPUMEM_DAEMON_JOB ? "job" : d == GPUMEM_DAEMON_SITE ? "site" : "none";
-}
-
-const char *gpumem_onfail_name(enum gpumem_onfail f)
-{
-	return f == GPUMEM_ONFAIL_DRAIN ? "drain" : f == GPUMEM_ONFAIL_FAIL ? "fail" : "warn";
 }
 
 void gpumem_format_double(double v, char *buf, size_t len)

@@ -178,6 +178,34 @@ int main(void)
 	parse("version: 1\ncheck:\n  on_fail: warn\n", &q, &d);
 	gpumem_policy_overlay(&base, &q);
 	ok(base.check.after == 1 && base.check.on_fail == GPUMEM_ONFAIL_WARN, "overlay order");
+	/* The overlay follows the key table: every key a policy sets comes over. */
+	{
+		static const char *const every[] = {
+			"version: 1\nl2:\n  persisting_limit: 30MiB\n  reset_at_exit: false\n"
+			"mps:\n  active_thread_percentage: 25\n  pinned_device_mem_limit: 40GiB\n"
+			"  daemon: job\nunified_memory:\n  preferred_location: cpu\n"
+			"  accessed_by: [gpu]\n  read_mostly: true\n  prefetch: gpu\n"
+			"  min_bytes: 2MiB\ncheck:\n  before: true\n  after: true\n"
+			"  bandwidth:\n    min_fraction: 0.5\n  on_fail: drain\n  l2_ab: true\n"
+			"profile:\n  enabled: false\n",
+			"version: 1\nl2:\n  persisting_limit: 40%\nunified_memory:\n"
+			"  placement: stripe\n  gpu_fraction: 0.25\n  reserve: 2GiB\n"
+			"  granularity: 4MiB\n  min_bytes: 64MiB\n",
+		};
+
+		for (size_t i = 0; i < sizeof(every) / sizeof(every[0]); i++) {
+			char *want, *got;
+
+			gpumem_policy_init(&base);
+			ok(parse(every[i], &q, &d) == 0, "policy %zu setting many keys parses", i);
+			gpumem_policy_overlay(&base, &q);
+			want = gpumem_policy_format(&q, GPUMEM_FMT_YAML, 0);
+			got = gpumem_policy_format(&base, GPUMEM_FMT_YAML, 0);
+			is_str(got, want, "overlay %zu over the defaults gives the policy itself", i);
+			free(want);
+			free(got);
+		}
+	}
 
 	/* Every error is collected, each with its place. */
 	gpumem_diags_free(&d);

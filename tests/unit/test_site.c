@@ -2,7 +2,7 @@
 /* Site file: limits, references, named policies, and the effective merge. */
 #include <stdlib.h>
 #include <string.h>
-#include "policy.h"
+#include "schema.h"
 #include "tap.h"
 
 int main(void)
@@ -132,5 +132,13 @@ int main(void)
 			     "dupref.yaml", &s, &d) < 0, "a model listed twice refused");
 	gpumem_diags_free(&d);
 	gpumem_site_free(&s);
+	/* A closed section drops every key of it: the bits come from the key table. */
+	is_int(gpumem_section_key_bits(3), GPUMEM_K_CHECK_BEFORE | GPUMEM_K_CHECK_AFTER |
+	       GPUMEM_K_CHECK_FRACTION | GPUMEM_K_CHECK_ONFAIL | GPUMEM_K_CHECK_L2AB,
+	       "check's key bits, bandwidth.min_fraction (a sub-section) included");
+	is_int(gpumem_section_key_bits(0), GPUMEM_K_L2_LIMIT | GPUMEM_K_L2_RESET, "l2's key bits");
+	is_int(gpumem_section_key_bits(4), GPUMEM_K_PROFILE, "profile's key bits");
+	is_str(gpumem_daemon_name(GPUMEM_DAEMON_JOB), "job", "enum names from the one list");
+	is_str(gpumem_placement_name((enum gpumem_placement)7), "none", "... out of range: the first");
 	return tap_done();
 }
