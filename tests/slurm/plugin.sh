@@ -11,9 +11,9 @@ so="$top_builddir/plugin/spank/.libs/gpumem.so"
 [ -f "$so" ] || skip_all "gpumem.so was not built (no slurm/spank.h at configure time)"
 
 CL="$top_srcdir/tests/slurm/cluster"
-export GPUMEM_CLUSTER_DIR=${GPUMEM_CLUSTER_DIR:-/tmp/gpumem-plugin-test}
 t=$(mktemp -d /tmp/gpumem-plugin.XXXXXX)
 chmod 755 "$t"
+export GPUMEM_CLUSTER_DIR=$t/cluster   # its own (runs at once never share one)
 cleanup() { "$CL" stop >/dev/null 2>&1; rm -rf "$t"; }
 trap cleanup EXIT
 
