@@ -75,18 +75,7 @@ void gpumem_mps_dir(const char *base, unsigned job, char *dir, size_t len)
 /* mps_dir, made and opened safely (trust.h); one others may list is made 0711. */
 static int open_base(const char *base, char *why, size_t wlen)
 {
-	struct stat st;
-	int bfd = gpumem_dir_open_safe(base, why, wlen);
-
-	if (bfd < 0)
-		return -1;
-	if (fstat(bfd, &st) < 0 || ((st.st_mode & 044) && fchmod(bfd, 0711) < 0)) {
-		snprintf(why, wlen, "%s is listable by others (mode %04o) and cannot be made 0711: %s",
-			 base, (unsigned)(st.st_mode & 07777), strerror(errno));
-		close(bfd);
-		return -1;
-	}
-	return bfd;
+	return gpumem_dir_open_mode(base, 0711, why, wlen);
 }
 
 int gpumem_mps_nomps(const char *base, char *path, size_t plen)

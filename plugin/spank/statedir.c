@@ -29,25 +29,17 @@ static int root_only(const struct stat *st)
 int gpumem_state_open(const char *dir, int create, char *err, size_t elen)
 {
 	struct stat st;
-	int fd;
 
 	/* A step only reads: it never makes the directory the prolog did not. */
 	if (!create && lstat(dir, &st) < 0) {
 		snprintf(err, elen, "%s: %s", dir, strerror(errno));
 		return -1;
 	}
-	/* Every component without following links, root's, not writable by others. */
-	fd = gpumem_dir_open_safe(dir, err, elen);
-	if (fd < 0)
-		return -1;
-	/* Root's alone: one made now (0755 by the safe open) or left by an older gpumem is made so. */
-	if (fstat(fd, &st) < 0 || ((st.st_mode & 077) && fchmod(fd, 0700) < 0)) {
-		snprintf(err, elen, "%s is readable by others (mode %04o) and cannot be made 0700: %s",
-			 dir, (unsigned)(st.st_mode & 07777), strerror(errno));
-		close(fd);
-		return -1;
-	}
-	return fd;
+	/*
+	 * Every component without following links, root's, not writable by
+	 * others; root's alone: one made now or left 0755 by an older gpumem is made 0700.
+	 */
+	return gpumem_dir_open_mode(dir, 0700, err, elen);
 }
 
 int gpumem_state_as_root(void)
