@@ -21,8 +21,8 @@ plugstack "$t/plugstack.conf" site="$t/site.yaml" libexecdir="$B" check="$B/stan
 	nvidia_dev="$t/nvidiactl" mps_control="$B/nvidia-cuda-mps-control"
 trap '"$CL" stop --dir "$A_DIR" >/dev/null 2>&1; "$CL" stop --dir "$CB_DIR" >/dev/null 2>&1; rm -f "$mark"; rm -rf "$t"' EXIT
 
-# in DIR CMD...: CMD with the environment of the cluster in DIR.
-in() { local d=$1; shift; (eval "$("$CL" env --dir "$d")"; "$@"); }
+# incl DIR CMD...: CMD with the environment of the cluster in DIR.
+incl() { local d=$1; shift; (eval "$("$CL" env --dir "$d")"; "$@"); }
 # A file of the host's own /run/gpumem, which no cluster may touch.
 [ -d /run/gpumem ] || mkdir -m 0700 /run/gpumem
 mark=$(mktemp /run/gpumem/.isolation.XXXXXX)
@@ -47,16 +47,16 @@ SH
 chmod 755 "$t/job.sh"
 mkdir -m 777 "$t/out"
 go=$t/go
-jid=$(in "$A_DIR" asuser sbatch --parsable --gres=gpu:1 --gpumem-policy="$t/mps.yaml" -o "$t/out/a-job.out" "$t/job.sh" "$go")
+jid=$(incl "$A_DIR" asuser sbatch --parsable --gres=gpu:1 --gpumem-policy="$t/mps.yaml" -o "$t/out/a-job.out" "$t/job.sh" "$go")
 rec=$A_DIR/noderun/gpumem/mps.$jid
 for _ in $(seq 1 120); do grep -q '^ready' "$rec" 2>/dev/null && grep -q '^first=' "$t/out/a-job.out" 2>/dev/null && break; sleep 0.25; done
 read -r _ pid start _ <"$rec" 2>/dev/null
 like "$(cat "$t/out/a-job.out" 2>&1)" "^first=/run/gpumem-mps/job$jid/pipe" "A: job $jid's first step runs on its MPS daemon ($pid)"
 
 # B: a job of its own (its first job id may be A's too), then stop it all.
-run in "$CB_DIR" asuser srun --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "job=$SLURM_JOB_ID pipe=$CUDA_MPS_PIPE_DIRECTORY"'
+run incl "$CB_DIR" asuser srun --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "job=$SLURM_JOB_ID pipe=$CUDA_MPS_PIPE_DIRECTORY"'
 like "$out" "pipe=/run/gpumem-mps/job[0-9]+/pipe" "B: a job with its own MPS daemon runs beside A's"
-in "$CB_DIR" wait_idle
+incl "$CB_DIR" wait_idle
 "$CL" exec --dir "$A_DIR" touch /run/gpumem/isolation-a
 run "$CL" exec --dir "$CB_DIR" ls -A /run/gpumem
 unlike "$out" "isolation-a" "B's nodes do not see A's state_dir"
@@ -72,7 +72,7 @@ touch "$go"
 for _ in $(seq 1 120); do grep -q '^second=' "$t/out/a-job.out" 2>/dev/null && break; sleep 0.25; done
 like "$(cat "$t/out/a-job.out")" "^second=/run/gpumem-mps/job$jid/pipe" "... so A's job's second step runs on it"
 unlike "$(cat "$t/out/a-job.out")" "gpumem:|error" "... without an error"
-in "$A_DIR" wait_idle
+incl "$A_DIR" wait_idle
 [ -f "$rec" ] && fail "A's epilog removed its MPS record" || pass "A's epilog removed its MPS record"
 "$CL" stop --dir "$A_DIR" >/dev/null 2>&1
 [ -f "$mark" ] && pass "the host's /run/gpumem kept what was in it" || fail "the host's /run/gpumem kept what was in it"

@@ -46,7 +46,8 @@ nruns() { wc -l <"$B/$1" | tr -d ' '; }
 # no_daemon NAME: no stand-in MPS daemon runs (a zombie waiting for its reaper has ended).
 no_daemon() {
 	local left
-	left=$(ps -eo stat=,pid=,args= | awk '$1 !~ /^Z/ && /nvidia-cuda-mps-control -f/ && !/awk/')
+	# This test's own stand-in daemons only (another suite may run beside it).
+	left=$(ps -eo stat=,pid=,args= | awk -v d="$B/nvidia-cuda-mps-control -f" '$1 !~ /^Z/ && index($0, d) && !/awk/')
 	if [ -z "$left" ]; then pass "$1"; else fail "$1"; diag "$left"; fi
 }
 

@@ -43,7 +43,8 @@ jobns=$(sed -n 's/^BasePath=//p' "$GPUMEM_CLUSTER_DIR/job_container.conf")
 S="--chdir=/"
 no_daemon() {
 	local left
-	left=$(ps -eo stat=,pid=,args= | awk '$1 !~ /^Z/ && /nvidia-cuda-mps-control -f/ && !/awk/')
+	# This test's own stand-in daemons only (another suite may run beside it).
+	left=$(ps -eo stat=,pid=,args= | awk -v d="$B/nvidia-cuda-mps-control -f" '$1 !~ /^Z/ && index($0, d) && !/awk/')
 	if [ -z "$left" ]; then pass "$1"; else fail "$1"; diag "$left"; fi
 }
 # What of gpumem's or MPS's could be in a /tmp: CUDA's default pipe
@@ -129,7 +130,7 @@ host-id=$(echo "$where" | cut -d' ' -f3)"
 	[ -e "$GPUMEM_CLUSTER_MPS_DIR/job$jid" ] && fail "... and removed its directory" || pass "... and removed its directory"
 	is "$(ls -A "$GPUMEM_CLUSTER_STATE_DIR" | grep -E "^(job|mps\.|sample\.)$jid([.]|$)")" "" "... the job's state is gone"
 	no_daemon "... no daemon left"
-	is "$(ls /dev/shm | grep -c '^cuda\.shm\.standin')" 0 "... nor its /dev/shm file"
+	is "$(ls /dev/shm | grep -c "^cuda\.shm\.standin\.$(basename "$t")\.")" 0 "... nor its /dev/shm file"
 	is "$(ls -A "$jobns/gpumem1" | grep -c "^$jid$")" 0 "... Slurm removed the job's /tmp"
 done
 
