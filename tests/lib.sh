@@ -56,9 +56,10 @@ slurm_test() {
 	CL="$top_srcdir/tests/slurm/cluster"
 	SLURM_SERIES=$(slurm_series)
 	export SLURM_SERIES
-	export GPUMEM_CLUSTER_DIR=${GPUMEM_CLUSTER_DIR:-/tmp/gpumem-$1-test}
 	t=$(mktemp -d "/tmp/gpumem-$1.XXXXXX")
 	chmod 755 "$t"
+	# The cluster's own dir (two runs of one test at once never share one).
+	export GPUMEM_CLUSTER_DIR=${GPUMEM_CLUSTER_DIR:-$t/cluster}
 	trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
 }
 

@@ -234,8 +234,8 @@ static int cmd_env(const struct opts *o, int n, char **files)
 	}
 	node.um_library = o->um_library ? o->um_library : UM_LIBRARY;
 	if (eff.mps.daemon == GPUMEM_DAEMON_JOB) {
-		node.mps_pipe_dir = "/run/gpumem/mps-JOBID/pipe";
-		node.mps_log_dir = "/run/gpumem/mps-JOBID/log";
+		node.mps_pipe_dir = "/run/gpumem-mps/jobJOBID/pipe";
+		node.mps_log_dir = "/run/gpumem-mps/jobJOBID/log";
 	}
 	rv = gpumem_policy_env(&eff, &node, &env, &d);
 	gpumem_diags_print(&d, stderr);

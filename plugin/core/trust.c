@@ -229,6 +229,22 @@ fail:
 	return -1;
 }
 
+int gpumem_dir_open_mode(const char *path, mode_t mode, char *why, size_t whylen)
+{
+	struct stat st;
+	int fd = gpumem_dir_open_safe(path, why, whylen);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || ((st.st_mode & 077 & ~mode) && fchmod(fd, mode) < 0)) {
+		snprintf(why, whylen, "%s has mode %04o and cannot be made %04o: %s", path,
+			 (unsigned)(st.st_mode & 07777), (unsigned)mode, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 void gpumem_safe_name(char *s)
 {
 	for (; *s; s++)

@@ -9,6 +9,7 @@
 #define GPUMEM_TRUST_H
 #include <stdarg.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /*
  * Copy IN to OUT (LEN bytes, always NUL-terminated, cut at a whole escape)
@@ -47,4 +48,11 @@ char *gpumem_escape_fmt(char *out, size_t len, const char *fmt, ...)
  * all.  Returns an O_DIRECTORY descriptor, or -1 with the reason in WHY.
  */
 int gpumem_dir_open_safe(const char *path, char *why, size_t whylen);
+/*
+ * gpumem_dir_open_safe, then a directory whose mode gives group or others
+ * more than MODE allows (one made now, or left by an older gpumem) is
+ * made MODE (fchmod: root's state that only root may read, 0700).  -1,
+ * with the reason in WHY, when it cannot be.
+ */
+int gpumem_dir_open_mode(const char *path, mode_t mode, char *why, size_t whylen);
 #endif

@@ -17,6 +17,7 @@
 #include "jobctx.h"
 #include "jobpolicy.h"
 #include "log.h"
+#include "mps.h"
 #include "proc.h"
 #include "slurmconf.h"
 #include "trust.h"
@@ -65,13 +66,12 @@ static void fill_jobinfo(struct gpumem_jobctx *c, const char *step)
 				      c->list[i]);
 }
 
-/* Root's empty state_dir/nomps, else a path no one can make (the state directory is unusable). */
-static char *nomps(const struct gpumem_jobctx *c)
+/* Root's empty mps_dir/nomps, else a path no one can make (mps_dir is unusable). */
+static char *nomps(void)
 {
 	char path[4200];
 
-	if (c->dfd < 0 || gpumem_state_nomps(c->dfd, gpumem_plugin.args.state_dir, path,
-					      sizeof(path)) < 0)
+	if (gpumem_mps_nomps(gpumem_plugin.args.mps_dir, path, sizeof(path)) < 0)
 		snprintf(path, sizeof(path), "/nonexistent/gpumem-nomps");
 	return strdup(path);
 }
@@ -95,7 +95,7 @@ int gpumem_jobctx_init(spank_t sp, int ac, char **av, const char *step, int crea
 	c->dfd = gpumem_state_open(pl->args.state_dir, create, c->dir_err, sizeof(c->dir_err));
 	/* Everything the hook runs ends before Slurm's own limit would kill it. */
 	gpumem_hook_deadline(!strcmp(step, "epilog"), started, c->dfd);
-	pl->nomps = nomps(c);
+	pl->nomps = nomps();
 	c->ngpus = gpumem_gpus_from_env(env_get, NULL, c->list, GPUMEM_MAX_GPUS, &src);
 	/* No list where Slurm allocates the GPUs (gpus=gres): the job has none here. */
 	if (c->ngpus < 0 && !pl->args.all_gpus)

@@ -6,6 +6,11 @@
  * So everything about it is root's, and nothing of it is found through
  * what the user can change:
  *
+ *  - mps_dir itself is root's, 0711: a user reaches the directory of
+ *    their job's daemon, and lists no one's; beside the jobs' directories
+ *    it holds nomps/, root's and empty, the pipe directory of every helper
+ *    that must reach no daemon (state_dir is root's alone: no user's
+ *    process could reach one there);
  *  - its directory is mps_dir/jobN, root's, outside root's state_dir: a
  *    small tmpfs of its own where the kernel allows the mount (a user who
  *    fills pipe/ or log/ fills only that), with pipe/ and log/ the user's,
@@ -65,6 +70,37 @@ const char *gpumem_mps_find(const char *configured)
 void gpumem_mps_dir(const char *base, unsigned job, char *dir, size_t len)
 {
 	snprintf(dir, len, "%s/job%u", base, job);
+}
+
+/* mps_dir, made and opened safely (trust.h); one others may list is made 0711. */
+static int open_base(const char *base, char *why, size_t wlen)
+{
+	return gpumem_dir_open_mode(base, 0711, why, wlen);
+}
+
+int gpumem_mps_nomps(const char *base, char *path, size_t plen)
+{
+	struct stat st;
+	char why[600];
+	int bfd, fd, rv = -1;
+
+	snprintf(path, plen, "%s/nomps", base);
+	bfd = open_base(base, why, sizeof(why));
+	if (bfd < 0)
+		return -1;
+	if (mkdirat(bfd, "nomps", 0755) < 0 && errno != EEXIST)
+		goto out;
+	fd = openat(bfd, "nomps", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		goto out;
+	/* Root's, and only root may add to it; every helper may search it. */
+	if (fstat(fd, &st) == 0 && st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH)) &&
+	    fchmod(fd, 0755) == 0)
+		rv = 0;
+	close(fd);
+out:
+	close(bfd);
+	return rv;
 }
 
 int gpumem_mps_record_failed(int sfd, unsigned job, const char *why)
@@ -239,7 +275,7 @@ static int make_dir(const struct gpumem_mps *m, const char *dir, char *why, size
 	char name[64];
 	int bfd, jfd = -1, rv = -1;
 
-	bfd = gpumem_dir_open_safe(m->base, why, wlen);
+	bfd = open_base(m->base, why, wlen);
 	if (bfd < 0)
 		return -1;
 	snprintf(name, sizeof(name), "job%u", m->job);

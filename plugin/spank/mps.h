@@ -29,6 +29,14 @@ const char *gpumem_mps_find(const char *configured);
 /* BASE/jobJOB, the job's MPS directory (pipe/ and log/ in it). */
 void gpumem_mps_dir(const char *base, unsigned job, char *dir, size_t len);
 /*
+ * As root: BASE/nomps, an empty directory only root may write, the
+ * CUDA_MPS_PIPE_DIRECTORY of every helper that must not use an MPS daemon
+ * (without one CUDA tries /tmp/nvidia-mps, where any user may run one);
+ * in mps_dir, which helpers of the user's may search, as state_dir is
+ * root's alone.  Its path in PATH; 0, or -1.
+ */
+int gpumem_mps_nomps(const char *base, char *path, size_t plen);
+/*
  * As root, in the job prolog itself (before it returns): make the job's
  * directory and mount its tmpfs.  Slurm's job_container/tmpfs and
  * namespace/tmpfs make the job's mount namespace (a private copy of the

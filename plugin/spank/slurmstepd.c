@@ -3,7 +3,8 @@
  * A job step's slurmstepd (remote context), as root; user_init runs once
  * per step and node with the user's effective ids.  The job's GPU work is
  * the job prolog's and epilog's: a step reads what the prolog decided (the
- * job's record in root's state_dir: no record, a refused policy or a
+ * job's record in root's state_dir, read with the effective uid 0 for the
+ * while, as that directory is root's alone: no record, a refused policy or a
  * failed before-check fails it), re-validates its own forwarded policy
  * (jobpolicy.c) or takes the job's, merges it with this node's site file,
  * reads the GPUs from the probe cache (slurmstepd_gpus.c; no CUDA in
@@ -106,8 +107,16 @@ static int step_policy(spank_t sp, const struct gpumem_jobrec *rec, struct gpume
 static int job_record(struct gpumem_plugin *st, uint32_t job, struct gpumem_jobrec *rec)
 {
 	char err[600], why[256] = "";
+	int saved = gpumem_state_as_root();     /* state_dir is root's alone (statedir.h) */
 	int dfd = gpumem_state_open(st->args.state_dir, 0, err, sizeof(err)), rv = -1;
 	int got = dfd >= 0 && gpumem_jobrec_read(dfd, job, rec, why, sizeof(why)) == 0;
+
+	if (gpumem_state_as_before(saved) < 0) {
+		defer("%s", "cannot take back the job's user ids after reading the job's record");
+		if (dfd >= 0)
+			close(dfd);
+		return -1;
+	}
 
 	if (!got && gpumem_slurm_run_in_job() == 1)        /* gpumem listed optional: slurmd ran */
 		defer("the job prolog left no record of this job on this node: %s",
@@ -178,7 +187,7 @@ static int step_mps(spank_t sp, struct gpumem_plugin *st, const struct gpumem_jo
 {
 	static char pipe_dir[4300], log_dir[4300];
 	char err[600], why[2100] = "", dir[4200], devs[GPUMEM_GPU_LIST_MAX];
-	int dfd, rc = -2;
+	int dfd, rc = -2, saved;
 
 	if (rec->mps == NULL || strcmp(rec->mps, "start")) {
 		gpumem_diag_add(notes, GPUMEM_SEV_WARNING, "mps.daemon", 0, 0, "%s%s",
@@ -187,10 +196,15 @@ static int step_mps(spank_t sp, struct gpumem_plugin *st, const struct gpumem_jo
 				rec->mps ? rec->mps : "");
 		return 0;
 	}
+	saved = gpumem_state_as_root();         /* the daemon's record: root's alone */
 	dfd = gpumem_state_open(st->args.state_dir, 0, err, sizeof(err));
 	if (dfd >= 0)
 		rc = gpumem_mps_wait(dfd, job, st->args.timeout * 1000L, &st->mps_place, why,
 				     sizeof(why));
+	if (gpumem_state_as_before(saved) < 0) {
+		defer("%s", "cannot take back the job's user ids after reading the MPS record");
+		goto fail;
+	}
 	if (rc != 0) {
 		defer("the job's MPS daemon did not start: %s", dfd < 0 ? err : rc == -2 ?
 		      "not up within the timeout" : why);

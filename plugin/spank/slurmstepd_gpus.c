@@ -24,7 +24,7 @@ static int job_getenv(void *ctx, const char *name, char *buf, int len)
 /*
  * Ask gpumem-probe (as the user, in the step's devices cgroup) what the
  * GPUs are; fills node->gpus.  It never reaches an MPS daemon: its pipe
- * directory is root's empty state_dir/nomps (jobctx.h).
+ * directory is root's empty mps_dir/nomps (mps.h).
  */
 static void probe(const struct gpumem_args *a, uid_t uid, gid_t gid, char list[][64], int n,
 		  struct gpumem_node *node)
@@ -35,7 +35,7 @@ static void probe(const struct gpumem_args *a, uid_t uid, gid_t gid, char list[]
 	struct gpumem_proc p = { 0 };
 
 	snprintf(path, sizeof(path), "%s/gpumem-probe", a->libexecdir);
-	snprintf(mps, sizeof(mps), "CUDA_MPS_PIPE_DIRECTORY=%s/nomps", a->state_dir);
+	snprintf(mps, sizeof(mps), "CUDA_MPS_PIPE_DIRECTORY=%s/nomps", a->mps_dir);
 	gpumem_proc_as_user(&p, path, argv, envp, uid, gid, a->timeout);
 	if (gpumem_proc_run(&p) < 0) {
 		gpumem_info("gpumem: cannot run %s: GPU limits unknown", path);
@@ -48,16 +48,17 @@ static void probe(const struct gpumem_args *a, uid_t uid, gid_t gid, char list[]
 	gpumem_proc_free(&p);
 }
 
-/* The job's GPUs from root's probe cache (no CUDA): 0 when all are there. */
+/* The job's GPUs from root's probe cache (no CUDA), read as root: 0 when all are there. */
 static int cached_gpus(char list[][64], int n, struct gpumem_node *node)
 {
 	char err[4400];
+	int saved = gpumem_state_as_root();
 	int dfd = gpumem_state_open(gpumem_plugin.args.state_dir, 0, err, sizeof(err));
 	int rv = gpumem_probe_cache_lookup(dfd, list, n, node) ? 0 : -1;
 
 	if (dfd >= 0)
 		close(dfd);
-	return rv;
+	return gpumem_state_as_before(saved) < 0 ? -1 : rv;
 }
 
 int gpumem_env_drop_l2(struct gpumem_env *env)

@@ -3,7 +3,10 @@
  * Root's state directory (see statedir.h).  Everything here is
  * done relative to one directory fd opened with O_NOFOLLOW and checked for
  * owner and mode, so a user who made the path first (a link, their own
- * directory) gets it refused, never written through.
+ * directory) gets it refused, never written through.  The directory is
+ * root's alone (0700, files 0600): no user lists or reads another's job
+ * records; what a user's process must reach (the empty MPS pipe directory
+ * of the helpers) lives in mps_dir (mps.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,8 +35,25 @@ int gpumem_state_open(const char *dir, int create, char *err, size_t elen)
 		snprintf(err, elen, "%s: %s", dir, strerror(errno));
 		return -1;
 	}
-	/* Every component without following links, root's, not writable by others. */
-	return gpumem_dir_open_safe(dir, err, elen);
+	/*
+	 * Every component without following links, root's, not writable by
+	 * others; root's alone: one made now or left 0755 by an older gpumem is made 0700.
+	 */
+	return gpumem_dir_open_mode(dir, 0700, err, elen);
+}
+
+int gpumem_state_as_root(void)
+{
+	uid_t e = geteuid();
+
+	if (e == 0 || getuid() != 0 || seteuid(0) < 0)
+		return -1;
+	return (int)e;
+}
+
+int gpumem_state_as_before(int saved)
+{
+	return saved >= 0 && seteuid((uid_t)saved) < 0 ? -1 : 0;
 }
 
 char *gpumem_state_read(int dfd, const char *name, size_t max)
@@ -67,10 +87,10 @@ int gpumem_state_write(int dfd, const char *name, const char *text)
 	int fd, rv = -1;
 
 	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", name, (int)getpid());
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
-	if (write(fd, text, len) == (ssize_t)len && fchmod(fd, 0644) == 0 && close(fd) == 0) {
+	if (write(fd, text, len) == (ssize_t)len && fchmod(fd, 0600) == 0 && close(fd) == 0) {
 		fd = -1;
 		rv = renameat(dfd, tmp, dfd, name);
 	}
@@ -247,24 +267,4 @@ void gpumem_jobrec_forget(int dfd, unsigned job)
 
 	snprintf(name, sizeof(name), JOBREC, job);
 	unlinkat(dfd, name, 0);
-}
-
-int gpumem_state_nomps(int dfd, const char *dir, char *path, size_t plen)
-{
-	struct stat st;
-	int fd;
-
-	snprintf(path, plen, "%s/nomps", dir);
-	if (mkdirat(dfd, "nomps", 0755) < 0 && errno != EEXIST)
-		return -1;
-	fd = openat(dfd, "nomps", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	/* Root's, and only root may add to it (state_dir is root's alone too). */
-	if (fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	return 0;
 }

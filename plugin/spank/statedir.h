@@ -5,6 +5,9 @@
  * record, the MPS daemon's record), what gpumem-probe learnt of the
  * node's GPUs, and Slurm's time limits for the hooks as slurmd read them.  Only root writes there, and nothing in it is a user's:
  * readers trust a file only when root owns it and no one else may write it.
+ * Only root reads there too (the directory 0700, its files 0600): a hook
+ * that runs with the user's effective ids (slurmstepd's user_init) reads
+ * it with gpumem_state_as_root.
  */
 #ifndef GPUMEM_STATEDIR_H
 #define GPUMEM_STATEDIR_H
@@ -15,17 +18,28 @@
 /*
  * Open (as root: create, when CREATE) the state directory through
  * gpumem_dir_open_safe (trust.h): no link anywhere on the path, every
- * component root's, the directory itself writable by root only.  Returns
- * an O_DIRECTORY fd, or -1 with the reason in ERR.
+ * component root's, the directory itself writable by root only; one that
+ * others may read or search is made 0700 (refused when it cannot be).
+ * Returns an O_DIRECTORY fd, or -1 with the reason in ERR.
  */
 int gpumem_state_open(const char *dir, int create, char *err, size_t elen);
+/*
+ * In a hook that runs with the user's effective uid and root's real one
+ * (slurmstepd's user_init): effective uid 0 until gpumem_state_as_before,
+ * to read root's state.  Returns the uid to go back to, -1 when nothing
+ * changed (already root, or not allowed: the reads then fail, closed).
+ * gpumem_state_as_before: -1 when the user's uid could not be taken back
+ * (the caller must fail: nothing more may run as root for the user).
+ */
+int gpumem_state_as_root(void);
+int gpumem_state_as_before(int saved);
 /*
  * Read NAME under the state directory fd DFD (at most MAX bytes), only if
  * it is a regular file that root owns and only root may write.  Returns a
  * NUL-terminated malloc'd copy, or NULL.
  */
 char *gpumem_state_read(int dfd, const char *name, size_t max);
-/* Write NAME atomically (temporary file and rename), mode 0644.  0 or -1. */
+/* Write NAME atomically (temporary file and rename), mode 0600.  0 or -1. */
 int gpumem_state_write(int dfd, const char *name, const char *text);
 
 /* Slurm's prolog/epilog time limits as slurmd read them: "prolog P epilog E" (slurmconf.c). */
@@ -65,11 +79,4 @@ int gpumem_jobrec_read(int dfd, unsigned job, struct gpumem_jobrec *r, char *why
 void gpumem_jobrec_free(struct gpumem_jobrec *r);
 void gpumem_jobrec_forget(int dfd, unsigned job);
 
-/*
- * DIR/nomps: an empty directory only root may write, the
- * CUDA_MPS_PIPE_DIRECTORY of every helper that must not use an MPS daemon
- * (without one CUDA tries /tmp/nvidia-mps, where any user may run one).
- * Its path in PATH; 0, or -1.
- */
-int gpumem_state_nomps(int dfd, const char *dir, char *path, size_t plen);
 #endif

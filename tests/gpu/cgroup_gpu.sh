@@ -19,8 +19,8 @@ export top_srcdir top_builddir=$B
 [ -f "$B/plugin/spank/.libs/gpumem.so" ] || skip_all "gpumem.so not built"
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 CL="$top_srcdir/tests/slurm/cluster"
-export GPUMEM_CLUSTER_DIR=/tmp/gpumem-gpu-cg2
 t=$(mktemp -d /tmp/gpumem-cg2.XXXXXX); chmod 755 "$t"
+export GPUMEM_CLUSTER_DIR=$t/cluster   # its own (runs at once never share one)
 trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
 SCOPE=/sys/fs/cgroup/system.slice/gpumem1_slurmstepd.scope
 
@@ -152,7 +152,7 @@ is "$(report "$jid" epilog.gpumem1.after)" "$g ran pass $uuid" "per-job MPS: the
 grep -h "gpumem: .*job $jid" "$D"/log/slurmd.gpumem1.log | tail -6 | sed 's/^/# slurmd: /'
 [ -n "$held" ] && { scancel "$(squeue -h -o %i -t R | head -1)" 2>/dev/null; wait "$held" 2>/dev/null; }
 for _ in $(seq 1 30); do
-	left=$(ls -d /run/gpumem-mps/job* 2>/dev/null; ps -eo stat=,args= | awk '$1 !~ /^Z/ && /nvidia-cuda-mps/ && !/awk/')
+	left=$(ls -d "$GPUMEM_CLUSTER_MPS_DIR"/job* 2>/dev/null; ps -eo stat=,args= | awk '$1 !~ /^Z/ && /nvidia-cuda-mps/ && !/awk/')
 	[ -z "$left" ] && break
 	sleep 0.5
 done

@@ -15,8 +15,8 @@ export top_srcdir top_builddir=$B
 [ -f "$B/plugin/spank/.libs/gpumem.so" ] || skip_all "gpumem.so not built"
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 CL="$top_srcdir/tests/slurm/cluster"
-export GPUMEM_CLUSTER_DIR=/tmp/gpumem-gpu-cluster
 t=$(mktemp -d /tmp/gpumem-gpu.XXXXXX); chmod 755 "$t"
+export GPUMEM_CLUSTER_DIR=$t/cluster   # its own (runs at once never share one)
 trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
 
 for p in l2limit bwcopy; do
@@ -142,7 +142,7 @@ like "$out" "ENVIRON-DENIED" "per-job MPS: ... nor read its environment"
 # The job epilog stops the daemon after srun returned (the node is
 # COMPLETING meanwhile).  Zombies waiting for init to reap them are gone.
 for _ in $(seq 1 30); do
-	left=$(ls -d /run/gpumem-mps/job* 2>/dev/null; ps -eo stat=,pid=,args= | awk '$1 !~ /^Z/ && /nvidia-cuda-mps/ && !/awk/')
+	left=$(ls -d "$GPUMEM_CLUSTER_MPS_DIR"/job* 2>/dev/null; ps -eo stat=,pid=,args= | awk '$1 !~ /^Z/ && /nvidia-cuda-mps/ && !/awk/')
 	[ -z "$left" ] && break
 	sleep 0.5
 done

@@ -21,8 +21,8 @@ export top_srcdir top_builddir=$B
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 CL="$top_srcdir/tests/slurm/cluster"
 G="$B/plugin/cli/gpumem"
-export GPUMEM_CLUSTER_DIR=/tmp/gpumem-profile-cluster
 t=$(mktemp -d /tmp/gpumem-prof.XXXXXX); chmod 755 "$t"
+export GPUMEM_CLUSTER_DIR=$t/cluster   # its own (runs at once never share one)
 trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
 PY=$(command -v python3)
 

@@ -18,8 +18,8 @@ um="$B/kernels/um/.libs/libgpumem-um.so"
 [ -f "$um" ] || skip_all "libgpumem-um was not built"
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 CL="$top_srcdir/tests/slurm/cluster"
-export GPUMEM_CLUSTER_DIR=/tmp/gpumem-um-cluster
 t=$(mktemp -d /tmp/gpumem-umplug.XXXXXX); chmod 755 "$t"
+export GPUMEM_CLUSTER_DIR=$t/cluster   # its own (runs at once never share one)
 trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
 "$NVCC" -O2 -arch=sm_90 -DUM_READ_LINK='"static"' -o "$t/um_static" "$top_srcdir/tests/gpu/um_read.cu" &&
 "$NVCC" -O2 -arch=sm_90 -cudart shared -DUM_READ_LINK='"shared"' -o "$t/um_shared" "$top_srcdir/tests/gpu/um_read.cu" ||

@@ -30,7 +30,7 @@ wait_file() { for _ in $(seq 1 "${2:-60}"); do [ -f "$1" ] && return 0; sleep 0.
 no_leftovers() {   # what: nothing of ours is left running or lying around
 	local left
 	for _ in $(seq 1 30); do
-		left=$(pgrep -af "$t/standin-check"; ls -d /tmp/gpumem-mps.* 2>/dev/null; ls -a "$t/reports" | grep '\.tmp$')
+		left=$(pgrep -af "$t/standin-check"; ls -d "$GPUMEM_CLUSTER_MPS_DIR"/job* 2>/dev/null; ls -a "$t/reports" | grep '\.tmp$')
 		[ -z "$left" ] && break
 		sleep 0.5
 	done

@@ -18,6 +18,7 @@
 #   6. helpers never reach a user's MPS daemon at /tmp/nvidia-mps;
 #   7. nothing of the user's in root's state_dir, and a state_dir root
 #      cannot write fails the job, never runs it unchecked;
+#   (round four, 5: the user lists and reads nothing in state_dir)
 #   8. the defaults as installed (/run/gpumem: its fd would be 0 in the
 #      prolog, whose stdin Slurm closes) work: every MPS job here uses them.
 # Finding 9 (terminal controls) is tested where the strings are printed:
@@ -97,7 +98,13 @@ else:
 PY
 cat "/proc/$pid/environ" >/dev/null 2>&1 && echo ENVIRON-READ || echo ENVIRON-DENIED
 dd if=/dev/zero of="$CUDA_MPS_LOG_DIRECTORY/fill" bs=1M count=64 2>&1 | grep -o "No space left on device" | head -1
-echo "state_dir not root's: $(find /run/gpumem ! -user root 2>/dev/null | wc -l)"
+# Round four, finding 5: root's state_dir is root's alone (the job's record,
+# the MPS record, the probe cache exist while the step runs: it needs them).
+ls /run/gpumem >/dev/null 2>&1 && echo STATE-LISTED || echo STATE-NOT-LISTED
+for f in "/run/gpumem/job$SLURM_JOB_ID.rec" "/run/gpumem/mps.$SLURM_JOB_ID" /run/gpumem/probe.cache; do
+	cat "$f" >/dev/null 2>&1 && echo "STATE-READ $f"
+done
+ls /run/gpumem-mps >/dev/null 2>&1 && echo MPSDIR-LISTED || echo MPSDIR-NOT-LISTED
 SH
 chmod 755 "$t/user/attack"
 run asuser srun --gres=gpu:1 --gpumem-policy="$t/mps.yaml" "$t/user/attack"
@@ -107,18 +114,23 @@ pid=$(printf '%s\n' "$out" | sed -n 's/.* daemon=//p')
 like "$out" "RENAME-REFUSED" "2: the task cannot rename its MPS pipe directory (root's parent)"
 like "$out" "PTRACE-DENIED Operation not permitted" "3: the task cannot ptrace the daemon (its real gid is not the user's)"
 like "$out" "ENVIRON-DENIED" "3: ... nor read its environment"
-if mountpoint -q "/run/gpumem-mps/job$jid" 2>/dev/null || grep -a "job $jid: .*no tmpfs of its own" "$LOG" >/dev/null; then
+if "$CL" exec mountpoint -q "/run/gpumem-mps/job$jid" 2>/dev/null || grep -a "job $jid: .*no tmpfs of its own" "$LOG" >/dev/null; then
 	grep -aq "job $jid: .*no tmpfs of its own" "$LOG" && skip "7: the per-job tmpfs: the kernel refused the mount here ($(grep -a "job $jid: .*no tmpfs" "$LOG" | sed 's/.*mount: //'))" ||
 		like "$out" "No space left on device" "7: filling the MPS log directory stops at its own tmpfs"
 else
 	like "$out" "No space left on device" "7: filling the MPS log directory stops at its own tmpfs"
 fi
-like "$out" "state_dir not root's: 0$" "7: nothing in root's state_dir is the user's"
+like "$out" "STATE-NOT-LISTED" "7 (round four, 5): during the job the user cannot list root's state_dir"
+unlike "$out" "STATE-READ" "7 (round four, 5): ... nor read the job's record, the MPS record or the probe cache"
+like "$out" "MPSDIR-NOT-LISTED" "7 (round four, 5): ... nor list mps_dir (the job's own pipe directory is reached: above)"
+is "$(find "$GPUMEM_CLUSTER_STATE_DIR" ! -user root | wc -l) $(stat -c %a "$GPUMEM_CLUSTER_STATE_DIR") $(find "$GPUMEM_CLUSTER_STATE_DIR" -type f -perm /077 | wc -l)" "0 700 0" "7: nothing in root's state_dir is the user's; it is 0700 (the cluster made it 0755, as an older gpumem left it), its files 0600"
+run "$CL" exec runuser -u "$U" -- sh -c 'ls /run/gpumem; cat /run/gpumem/probe.cache; ls /run/gpumem-mps'
+is "$(printf '%s\n' "$out" | grep -c 'Permission denied')" 3 "7 (round four, 5): after the job, in the node's namespace, the user lists and reads nothing there"
 wait_idle
 [ -n "$pid" ] && gone "$pid" && pass "2: after the job the daemon ($pid) is gone, its pipe directory chmod 500 or not" ||
 	fail "2: daemon $pid still there: $(ps -o pid,uid,stat,cmd -p "$pid" 2>&1 | tail -1)"
-[ -e "/run/gpumem-mps/job$jid" ] && fail "2: its directory is removed" || pass "2: its directory is removed"
-is "$(ls /run/gpumem | grep -c "^\(job\|mps\.\)$jid")" 0 "2: ... and its records"
+[ -e "$GPUMEM_CLUSTER_MPS_DIR/job$jid" ] && fail "2: its directory is removed" || pass "2: its directory is removed"
+is "$(ls "$GPUMEM_CLUSTER_STATE_DIR" | grep -c "^\(job\|mps\.\)$jid")" 0 "2: ... and its records"
 like "$(grep -a "job $jid: per-job MPS daemon $pid stopped" "$LOG")" "stopped \(" "2: the epilog stopped it by root's record (pid $pid), not through the user's files"
 
 # --- 4. no GPU work for a job Slurm gave no GPU (gres node) ------------------------
@@ -142,12 +154,12 @@ asuser touch /tmp/nvidia-mps/control
 run asuser srun --gres=gpu:1 --gpumem-policy="$t/l2.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
 jid=$(jobid_of "$out")
 wait_idle
-is "$(cut -d' ' -f3 "$B/runs" "$B/l2reset.runs" | sort -u)" "/run/gpumem/nomps" "6: the checks and the L2 reset get root's empty /run/gpumem/nomps as their MPS pipe directory"
+is "$(cut -d' ' -f3 "$B/runs" "$B/l2reset.runs" | sort -u)" "/run/gpumem-mps/nomps" "6: the checks and the L2 reset get root's empty /run/gpumem-mps/nomps as their MPS pipe directory"
 run asuser srun --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
 jid=$(jobid_of "$out")
 wait_idle
-is "$(tail -2 "$B/runs" | cut -d' ' -f3 | tr '\n' ' ')" "/run/gpumem-mps/job$jid/pipe /run/gpumem/nomps " "6: the before-check uses the job's own daemon, the after-check none"
-is "$(stat -c '%U %a' /run/gpumem/nomps) $(ls -A /run/gpumem/nomps | wc -l)" "root 755 0" "6: ... which is root's and empty"
+is "$(tail -2 "$B/runs" | cut -d' ' -f3 | tr '\n' ' ')" "/run/gpumem-mps/job$jid/pipe /run/gpumem-mps/nomps " "6: the before-check uses the job's own daemon, the after-check none"
+is "$(stat -c '%U %a' "$GPUMEM_CLUSTER_MPS_DIR/nomps") $(ls -A "$GPUMEM_CLUSTER_MPS_DIR/nomps" | wc -l) $(stat -c %a "$GPUMEM_CLUSTER_MPS_DIR")" "root 755 0 711" "6: ... which is root's and empty (in mps_dir, 0711: state_dir is root's alone)"
 asuser rm -rf /tmp/nvidia-mps
 
 # --- 5. a user's look-alike directories: no scan, no slow or drained epilog -----

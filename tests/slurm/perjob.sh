@@ -46,7 +46,8 @@ nruns() { wc -l <"$B/$1" | tr -d ' '; }
 # no_daemon NAME: no stand-in MPS daemon runs (a zombie waiting for its reaper has ended).
 no_daemon() {
 	local left
-	left=$(ps -eo stat=,pid=,args= | awk '$1 !~ /^Z/ && /nvidia-cuda-mps-control -f/ && !/awk/')
+	# This test's own stand-in daemons only (another suite may run beside it).
+	left=$(ps -eo stat=,pid=,args= | awk -v d="$B/nvidia-cuda-mps-control -f" '$1 !~ /^Z/ && index($0, d) && !/awk/')
 	if [ -z "$left" ]; then pass "$1"; else fail "$1"; diag "$left"; fi
 }
 
@@ -72,7 +73,7 @@ unlike "$out" "ran[12]" "failed before-check: no step runs"
 like "$out" "GPU check before the job failed on gpumem1: gpu0: triad 1200" "... each says why"
 wait_idle gpumem1 && pass "... and the node is not drained" || fail "node state $(node_state gpumem1)"
 rm -f "$B/fail/gpumem1"
-ls /run/gpumem | grep -q '^job.*\.rec$' && fail "the epilog removed the job's record" || pass "the epilog removed the job's record"
+ls "$GPUMEM_CLUSTER_STATE_DIR" | grep -q '^job.*\.rec$' && fail "the epilog removed the job's record" || pass "the epilog removed the job's record"
 
 # --- the after-check in the epilog guards the node -------------------------------------
 echo 3 >"$B/delay"
@@ -109,7 +110,7 @@ is "$(grep -c "^quit .*/job$jid/pipe" "$B/mps.log")" 1 "the epilog stopped it"
 # Helpers start with default signals (proc.c) and get their input even where
 # the epilog's stdin is closed: "quit" ends the daemon, no SIGKILL fallback.
 like "$(grep -a "job $jid: per-job MPS daemon" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log")" "daemon [0-9]+ stopped \(quit\)$" "... through quit, nothing left to kill"
-[ -e "/run/gpumem-mps/job$jid" ] && fail "its directory is removed" || pass "its directory is removed"
+[ -e "$GPUMEM_CLUSTER_MPS_DIR/job$jid" ] && fail "its directory is removed" || pass "its directory is removed"
 no_daemon "no daemon left"
 
 # --- the daemon starts beside the prolog (job_prolog.c): no task before it is up ---------
@@ -122,7 +123,7 @@ log=$(grep -a -e "job $jid: per-job MPS daemon started" -e "check before job $ji
 like "$(printf '%s\n' "$log" | head -1)" "per-job MPS daemon started" "... and the before-check runs with the job's share on the job's daemon, once it is up"
 like "$(printf '%s\n' "$log" | tail -1)" "check before job $jid\.prolog" "... (its report logged after the daemon's start)"
 wait_idle gpumem1
-is "$(ls /run/gpumem /run/gpumem-mps | grep -c -e "^mps\.$jid$" -e "^job$jid")" 0 "the epilog removed its directory and records"
+is "$(ls "$GPUMEM_CLUSTER_STATE_DIR" "$GPUMEM_CLUSTER_MPS_DIR" | grep -c -e "^mps\.$jid$" -e "^job$jid")" 0 "the epilog removed its directory and records"
 touch "$B/mps.fail"
 run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo TASK-RAN'
 rm -f "$B/mps.fail"
@@ -141,9 +142,9 @@ pid=$(pgrep -f "slurmstepd: \[$jid\.0\]" | head -1)
 scancel "$jid" 2>/dev/null
 wait "$bg" 2>/dev/null
 wait_idle gpumem1
-for _ in $(seq 1 40); do [ -e "/run/gpumem-mps/job$jid" ] || break; sleep 0.25; done
+for _ in $(seq 1 40); do [ -e "$GPUMEM_CLUSTER_MPS_DIR/job$jid" ] || break; sleep 0.25; done
 [ -n "$pid" ] && pass "slurmstepd of $jid.0 killed with -9" || fail "no slurmstepd found for $jid.0"
-[ -e "/run/gpumem-mps/job$jid" ] && fail "kill -9: the MPS directory is gone" || pass "kill -9: the MPS directory is gone"
+[ -e "$GPUMEM_CLUSTER_MPS_DIR/job$jid" ] && fail "kill -9: the MPS directory is gone" || pass "kill -9: the MPS directory is gone"
 no_daemon "kill -9: no MPS daemon left"
 is "$(json "$t/reports/job$jid.prolog.gpumem1.before.json" 'd["verdict"]' 2>&1)" "pass" "kill -9: the before-check's report is there"
 
@@ -159,7 +160,7 @@ like "$out" "^[0-9]+" "... and the step still gets its L2 limit"
 wait_idle gpumem1
 is "$(nruns l2reset.runs)" 2 "one L2 reset per job, in the epilog"
 is "$(cut -d' ' -f2 "$B/l2reset.runs" | sort -u)" "0" "... on the job's GPU"
-is "$(stat -c '%U %a' /run/gpumem/probe.cache)" "root 644" "the cache is root's (in the default state_dir)"
+is "$(stat -c '%U %a' "$GPUMEM_CLUSTER_STATE_DIR/probe.cache")" "root 600" "the cache is root's alone (in the default state_dir)"
 
 # --- an after-check and an L2 reset: one CUDA start (issue 26) ---------------------------
 : >"$B/l2reset.runs"

@@ -11,9 +11,9 @@ so="$top_builddir/plugin/spank/.libs/gpumem.so"
 [ -f "$so" ] || skip_all "gpumem.so was not built (no slurm/spank.h at configure time)"
 
 CL="$top_srcdir/tests/slurm/cluster"
-export GPUMEM_CLUSTER_DIR=${GPUMEM_CLUSTER_DIR:-/tmp/gpumem-plugin-test}
 t=$(mktemp -d /tmp/gpumem-plugin.XXXXXX)
 chmod 755 "$t"
+export GPUMEM_CLUSTER_DIR=$t/cluster   # its own (runs at once never share one)
 cleanup() { "$CL" stop >/dev/null 2>&1; rm -rf "$t"; }
 trap cleanup EXIT
 
@@ -168,13 +168,13 @@ like "$(cat "$t/gone.out" 2>/dev/null)" "PERCENTAGE_LIMIT=50" "policy file delet
 # --- per-job MPS daemon -----------------------------------------------------
 if command -v nvidia-cuda-mps-control >/dev/null && [ -e /dev/nvidiactl ]; then
 	e=$(task_env srun -N1 --gpumem-policy="$P/mps-half.yaml" sh -c 'env; echo get_server_list | nvidia-cuda-mps-control; ls -d $CUDA_MPS_PIPE_DIRECTORY')
-	like "$e" "^CUDA_MPS_PIPE_DIRECTORY=/tmp/gpumem-mps\." "MPS: private pipe directory exported"
+	like "$e" "^CUDA_MPS_PIPE_DIRECTORY=/run/gpumem-mps/job[0-9]+/pipe$" "MPS: the job's pipe directory (root's mps_dir) exported"
 	for _ in $(seq 1 30); do
-		out=$(ls -d /tmp/gpumem-mps.* 2>/dev/null; ps -eo stat=,args= | awk '$1 !~ /^Z/ && /nvidia-cuda-mps/ && !/awk/')
+		out=$(ls -d "$GPUMEM_CLUSTER_MPS_DIR"/job* 2>/dev/null; ps -eo stat=,args= | awk '$1 !~ /^Z/ && /nvidia-cuda-mps/ && !/awk/')
 		[ -z "$out" ] && break
 		sleep 0.5
 	done
-	is "$out" "" "MPS: no daemon or directory left after the step"
+	is "$out" "" "MPS: no daemon or directory left after the job"
 else
 	skip "per-job MPS daemon lifecycle: nvidia-cuda-mps-control or a GPU is missing here (tested by tests/gpu/run)"
 	run srun -N1 --gpumem-policy="$P/mps-half.yaml" true

@@ -213,8 +213,8 @@ is "$rc" 0 "... the step still ends, in $(( $(date +%s) - start )) s (root does 
 for _ in $(seq 1 40); do squeue -h -j "$jid" 2>/dev/null | grep -q . || break; sleep 0.5; done
 is "$(squeue -h -j "$jid" 2>/dev/null)" "" "... and the job completes"
 # Per job (issues 15, 23): the job's daemon lives in mps_dir, and the job epilog stops it.
-for _ in $(seq 1 20); do [ -e "/run/gpumem-mps/job$jid" ] || break; sleep 0.5; done
-[ -e "/run/gpumem-mps/job$jid" ] && fail "... its MPS directory (/run/gpumem-mps/job$jid) removed by the epilog" || pass "... its MPS directory (/run/gpumem-mps/job$jid) removed by the epilog"
+for _ in $(seq 1 20); do [ -e "$GPUMEM_CLUSTER_MPS_DIR/job$jid" ] || break; sleep 0.5; done
+[ -e "$GPUMEM_CLUSTER_MPS_DIR/job$jid" ] && fail "... its MPS directory (/run/gpumem-mps/job$jid) removed by the epilog" || pass "... its MPS directory (/run/gpumem-mps/job$jid) removed by the epilog"
 for p in $(ls "$t/mpspids"); do kill "$p" 2>/dev/null; done
 
 # --- 7. the quick start's hint stops the quick start's cluster ----------------

@@ -19,8 +19,7 @@ standin_bin "$B"
 site_requiring_checks "$t/site.yaml" "$t/reports" 20
 # What the job's tasks run or preload lies outside /tmp: a job does not see the
 # host's (the build may be under /tmp, as a clone in CI can be).
-V=/var/tmp/gpumem-tmpfs-$$
-mkdir -p "$V" && chmod 755 "$V"
+V=$(mktemp -d /var/tmp/gpumem-tmpfs.XXXXXX) && chmod 755 "$V" || exit 1
 trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t" "$V"' EXIT
 um=""
 if [ -f "$top_builddir/kernels/um/.libs/libgpumem-um.so" ]; then
@@ -44,7 +43,8 @@ jobns=$(sed -n 's/^BasePath=//p' "$GPUMEM_CLUSTER_DIR/job_container.conf")
 S="--chdir=/"
 no_daemon() {
 	local left
-	left=$(ps -eo stat=,pid=,args= | awk '$1 !~ /^Z/ && /nvidia-cuda-mps-control -f/ && !/awk/')
+	# This test's own stand-in daemons only (another suite may run beside it).
+	left=$(ps -eo stat=,pid=,args= | awk -v d="$B/nvidia-cuda-mps-control -f" '$1 !~ /^Z/ && index($0, d) && !/awk/')
 	if [ -z "$left" ]; then pass "$1"; else fail "$1"; diag "$left"; fi
 }
 # What of gpumem's or MPS's could be in a /tmp: CUDA's default pipe
@@ -69,8 +69,9 @@ touch "$B/mps.shm"
 : >"$B/runs"
 # The task's view: its pipe directory, what is in it, the daemon's pid file,
 # the pipe directory's device:inode, whether it sees the daemon's /dev/shm
-# file; then the job's /tmp and /dev/shm.  The salloc shell runs on the host:
-# the daemon's view of the same directory.
+# file; then the job's /tmp and /dev/shm.  The daemon's view of the same
+# directory is the stand-in's own ("where" in mps.log), in its node's mount
+# namespace, where /run/gpumem-mps is the cluster's.
 cat >"$t/task.sh" <<'SH'
 #!/bin/sh
 echo "pipe=$CUDA_MPS_PIPE_DIRECTORY"
@@ -89,11 +90,13 @@ for pol in mps mpsum; do
 	: >"$B/runs"
 	run asuser salloc -N1 -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/$pol.yaml" sh -c '
 		echo "job=$SLURM_JOB_ID"
-		srun '"$S"' '"$TASK"'
-		d=/run/gpumem-mps/job$SLURM_JOB_ID/pipe
-		echo "host-pid=$(cat $d/nvidia-cuda-mps-control.pid 2>&1)"
-		echo "host-id=$(stat -c %d:%i $d 2>&1)"'
+		srun '"$S"' '"$TASK"
 	jid=$(jobid_of "$out")
+	# The daemon's own view (its node's namespace), from the stand-in's log.
+	where=$(grep "^where [0-9]* [0-9:]* /run/gpumem-mps/job$jid/pipe\$" "$B/mps.log" | tail -1)
+	out="$out
+host-pid=$(echo "$where" | cut -d' ' -f2)
+host-id=$(echo "$where" | cut -d' ' -f3)"
 	v() { printf '%s\n' "$out" | sed -n "s/^$1=//p" | head -1; }
 	diag "$pol.yaml: $(printf '%s' "$out" | tr '\n' '|')"
 	is "$(v pipe)" "/run/gpumem-mps/job$jid/pipe" "$pol.yaml: the tasks' CUDA_MPS_PIPE_DIRECTORY is the job's"
@@ -122,12 +125,12 @@ for pol in mps mpsum; do
 	for _ in $(seq 1 40); do ls "$t/reports" | grep -q "^job$jid\..*after.json$" && break; sleep 0.25; done
 	f=$(ls "$t/reports" | grep "^job$jid\..*after.json$" | head -1)
 	is "$(json "$t/reports/$f" 'd["phase"] + "|" + d["verdict"]' 2>&1)" "after|pass" "... the after-check ran and its report is written"
-	is "$(awk '{print $3}' "$B/runs" | tr '\n' ' ')" "/run/gpumem-mps/job$jid/pipe /run/gpumem/nomps " "... the before-check on the job's daemon, the after-check on none (the whole GPU)"
+	is "$(awk '{print $3}' "$B/runs" | tr '\n' ' ')" "/run/gpumem-mps/job$jid/pipe /run/gpumem-mps/nomps " "... the before-check on the job's daemon, the after-check on none (the whole GPU)"
 	is "$(grep -c "^quit .*/job$jid/pipe" "$B/mps.log")" 1 "... the epilog stopped the daemon"
-	[ -e "/run/gpumem-mps/job$jid" ] && fail "... and removed its directory" || pass "... and removed its directory"
-	is "$(ls -A /run/gpumem | grep -E "^(job|mps\.|sample\.)$jid([.]|$)")" "" "... the job's state is gone"
+	[ -e "$GPUMEM_CLUSTER_MPS_DIR/job$jid" ] && fail "... and removed its directory" || pass "... and removed its directory"
+	is "$(ls -A "$GPUMEM_CLUSTER_STATE_DIR" | grep -E "^(job|mps\.|sample\.)$jid([.]|$)")" "" "... the job's state is gone"
 	no_daemon "... no daemon left"
-	is "$(ls /dev/shm | grep -c '^cuda\.shm\.standin')" 0 "... nor its /dev/shm file"
+	is "$(ls /dev/shm | grep -c "^cuda\.shm\.standin\.$(basename "$t")\.")" 0 "... nor its /dev/shm file"
 	is "$(ls -A "$jobns/gpumem1" | grep -c "^$jid$")" 0 "... Slurm removed the job's /tmp"
 done
 
@@ -142,7 +145,7 @@ if series_at_least 23.02; then
 	if [ -e /tmp/gpumem-tmpfs-mark2 ]; then fail "... /tmp is still the job's own"; else pass "... /tmp is still the job's own"; fi
 	like "$out" "files=control " "... the pipe directory still the daemon's"
 	wait_idle gpumem1
-	[ -e "/run/gpumem-mps/job$jid" ] && fail "... the epilog removed its directory" || pass "... the epilog removed its directory"
+	[ -e "$GPUMEM_CLUSTER_MPS_DIR/job$jid" ] && fail "... the epilog removed its directory" || pass "... the epilog removed its directory"
 	no_daemon "... no daemon left"
 else
 	skip "Dirs=/tmp (a shared /dev/shm): Slurm $SLURM_SERIES's job_container/tmpfs has no Dirs= (always /tmp and /dev/shm; 23.02 added it)"
