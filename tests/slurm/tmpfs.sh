@@ -69,8 +69,8 @@ touch "$B/mps.shm"
 : >"$B/runs"
 # The task's view: its pipe directory, what is in it, the daemon's pid file,
 # the pipe directory's device:inode, whether it sees the daemon's /dev/shm
-# file; then the job's /tmp and /dev/shm.  The salloc shell runs on the host:
-# the daemon's view of the same directory.
+# file; then the job's /tmp and /dev/shm.  daemon_view (below) gives
+# the daemon's view of the same directory, from the node's mount namespace.
 cat >"$t/task.sh" <<'SH'
 #!/bin/sh
 echo "pipe=$CUDA_MPS_PIPE_DIRECTORY"
@@ -85,14 +85,36 @@ echo "jobtmp=$(ls -A /tmp /dev/shm | tr '\n' ' ')"
 SH
 TASK=$V/task.sh
 install -m 755 "$t/task.sh" "$TASK"
+# daemon_view K DIR: the daemon's side of the pipe directory as node gpumemK
+# sees it, once the salloc shell (the user's, on the host) has put the job's
+# id in DIR/ready: into DIR/view for that shell.  Under --hosts or --cgroup
+# the node's slurmd has a mount namespace of its own (tests/slurm/cluster),
+# where the daemon's directory is mounted, and only root can enter it.
+daemon_view() {
+	local pid d
+	wait_file "$2/ready" || return
+	d=/run/gpumem-mps/job$(cat "$2/ready")/pipe
+	pid=$(cat "$GPUMEM_CLUSTER_DIR/run/slurmd.gpumem$1.pidfile" 2>/dev/null)
+	local in=()
+	[ -n "$pid" ] && [ "$(readlink "/proc/$pid/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ] &&
+		in=(nsenter --mount --target "$pid" --)
+	{
+		echo "host-pid=$("${in[@]}" cat "$d/nvidia-cuda-mps-control.pid" 2>&1)"
+		echo "host-id=$("${in[@]}" stat -c %d:%i "$d" 2>&1)"
+	} >"$2/view.tmp" && chmod 644 "$2/view.tmp" && mv "$2/view.tmp" "$2/view"
+}
 for pol in mps mpsum; do
 	: >"$B/runs"
+	R=$(mktemp -d "$GPUMEM_CLUSTER_TMP/tmpfs-view.XXXXXX") && chmod 777 "$R"
+	daemon_view 1 "$R" &
 	run asuser salloc -N1 -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/$pol.yaml" sh -c '
 		echo "job=$SLURM_JOB_ID"
 		srun '"$S"' '"$TASK"'
-		d=/run/gpumem-mps/job$SLURM_JOB_ID/pipe
-		echo "host-pid=$(cat $d/nvidia-cuda-mps-control.pid 2>&1)"
-		echo "host-id=$(stat -c %d:%i $d 2>&1)"'
+		echo "$SLURM_JOB_ID" >"$0/ready"
+		for i in $(seq 1 600); do [ -e "$0/view" ] && break; sleep 0.1; done
+		cat "$0/view"' "$R"
+	wait
+	rm -rf "$R"
 	jid=$(jobid_of "$out")
 	v() { printf '%s\n' "$out" | sed -n "s/^$1=//p" | head -1; }
 	diag "$pol.yaml: $(printf '%s' "$out" | tr '\n' '|')"
