@@ -157,9 +157,10 @@ plugstack() { local f=$1; shift; echo "required $so $*" >"$f"; chmod 644 "$f"; }
 asuser() { "$CL" runas "$@"; }
 # node_state [NODE]: Slurm's state of NODE (default gpumem1), e.g. IDLE, MIXED+DRAIN.
 node_state() { scontrol show node "${1:-gpumem1}" -o | grep -o 'State=[^ ]*' | cut -d= -f2; }
-# wait_idle [NODE]: until NODE is idle (at most 20 s); 1 if it never was.
-wait_idle() { for _ in $(seq 1 80); do [ "$(node_state "${1:-gpumem1}")" = IDLE ] && return 0; sleep 0.25; done; return 1; }
-# wait_file FILE: until FILE exists (at most 20 s); 1 if it never did.
-wait_file() { for _ in $(seq 1 80); do [ -f "$1" ] && return 0; sleep 0.25; done; return 1; }
+# wait_idle [NODE]: until NODE is idle (at most 60 s: bounds for a loaded
+# machine, which a passing run never waits out); 1 if it never was.
+wait_idle() { for _ in $(seq 1 240); do [ "$(node_state "${1:-gpumem1}")" = IDLE ] && return 0; sleep 0.25; done; return 1; }
+# wait_file FILE: until FILE exists (at most 60 s); 1 if it never did.
+wait_file() { for _ in $(seq 1 240); do [ -f "$1" ] && return 0; sleep 0.25; done; return 1; }
 # jobid_of TEXT: N of the first line "job=N..." of TEXT.
 jobid_of() { printf '%s\n' "$1" | sed -n 's/^job=\([0-9][0-9]*\).*/\1/p' | head -1; }

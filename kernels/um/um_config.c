@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "um_advice.h"
 #include "um_config.h"
 
 enum {
@@ -218,7 +219,7 @@ int gpumem_um_config_parse(const char *s, struct gpumem_um_config *c, char *err,
 	unsigned seen = 0;
 	char *save = NULL, *field;
 	size_t len;
-	int rv = -1, first = 1, v2 = 0;
+	int rv = -1, first = 1, v2 = 0, version;
 
 	gpumem_um_config_init(c);
 	gpumem_um_config_init(&tmp);
@@ -240,8 +241,8 @@ int gpumem_um_config_parse(const char *s, struct gpumem_um_config *c, char *err,
 	 * fields (a trailing ';') carry nothing.  The version is checked on
 	 * the raw text so that ";v1" is not mistaken for a good start.
 	 */
-	if ((strncmp(buf, "v1", 2) != 0 && strncmp(buf, "v2", 2) != 0) ||
-	    (buf[2] != ';' && buf[2] != '\0')) {
+	version = gpumem_um_advice_version(buf);
+	if (version == 0) {
 		size_t n = strcspn(buf, ";");
 
 		um_quote(q, sizeof(q), buf, n);
@@ -251,12 +252,12 @@ int gpumem_um_config_parse(const char *s, struct gpumem_um_config *c, char *err,
 			um_err(err, errlen, "does not start with 'v1' or 'v2' (got '%s')", q);
 		goto fail;
 	}
-	v2 = buf[1] == '2';
+	v2 = version >= GPUMEM_UM_ADVICE_V2;
 	for (field = strtok_r(buf, ";", &save); field; field = strtok_r(NULL, ";", &save)) {
 		char *eq, *val;
 		unsigned bit = 0;
 
-		if (first) {            /* "v1", checked above */
+		if (first) {            /* the version, checked above */
 			first = 0;
 			continue;
 		}
@@ -393,7 +394,8 @@ int gpumem_um_config_format(const struct gpumem_um_config *c, char *buf, size_t 
 
 	n = snprintf(buf, len, "%s;preferred=%s;accessed_by=%s;read_mostly=%d;prefetch=%s;"
 		     "min_bytes=%" PRIu64 ";verbose=%d",
-		     c->placement == GPUMEM_UM_PLACE_NONE ? "v1" : "v2",
+		     gpumem_um_advice_tag(gpumem_um_advice_version_for(
+			     c->placement != GPUMEM_UM_PLACE_NONE)),
 		     gpumem_um_where_name(c->preferred),
 		     a == (GPUMEM_UM_BY_CPU | GPUMEM_UM_BY_GPU) ? "cpu,gpu" :
 		     a == GPUMEM_UM_BY_CPU ? "cpu" : a == GPUMEM_UM_BY_GPU ? "gpu" : "none",

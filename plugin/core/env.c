@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 #include "policy.h"
+#include "um_advice.h"
 
 static int env_set(struct gpumem_env *env, const char *name, const char *value)
 {
@@ -39,7 +40,7 @@ static void um_fraction(double f, char *buf, size_t len)
 
 /*
  * v1 as before when there is no placement, so an older libgpumem-um still
- * reads it; v2 (v1 and the placement fields) when there is one.
+ * reads it; v2 (v1 and the placement fields) when there is one (um_advice.h).
  */
 int gpumem_um_format(const struct gpumem_policy *p, char *buf, size_t len)
 {
@@ -49,7 +50,8 @@ int gpumem_um_format(const struct gpumem_policy *p, char *buf, size_t len)
 	int n, m;
 
 	n = snprintf(buf, len, "%s;preferred=%s;accessed_by=%s;read_mostly=%d;prefetch=%s;"
-		     "min_bytes=%" PRIu64, stripe ? "v2" : "v1",
+		     "min_bytes=%" PRIu64,
+		     gpumem_um_advice_tag(gpumem_um_advice_version_for(stripe)),
 		     gpumem_loc_name(p->um.preferred_location),
 		     a == (GPUMEM_ACCESS_CPU | GPUMEM_ACCESS_GPU) ? "cpu,gpu" :
 		     a == GPUMEM_ACCESS_CPU ? "cpu" : a == GPUMEM_ACCESS_GPU ? "gpu" : "none",

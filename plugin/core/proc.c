@@ -4,7 +4,10 @@
  * goes through here: the plugin's helpers (gpumem-probe, gpumem-check, the
  * MPS control program's "quit", scontrol), gpumem-acct's sacct and
  * sacctmgr, `gpumem job`'s sacct.  The per-job MPS daemon, which outlives
- * its starter in a session of its own, is started by mps.c.  slurmstepd is multi-threaded, so the child does only
+ * its starter in a session of its own, is started by mps.c; its starter
+ * (job_prolog.c) and the sampler (sampler.c) are forked by
+ * gpumem_proc_fork_session, which returns only once the child is out of
+ * the hook's process group (Slurm kills that group when the hook returns).  slurmstepd is multi-threaded, so the child does only
  * async-signal-safe work between fork and exec: everything it needs (argv,
  * environment, groups) is prepared by the parent.  The child starts from a
  * clean signal state (slurmstepd blocks and ignores signals that a helper
@@ -80,6 +83,35 @@ void gpumem_proc_reset_signals(void)
 			syscall(SYS_rt_sigaction, sig, dfl, NULL, (size_t)8);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/*
+ * The parent goes on only once the child has left the parent's process
+ * group: Slurm kills the hook's whole group as soon as the hook returns
+ * (slurmd's run_command_waitpid_timeout), and on a busy node a child that
+ * had not run setsid() yet died with it.  A pipe tells: the child closes
+ * its end after setsid(); the read returns then (or when it died).
+ */
+pid_t gpumem_proc_fork_session(void)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		setsid();
+		close(p[1]);
+		return 0;
+	}
+	close(p[1]);
+	while (pid > 0 && read(p[0], &c, 1) < 0 && errno == EINTR)
+		;
+	close(p[0]);
+	return pid;
 }
 
 static void child(const struct gpumem_proc *p, int in_fd, int out_fd, int err_fd,

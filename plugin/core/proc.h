@@ -78,6 +78,13 @@ int gpumem_run_capture(char *const argv[], char *out, size_t cap, char *errline,
  * (slurmstepd blocks and ignores some, and both survive exec).
  */
 void gpumem_proc_reset_signals(void);
+/*
+ * fork() for a process that outlives the hook that starts it: the child
+ * is in a session (and process group) of its own before either side goes
+ * on, so Slurm's kill of the hook's process group, once the hook returns,
+ * never reaches it.  Returns as fork() does.
+ */
+pid_t gpumem_proc_fork_session(void);
 
 /* procinfo.c: from /proc.  Start time in clock ticks since boot, 0 when gone or a zombie. */
 unsigned long long gpumem_proc_start_time(pid_t pid);

@@ -30,9 +30,9 @@ static const struct {
 	const char *unit;
 	double max;
 } kinds[] = {
-	[PCT] = { "%", 100.5 },
-	[GBPS] = { "GB/s", 100000 },
-	[GIB] = { "GiB", 65536 },
+	[PCT] = { "%", GPUMEM_PROFILE_MAX_PCT },
+	[GBPS] = { "GB/s", GPUMEM_PROFILE_MAX_GBPS },
+	[GIB] = { "GiB", GPUMEM_PROFILE_MAX_GIB },
 };
 
 static const struct {

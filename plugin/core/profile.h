@@ -32,6 +32,10 @@
 #define GPUMEM_PROFILE_MAX_GPUS 64
 #define GPUMEM_PROFILE_MAX_TIMELINE 120
 #define GPUMEM_PROFILE_MAX_STRING 128   /* characters */
+/* A figure's range, by unit (gpumem_profile_check; the fuzz oracle's bounds too). */
+#define GPUMEM_PROFILE_MAX_PCT  100.5   /* percent: a little over for NVML's rounding */
+#define GPUMEM_PROFILE_MAX_GBPS 100000.0
+#define GPUMEM_PROFILE_MAX_GIB  65536.0
 /* The compact summary's reason and note, in characters. */
 #define GPUMEM_PROF_WHY_CHARS 120
 #define GPUMEM_PROF_NOTE_CHARS 60

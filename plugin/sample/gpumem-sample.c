@@ -13,7 +13,9 @@
  * CLOCK_MONOTONIC (the absolute-deadline sleep of clock_nanosleep, without
  * drift), and the stop signals through a signalfd, both in one poll():
  * no window where a signal arrives between a flag test and the sleep, so
- * SIGTERM ends an hour-long interval at once.  Rounds that a slow NVML
+ * SIGTERM ends an hour-long interval at once.  Root's side starts it with
+ * those signals already blocked (sampler.c), so a SIGTERM sent while it
+ * starts waits for the signalfd and still gets a document.  Rounds that a slow NVML
  * call made the sampler miss are skipped (the timeline keeps time).
  * Nothing is allocated per sample; the document is built only at a flush.
  *

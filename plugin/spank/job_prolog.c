@@ -17,6 +17,7 @@
 #include "jobctx.h"
 #include "log.h"
 #include "mps.h"
+#include "proc.h"
 #include "sampler.h"
 
 /* The persisting-L2 limit the job's tasks get, for its MPS server; -1 none. */
@@ -82,11 +83,14 @@ static void start_mps(struct gpumem_jobctx *c, const struct gpumem_node *node)
 	}
 	gpumem_mps_dir(m.base, c->job, dir, sizeof(dir));
 	st->mps_dir = strdup(dir);
-	pid = fork();
+	/*
+	 * Its starter in a session of its own before the prolog returns (Slurm
+	 * kills the prolog's process group then); the state directory's fd is
+	 * above 2 (trust.h): the streams are kept.
+	 */
+	pid = gpumem_proc_fork_session();
 	if (pid > 0)
 		return;
-	if (pid == 0)
-		setsid();       /* the state directory's fd is above 2 (trust.h): keep the streams */
 	mps_start_logged(&m);
 	if (pid == 0)
 		_exit(0);

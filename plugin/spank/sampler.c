@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The per-job GPU sampler, root's side (sampler.h).  The job prolog forks
- * gpumem-sample in a session of its own, as GPUMEM_SAMPLE_UID (never the
+ * gpumem-sample in a session of its own (gpumem_proc_fork_session: out of
+ * the prolog's process group, which Slurm kills when the prolog returns,
+ * before the prolog goes on), as GPUMEM_SAMPLE_UID (never the
  * job's user: the user can neither signal it, trace it nor write what it
  * writes), outside the job's cgroup like the prolog itself; its stdout is
  * state_dir/prof.JOB.NODE, opened by root before the fork, so the document
@@ -52,15 +54,25 @@ static void record(int sfd, unsigned job, const char *node, const char *text)
 		gpumem_error("gpumem: job %u: cannot record the sampler: %s", job, strerror(errno));
 }
 
-/* The sampler's process: own session, nobody, stdout the profile file, nothing else open. */
+/*
+ * The sampler's process (already in a session of its own): nobody, stdout
+ * the profile file, nothing else open.  The stop signals stay blocked
+ * across exec until gpumem-sample reads them from its signalfd: an epilog
+ * that signals a sampler still starting (a short job on a busy node) gets
+ * a profile, not a sampler killed before it wrote one.
+ */
 static void child(const struct gpumem_sampler *s, int out, char **argv)
 {
 	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+	sigset_t stop;
 	int fd;
 
 	gpumem_proc_reset_signals();
-	setsid();
-	if (chdir("/") < 0 || setgroups(0, NULL) < 0 ||
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &stop, NULL) < 0 || chdir("/") < 0 || setgroups(0, NULL) < 0 ||
 	    setresgid(GPUMEM_SAMPLE_GID, GPUMEM_SAMPLE_GID, GPUMEM_SAMPLE_GID) < 0 ||
 	    setresuid(GPUMEM_SAMPLE_UID, GPUMEM_SAMPLE_UID, GPUMEM_SAMPLE_UID) < 0 ||
 	    setuid(0) == 0)
@@ -105,7 +117,7 @@ void gpumem_sampler_start(const struct gpumem_sampler *s, const char *skip)
 		record(s->sfd, s->job, s->node, text);
 		return;
 	}
-	pid = fork();
+	pid = gpumem_proc_fork_session();
 	if (pid == 0)
 		child(s, out, argv);
 	close(out);

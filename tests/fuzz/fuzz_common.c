@@ -5,7 +5,10 @@
  * one aborts (FUZZ_CHECK) on the first broken promise of policy.h.
  */
 #include <inttypes.h>
+#include <math.h>
 #include "fuzz.h"
+#include "um_advice.h"
+#include "um_config.h"
 
 struct gpumem_node fuzz_node_two, fuzz_node_many, fuzz_node_noprobe;
 
@@ -71,6 +74,45 @@ static const char *env_get(const struct gpumem_env *e, const char *name)
 	return NULL;
 }
 
+
+/* A fraction as the advice carries it: parts per million. */
+static long fuzz_ppm(double f)
+{
+	long ppm = lround(f * 1e6);
+
+	return ppm < 0 ? 0 : ppm > 1000000 ? 1000000 : ppm;
+}
+
+/*
+ * The advice string: the version that um_advice.h says the policy needs,
+ * and what libgpumem-um's own parser (kernels/um/um_config.c) reads from
+ * it is the policy's unified_memory section, field by field.
+ */
+static void fuzz_check_um_advice(const struct gpumem_policy *p, const char *v)
+{
+	const int stripe = p->um.placement == GPUMEM_PLACE_STRIPE;
+	struct gpumem_um_config c;
+	char err[256];
+
+	FUZZ_CHECK(gpumem_um_advice_version(v) == gpumem_um_advice_version_for(stripe),
+		   "advice '%s': version %d, want %d", v, gpumem_um_advice_version(v),
+		   gpumem_um_advice_version_for(stripe));
+	FUZZ_CHECK(gpumem_um_config_parse(v, &c, err, sizeof(err)) == 0,
+		   "libgpumem-um refuses the advice '%s': %s", v, err);
+	FUZZ_CHECK((int)c.preferred == (int)p->um.preferred_location &&
+		   c.accessed_by == p->um.accessed_by && c.read_mostly == !!p->um.read_mostly &&
+		   (int)c.prefetch == (int)p->um.prefetch && c.min_bytes == p->um.min_bytes &&
+		   c.verbose == 0, "advice '%s' is not the policy's advice", v);
+	FUZZ_CHECK((c.placement == GPUMEM_UM_PLACE_STRIPE) == stripe, "advice '%s': placement", v);
+	if (!stripe)
+		return;
+	FUZZ_CHECK(p->um.gpu_fraction == GPUMEM_FRACTION_AUTO ? c.gpu_ppm == GPUMEM_UM_AUTO :
+		   c.gpu_ppm == fuzz_ppm(p->um.gpu_fraction), "advice '%s': gpu_fraction %g", v,
+		   p->um.gpu_fraction);
+	FUZZ_CHECK(c.max_ppm == fuzz_ppm(p->um.site_max_fraction) && c.reserve == p->um.reserve &&
+		   c.granularity == p->um.granularity, "advice '%s': gpu_max, reserve or granularity",
+		   v);
+}
 
 void fuzz_check_env(const struct gpumem_policy *p, const struct gpumem_node *node,
 		    double site_l2_max)
@@ -173,7 +215,7 @@ void fuzz_check_env(const struct gpumem_policy *p, const struct gpumem_node *nod
 	FUZZ_CHECK((v != NULL) == (env_get(&env, GPUMEM_ENV_PRELOAD) != NULL),
 		   "UM advice without its library, or the reverse");
 	if (v) {
-		FUZZ_CHECK(strncmp(v, "v1;", 3) == 0, "advice '%s'", v);
+		fuzz_check_um_advice(p, v);
 		/* LD_PRELOAD is only ever the node's own library. */
 		FUZZ_CHECK(strcmp(env_get(&env, GPUMEM_ENV_PRELOAD), node->um_library) == 0,
 			   "LD_PRELOAD '%s'", env_get(&env, GPUMEM_ENV_PRELOAD));

@@ -42,7 +42,14 @@ static const char *const fixed_effs[] = {
 #define NFIXED (sizeof(fixed_effs) / sizeof(fixed_effs[0]))
 static struct json_object *effs[NFIXED];
 
-/* The figures of a row: where each comes from, its range, decimals kept. */
+/*
+ * The figures of a row: where each comes from, its range (profile.h's caps,
+ * plus the compact row's rounding: whole percent, GB/s and GiB to 0.1),
+ * decimals kept.
+ */
+#define PCT (GPUMEM_PROFILE_MAX_PCT + 0.5)
+#define GBPS (GPUMEM_PROFILE_MAX_GBPS + 0.05)
+#define GIB (GPUMEM_PROFILE_MAX_GIB + 0.05)
 static const struct {
 	const char *metric, *fig;
 	size_t off;
@@ -50,12 +57,12 @@ static const struct {
 	int whole;
 } figs[] = {
 #define F(m, f, field, max, whole) { m, f, offsetof(struct gpumem_prof_gpu, field), max, whole }
-	F("dram_bw_util", "mean", dram_mean, 101, 1), F("dram_bw_util", "p95", dram_p95, 101, 1),
-	F("sm_util", "mean", sm_mean, 101, 1), F("sm_util", "p95", sm_p95, 101, 1),
-	F("sm_occupancy", "mean", occ_mean, 101, 1),
-	F("pcie_rx", "mean", rx_mean, 100000, 0), F("pcie_rx", "p95", rx_p95, 100000, 0),
-	F("pcie_tx", "mean", tx_mean, 100000, 0), F("nvlink_rx", "mean", nvrx_mean, 100000, 0),
-	F("nvlink_tx", "mean", nvtx_mean, 100000, 0), F("mem_used", "max", mem_max, 65536, 0),
+	F("dram_bw_util", "mean", dram_mean, PCT, 1), F("dram_bw_util", "p95", dram_p95, PCT, 1),
+	F("sm_util", "mean", sm_mean, PCT, 1), F("sm_util", "p95", sm_p95, PCT, 1),
+	F("sm_occupancy", "mean", occ_mean, PCT, 1),
+	F("pcie_rx", "mean", rx_mean, GBPS, 0), F("pcie_rx", "p95", rx_p95, GBPS, 0),
+	F("pcie_tx", "mean", tx_mean, GBPS, 0), F("nvlink_rx", "mean", nvrx_mean, GBPS, 0),
+	F("nvlink_tx", "mean", nvtx_mean, GBPS, 0), F("mem_used", "max", mem_max, GIB, 0),
 #undef F
 };
 

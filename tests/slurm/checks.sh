@@ -173,9 +173,12 @@ start=$(date +%s)
 run srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/after.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
 took=$(( $(date +%s) - start ))
 jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
-is "$rc" 0 "a hanging after-check does not fail the job"
-[ "$took" -le 3 ] && pass "the user does not wait for the hung after-check (srun took ${took}s)" || fail "srun held ${took}s"
 f="$t/reports/job$jid.epilog.gpumem1.after.json"
+is "$rc" 0 "a hanging after-check does not fail the job"
+# Not a timed assert (a loaded machine is slow): srun returned before the
+# hung check was killed and reported, so the user did not wait for it.
+[ ! -e "$f" ] && pass "the user does not wait for the hung after-check (srun took ${took}s, its report not written yet)" ||
+	fail "srun returned only after the hung after-check was reported (${took}s)"
 for _ in $(seq 1 40); do [ -f "$f" ] && break; sleep 0.5; done
 rm -f "$t/fail/sleep"
 is "$(json "$f" 'd["status"] + "|" + d["verdict"] + "|" + d["reason"]')" "timed_out|error|killed: no answer within 7 s" "the report says the hung check was killed at the timeout"

@@ -172,7 +172,8 @@ wait_idle
 took=$(( ($(date +%s%N) - t0) / 1000000 ))
 is "$jid" "$next" "5: the job is the one the user planted 4000 directories for"
 is "$(node_state)" "IDLE" "5: its epilog did not drain the node (PrologEpilogTimeout=10)"
-[ "$took" -lt 8000 ] && pass "5: the job and its epilog took ${took} ms" || fail "5: the job and its epilog took ${took} ms"
+# Not a timed assert (a loaded machine is slow): the bound is PrologEpilogTimeout, above.
+diag "5: the job and its epilog took ${took} ms"
 asuser sh -c 'rm -rf /tmp/gpumem-mps.*'
 
 # --- 7. a state_dir root cannot write fails the job: never unchecked ---------------

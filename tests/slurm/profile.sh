@@ -42,10 +42,11 @@ plugstack "$t/nogpu.conf" site=$t/site.yaml libexecdir=$B check=$B/standin-check
 eval "$("$CL" env)"
 G="$top_builddir/plugin/cli/gpumem"
 nruns() { wc -l <"$B/sample.runs" | tr -d ' '; }
-# report JOB: the job's epilog report on gpumem1 (after, else job), once written.
+# report JOB: the job's epilog report on gpumem1 (after, else job), once written
+# (at most 60 s: a loaded machine is slow, a passing run never waits it out).
 report() {
 	local f
-	for _ in $(seq 1 80); do
+	for _ in $(seq 1 240); do
 		for f in "$t/reports/job$1.epilog.gpumem1.after.json" "$t/reports/job$1.epilog.gpumem1.job.json"; do
 			[ -f "$f" ] && { echo "$f"; return; }
 		done
@@ -76,7 +77,8 @@ run "$G" job --report "$f"
 like "$out" "HBM bandwidth: mean 70%" "gpumem job --report prints the profile in plain words"
 
 # --- the user cannot stop or signal it -------------------------------------------------
-run asuser srun -N1 --gres=gpu:1 sh -c 'echo "job=$SLURM_JOB_ID"; sleep 0.5; pid=$(pgrep -f "sh .*gpumem-sample|bin/gpumem-sample" | head -1); echo "pid=$pid"; kill -TERM "$pid" 2>&1 && echo SIGNALLED || echo REFUSED; kill -STOP "$pid" 2>/dev/null && echo STOPPED'
+# (the prolog's fork is the sampler at once, its exec may still be under way: wait for it, bounded)
+run asuser srun -N1 --gres=gpu:1 sh -c 'echo "job=$SLURM_JOB_ID"; for i in $(seq 1 600); do pid=$(pgrep -f "sh .*gpumem-sample|bin/gpumem-sample" | head -1); [ -n "$pid" ] && break; sleep 0.1; done; echo "pid=$pid"; kill -TERM "$pid" 2>&1 && echo SIGNALLED || echo REFUSED; kill -STOP "$pid" 2>/dev/null && echo STOPPED'
 like "$out" "pid=[0-9]+" "the job's task sees the sampler"
 like "$out" "REFUSED" "... but cannot signal it"
 unlike "$out" "SIGNALLED|STOPPED" "... nor stop it"
@@ -120,7 +122,8 @@ run asuser srun -N1 --gres=gpu:1 sh -c 'echo "job=$SLURM_JOB_ID"; echo ran'
 like "$out" "ran" "a sampler that ignores SIGTERM: the job runs"
 wait_idle && pass "... the epilog ends and the node is idle" || fail "node state $(node_state)"
 e=$(date +%s%N)
-is "$(( (e - s) / 1000000 < 8000 ))" 1 "... within a few seconds ($(( (e - s) / 1000000 )) ms: SIGKILL 2 s after SIGTERM)"
+# Not a timed assert (a loaded machine is slow): the epilog killed it rather than waiting out its 600 s.
+like "$(grep -h "job $(jobid_of "$out"): sampler" "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log)" "sampler [0-9]+ stopped: the sampler did not stop on SIGTERM and was killed" "... slurmd's log: killed (SIGKILL 2 s after SIGTERM), not waited for ($(( (e - s) / 1000000 )) ms)"
 f=$(report "$(jobid_of "$out")")
 like "$(json "$f" 'd["profile"]["reason"]')" "did not stop on SIGTERM and was killed" "... the report says it was killed"
 is "$(samplers)" "" "... and nothing of it is left"

@@ -54,6 +54,7 @@ like "$(f epilog "$jid" gpumem1)" "getenv SPANK_FACTS_DATA=forwarded" "... and t
 unlike "$p" "cgroup .*job_$jid" "the prolog runs outside the job's cgroup"
 like "$p" "parent slurmd" "... as a child of slurmd"
 like "$(f epilog "$jid" gpumem1)" "prolog_child alive" "a process the prolog started in a session of its own is alive when the epilog runs"
+like "$(f epilog "$jid" gpumem1)" "prolog_groupchild gone" "... one left in the prolog's process group is not: slurmd kills the group when the prolog returns"
 for _ in $(seq 1 40); do squeue -h | grep -q . || break; sleep 0.25; done
 
 # --- srun and salloc jobs; without PrologFlags=Alloc ------------------------------

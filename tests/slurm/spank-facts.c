@@ -7,8 +7,8 @@
  * can watch what Slurm does with a failing hook.  Where it runs: its parent's
  * name, its mount namespace, which of the node's GPU devices it may open
  * (dev=DIR: DIR/nvidia0..7), and whether a process the prolog started (a
- * child in its own session, as a per-job daemon is) is still alive when the
- * epilog runs.  Not installed; built by the test with cc against the
+ * child in its own session, as a per-job daemon is; and one left in the
+ * prolog's process group) is still alive when the epilog runs.  Not installed; built by the test with cc against the
  * installed spank.h.
  */
 #include <errno.h>
@@ -77,17 +77,36 @@ static void where(FILE *f)
 	}
 }
 
-/* prolog: a child in its own session that lives on; epilog: is it alive? */
+/* A process there and not a zombie (an orphan killed may wait for PID 1 to reap it). */
+static int running(int pid)
+{
+	char path[64], buf[256], *rp;
+	FILE *s;
+	int up = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	s = fopen(path, "r");
+	if (s && fgets(buf, sizeof(buf), s) && (rp = strrchr(buf, ')')) && rp[1] == ' ')
+		up = rp[2] != 'Z' && rp[2] != 'X';
+	if (s)
+		fclose(s);
+	return up;
+}
+
+/*
+ * prolog: a child in its own session that lives on, and one left in the
+ * prolog's process group; epilog: is each still alive?
+ */
 static void survivor(FILE *f, const char *name, uint32_t job)
 {
 	char path[1200];
 	FILE *s;
-	int pid = 0;
+	int pid = 0, gpid = 0;
 
 	snprintf(path, sizeof(path), "%s/child.%u.%s", dir, job, getenv("SLURMD_NODENAME") ?
 		 getenv("SLURMD_NODENAME") : "x");
 	if (!strcmp(name, "prolog")) {
-		pid_t p = fork();
+		pid_t p = fork(), g;
 
 		if (p == 0) {
 			setsid();
@@ -96,9 +115,16 @@ static void survivor(FILE *f, const char *name, uint32_t job)
 			sleep(600);
 			_exit(0);
 		}
+		g = fork();
+		if (g == 0) {
+			for (int fd = 0; fd < 1024; fd++)
+				close(fd);
+			sleep(600);
+			_exit(0);
+		}
 		s = fopen(path, "w");
 		if (s) {
-			fprintf(s, "%d\n", (int)p);
+			fprintf(s, "%d %d\n", (int)p, (int)g);
 			fclose(s);
 		}
 		return;
@@ -106,9 +132,11 @@ static void survivor(FILE *f, const char *name, uint32_t job)
 	s = fopen(path, "r");
 	if (s == NULL)
 		return;
-	if (fscanf(s, "%d", &pid) == 1 && pid > 0) {
-		fprintf(f, "prolog_child %s\n", kill(pid, 0) == 0 ? "alive" : "gone");
+	if (fscanf(s, "%d %d", &pid, &gpid) == 2 && pid > 0 && gpid > 0) {
+		fprintf(f, "prolog_child %s\n", running(pid) ? "alive" : "gone");
+		fprintf(f, "prolog_groupchild %s\n", running(gpid) ? "alive" : "gone");
 		kill(pid, SIGKILL);
+		kill(gpid, SIGKILL);
 	}
 	fclose(s);
 }

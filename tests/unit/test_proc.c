@@ -4,10 +4,14 @@
  * sacctmgr, scontrol): absolute PATH entries only, and the system's default
  * path where there is no PATH at all, as in a Slurm Epilog (execvp's rule;
  * gpumem-acct found no sacct there once the lookup stopped using execvp);
- * the process-wide deadline of the job prolog and epilog (gpumem_proc_deadline).
+ * the process-wide deadline of the job prolog and epilog (gpumem_proc_deadline);
+ * the detached fork (gpumem_proc_fork_session).
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "proc.h"
 #include "tap.h"
 
@@ -37,6 +41,35 @@ static void deadline(void)
 	is_str(gpumem_proc_deadline_what(), "", "no deadline: no name");
 }
 
+/*
+ * What the job prolog forks (the sampler, the MPS daemon's starter) has left
+ * the prolog's process group by the time the fork returns: slurmd kills
+ * that group once the prolog returns, and a child not yet scheduled (a
+ * busy node) died with it.  Checked at once, before the child could run.
+ */
+static void fork_session(void)
+{
+	int status = 0, i, good = 0;
+	pid_t pid, me;
+
+	ok(setpgid(0, 0) == 0, "the test leads a process group of its own");
+	me = getpgrp();
+	for (i = 0; i < 20; i++) {
+		pid = gpumem_proc_fork_session();
+		if (pid == 0) {
+			pause();
+			_exit(0);
+		}
+		if (pid < 0)
+			break;
+		good += getpgid(pid) == pid && getsid(pid) == pid && getpgid(pid) != me;
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	is_int(good, 20, "gpumem_proc_fork_session: each child leads a session of its own "
+	       "when the fork returns (20 of 20)");
+}
+
 int main(void)
 {
 	char buf[512], out[64], err[256];
@@ -59,5 +92,6 @@ int main(void)
 	       "no PATH (a Slurm Epilog): sh found and run");
 	is_str(out, "hi\n", "... its output captured");
 	deadline();
+	fork_session();
 	return tap_done();
 }
