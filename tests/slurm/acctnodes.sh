@@ -63,7 +63,8 @@ echo node >"$t/mode"; echo 30 >"$t/wait"
 chmod 755 "$t/epilog" "$t/epilog-ctld" "$t/wrap"/*; chmod 644 "$t/mode" "$t/wait" "$t"/*.yaml
 
 t0=$(date +%s)
-if ! "$CL" start --hosts --nodes "$N" --gpus 1 --accounting --epilog "$t/epilog" --epilog-slurmctld "$t/epilog-ctld" \
+# bf_interval=1: a het job that cannot start at once is started only by backfill (30 s by default).
+if ! GPUMEM_SLURM_CONF_EXTRA="SchedulerParameters=bf_interval=1" "$CL" start --hosts --nodes "$N" --gpus 1 --accounting --epilog "$t/epilog" --epilog-slurmctld "$t/epilog-ctld" \
 	--plugstack "$t/plug.conf" >"$t/start.log" 2>&1; then
 	why=$(grep -m1 -e 'MariaDB cannot start here' -e 'error' "$t/start.log")
 	case $why in *'MariaDB cannot start here'*) skip_all "${why#cluster: error: --accounting: }" ;; esac
@@ -180,25 +181,30 @@ settled_all() {
 touch "$t/fail/gpumem2"
 for mode in node spool; do
 	echo "$mode" >"$t/mode"
+	# Idle nodes: the scheduler places the tasks in node order, one on gpumem2.
+	for k in 1 2 3 4; do wait_idle "gpumem$k"; done
 	t1=$(date +%s)
 	run sbatch --parsable --wait --array=0-3 -N1 --gres=gpu:1 --gpumem-policy="$t/pol.yaml" -o /dev/null --wrap 'sleep 1'
 	aid=${out%%;*}
+	t2=$(date +%s)
 	who=$([ "$mode" = spool ] && echo slurmctld || echo '[^:]*')
 	settled_all "$aid" 4 "$who" || diag "$mode mode: not every gpumem-acct of array $aid ended: $(tail -3 "$t/acct.log")"
 	res=$(own_records "$aid")
-	diag "$mode mode, array $aid: $(printf '%s\n' "$res" | tr '\n' ';') ($(($(date +%s) - t1)) s)"
+	diag "$mode mode, array $aid: $(printf '%s\n' "$res" | tr '\n' ';') (sbatch $((t2 - t1)) s, records $(($(date +%s) - t2)) s)"
 	is "$(printf '%s\n' "$res" | grep -c ' ok ')" 4 "$mode mode: each of the 4 array tasks holds exactly its own record"
 	like "$res" "ok gpumem2 [0-9]+ fail" "$mode mode: ... one of them the failing check of gpumem2"
 	like "$res" "ok gpumem[^2 ] [0-9]+ pass" "$mode mode: ... the others passes"
 
+	wait_idle gpumem1; wait_idle gpumem2
 	t1=$(date +%s)
-	run srun -N1 --gres=gpu:1 --gpumem-policy="$t/pol.yaml" sh -c 'echo "job=$SLURM_JOB_ID"' : \
-		-N1 --gres=gpu:1 --gpumem-policy="$t/pol.yaml" true
+	run srun -N1 -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/pol.yaml" sh -c 'echo "job=$SLURM_JOB_ID"' : \
+		-N1 -w gpumem2 --gres=gpu:1 --gpumem-policy="$t/pol.yaml" true
 	hid=$(jobid_of "$out")
 	[ -n "$hid" ] || diag "het srun: $out"
+	t2=$(date +%s)
 	settled_all "$hid" 2 "$who" || diag "$mode mode: not every gpumem-acct of het job $hid ended: $(tail -3 "$t/acct.log")"
 	res=$(own_records "$hid")
-	diag "$mode mode, het job $hid: $(printf '%s\n' "$res" | tr '\n' ';') ($(($(date +%s) - t1)) s)"
+	diag "$mode mode, het job $hid: $(printf '%s\n' "$res" | tr '\n' ';') (srun $((t2 - t1)) s, records $(($(date +%s) - t2)) s)"
 	is "$(printf '%s\n' "$res" | grep -c "^$hid+[01] ok ")" 2 "$mode mode: each component of a het job holds exactly its own record"
 done
 rm -f "$t/fail/gpumem2"
@@ -210,6 +216,7 @@ is "$(ls -A "$t/spool")" "" "the spool keeps nothing of the arrays and het jobs"
 # the next controller run merges it (the directory is older than --wait).
 # A crashed writer's file in a job's directory untouched for two days is
 # reaped by that run, with a log line naming it.
+t1=$(date +%s)
 echo spool >"$t/mode"; echo 3 >"$t/wait"; echo 8 >"$t/slow/gpumem2"
 run srun -N2 -w gpumem1,gpumem2 --gres=gpu:1 --gpumem-policy="$t/pol.yaml" sh -c '[ "$SLURM_NODEID" = 0 ] && echo "job=$SLURM_JOB_ID"; true'
 ljid=$(jobid_of "$out")
@@ -230,6 +237,7 @@ is "$(records "$ljid" | cut -d' ' -f1 | sort | tr '\n' ' ')" "gpumem1 gpumem2 " 
 like "$(grep "job 4242 on slurmctld" "$t/acct.log")" "reaped $t/spool/4242, unchanged for [0-9]+ s \(--reap 86400\): .gpumem7.seg.99" \
 	"a job directory unchanged for a day is reaped, with a log line naming what it held"
 is "$(ls -A "$t/spool")" "" "the spool is empty"
+diag "late node and reaping: $(($(date +%s) - t1)) s"
 echo 30 >"$t/wait"
 diag "suite: $(($(date +%s) - t0)) s for $N hosts"
 done_testing
