@@ -24,24 +24,18 @@
  * Builds: gpumem-acct (plugin/acct/acct.am) with dbd.c and spool.c.  Includes
  * plugin/core's headers.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
-#include <json-c/json.h>
 #include "acct.h"
 #include "acctcmd.h"
-#include "proc.h"
 #include "config.h"
 #include "policy.h"
-#include "trust.h"
 
 #define DEFAULT_SITE GPUMEM_SYSCONFDIR "/slurm/gpumem.yaml"
 #define SPOOL_WAIT_S 60
