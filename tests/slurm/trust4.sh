@@ -46,7 +46,9 @@ uid=$(id -u "$U")
 report() { [ "$2" = before ] && echo "$t/reports/job$1.prolog.gpumem1.before.json" || echo "$t/reports/job$1.epilog.gpumem1.after.json"; }
 node_reason() { scontrol show node gpumem1 -o | sed -n 's/.* Reason=\(.*\) \[.*/\1/p'; }
 resume() { scontrol update NodeName=gpumem1 State=RESUME 2>/dev/null; wait_idle; }
-MARK=/run/gpumem/gpus/suspect.gpumem1.0
+# Root's state_dir as the test sees it (the cluster's own where it has one, else the default).
+S=${GPUMEM_CLUSTER_STATE_DIR:-/run/gpumem}
+MARK=$S/gpus/suspect.gpumem1.0
 
 # --- 1. the user's second job against the running after-check --------------------
 cat >"$t/user/attack" <<'SH'
@@ -100,7 +102,7 @@ wait_idle
 is "$(json "$(report "$j1" after)" 'd["status"] + "|" + d["verdict"]' 2>&1)" "timed_out|error" "2: job $j1's after-check hung and was killed at the site's timeout"
 is "$(node_state)" "IDLE" "2: ... one no-verdict does not drain"
 like "$(cat "$MARK" 2>&1)" "^$j1\.epilog after own killed: no answer within 7 s$" "2: ... the GPU is marked suspect in root's state_dir, naming the job"
-is "$(stat -c '%U %a' "$MARK" /run/gpumem/gpus 2>&1 | tr '\n' ' ')" "root 644 root 700 " "2: ... a root-only file (its directory 0700)"
+like "$(stat -c '%U %a' "$MARK" "$S/gpus" 2>&1 | tr '\n' ' ')" "^root 6[04][04] root 700 $" "2: ... a root-only file (root's, in a 0700 directory)"
 asuser cat "$MARK" >/dev/null 2>&1 && fail "2: the test user cannot read the mark" || pass "2: the test user cannot read the mark"
 : >"$B/runs"
 run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/none.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; echo TASK-RAN'
