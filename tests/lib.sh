@@ -101,6 +101,25 @@ SH
 	chmod 755 "$1/gpumem-sample"; chmod 644 "$1/sample.values"
 }
 
+# site_checks FILE [TIMEOUT [MIN_INTERVAL]]: a site file for the checks'
+# tests: reports in $t/reports, drain on, every on_fail allowed, the check
+# timeout (default 20 s) and min_interval (default 0) given.
+site_checks() {
+	cat >"$1" <<YAML
+version: 1
+limits:
+  on_fail: [warn, fail, drain]
+report:
+  dir: $t/reports
+drain:
+  enabled: true
+check:
+  timeout: ${2:-20}
+  min_interval: ${3:-0}
+YAML
+	chmod 644 "$1"
+}
+
 # site_requiring_checks FILE REPORT_DIR [TIMEOUT [TEXTFILE_DIR]]: a site file
 # that requires a check before (failing the job) and after every job and
 # keeps the check section closed to users, so nothing a user sets may

@@ -14,6 +14,8 @@
  * needs: its alarm() timeout, the MPS daemon's SIGTERM; both survive exec),
  * in a process group of its own, which is killed at the deadline: its own
  * timeout, or the process's (gpumem_proc_deadline: the job prolog's limit).
+ * A site helper (gpumem_proc_as_site: the checks, the L2 reset) runs as the
+ * site's check_user, with no groups, in a session of its own.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -118,7 +120,13 @@ static void child(const struct gpumem_proc *p, int in_fd, int out_fd, int err_fd
 		  const gid_t *groups, int ngroups)
 {
 	gpumem_proc_reset_signals();
-	setpgid(0, 0);
+	if (p->site) {
+		/* Its own session (and process group, killed at the deadline), from "/". */
+		if (setsid() < 0 || chdir("/") < 0)
+			_exit(126);
+	} else {
+		setpgid(0, 0);
+	}
 	if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0)
 		_exit(126);
 	if (p->drop_stderr) {
@@ -131,21 +139,26 @@ static void child(const struct gpumem_proc *p, int in_fd, int out_fd, int err_fd
 	}
 	for (int fd = 3; fd < 1024; fd++)
 		close(fd);
-	if (p->drop) {
-		/*
-		 * Root (euid 0) also resets the supplementary groups; in
-		 * user_init slurmstepd already set the user's and only the
-		 * effective ids need making permanent.
-		 */
-		if (geteuid() == 0 && ngroups >= 0 && setgroups((size_t)ngroups, groups) < 0)
-			_exit(126);
-		if (setresgid(p->gid, p->gid, p->gid) < 0 || setresuid(p->uid, p->uid, p->uid) < 0)
-			_exit(126);
-		if (setuid(0) == 0 && p->uid != 0)
-			_exit(126);     /* the drop did not hold */
-	}
+	/*
+	 * Root (euid 0) also resets the supplementary groups; in user_init
+	 * slurmstepd already set the user's and only the effective ids need
+	 * making permanent.
+	 */
+	if (p->drop && gpumem_proc_become(p->uid, p->gid, groups, ngroups) < 0)
+		_exit(126);
 	execve(p->path, p->argv, p->envp);
 	_exit(127);
+}
+
+int gpumem_proc_become(uid_t uid, gid_t gid, const gid_t *groups, int ngroups)
+{
+	if (geteuid() == 0 && ngroups >= 0 && setgroups((size_t)ngroups, groups) < 0)
+		return -1;
+	if (setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+		return -1;
+	if (uid != 0 && setuid(0) == 0)
+		return -1;      /* the drop did not hold */
+	return 0;
 }
 
 /* Read one ready pipe into BUF (LEN so far, at most MAX kept, the rest dropped): 0 at its end. */
@@ -211,6 +224,8 @@ static int user_groups(const struct gpumem_proc *p, gid_t *groups, int max)
 
 	if (!p->drop || geteuid() != 0)
 		return -1;
+	if (p->site)
+		return 0;       /* none: not even the site identity's own */
 	if (getpwuid_r(p->uid, &pw, buf, sizeof(buf), &res) != 0 || res == NULL ||
 	    getgrouplist(pw.pw_name, p->gid, groups, &n) < 0)
 		n = 0;
@@ -370,6 +385,13 @@ void gpumem_proc_as_user(struct gpumem_proc *p, const char *path, char *const *a
 	p->uid = uid;
 	p->gid = gid;
 	p->timeout_s = timeout_s;
+}
+
+void gpumem_proc_as_site(struct gpumem_proc *p, const char *path, char *const *argv,
+			 char *const *envp, uid_t uid, gid_t gid, int timeout_s)
+{
+	gpumem_proc_as_user(p, path, argv, envp, uid, gid, timeout_s);
+	p->site = 1;
 }
 
 void gpumem_proc_free(struct gpumem_proc *p)

@@ -16,6 +16,7 @@ struct gpumem_proc {
 	char *const *argv;
 	char *const *envp;      /* the complete environment of the child */
 	int drop;               /* become uid/gid for good before exec */
+	int site;               /* with drop: a site identity (gpumem_proc_as_site) */
 	uid_t uid;
 	gid_t gid;
 	int timeout_s;
@@ -55,6 +56,20 @@ long gpumem_mono_ms(void);
 /* Set up P to run PATH as uid/gid for good (the common case in the plugin). */
 void gpumem_proc_as_user(struct gpumem_proc *p, const char *path, char *const *argv,
 			 char *const *envp, uid_t uid, gid_t gid, int timeout_s);
+/*
+ * Set up P to run PATH as the site's own identity UID/GID (plugstack
+ * check_user=): for good, no supplementary groups, in a session of its own
+ * (no terminal, no job's process group), from "/".  What decides a site
+ * outcome runs so: the job's user can neither signal, trace nor read it.
+ */
+void gpumem_proc_as_site(struct gpumem_proc *p, const char *path, char *const *argv,
+			 char *const *envp, uid_t uid, gid_t gid, int timeout_s);
+/*
+ * In a forked child, as root: become UID/GID for good with the NGROUPS
+ * supplementary GROUPS (NGROUPS < 0: keep them; only root may set them).
+ * 0, or -1 when a step failed or root could be regained.
+ */
+int gpumem_proc_become(uid_t uid, gid_t gid, const gid_t *groups, int ngroups);
 void gpumem_proc_free(struct gpumem_proc *p);
 /*
  * NAME's path into BUF: NAME itself when it holds a '/' (absolute only),

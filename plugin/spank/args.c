@@ -5,6 +5,8 @@
  * plugin's init: a typo in the site setup should be loud, not ignored.
  */
 #include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "compat.h"
@@ -25,10 +27,65 @@ static int set_path(char **dst, const char *arg, const char *val)
 	return *dst ? 0 : -1;
 }
 
+/* A plain decimal id below 2^31 into *ID; 0, or -1. */
+static int id_number(const char *s, size_t len, unsigned long *id)
+{
+	char buf[16], *end;
+
+	if (len == 0 || len >= sizeof(buf) || s[0] < '0' || s[0] > '9')
+		return -1;
+	snprintf(buf, sizeof(buf), "%.*s", (int)len, s);
+	errno = 0;
+	*id = strtoul(buf, &end, 10);
+	return *end || errno || *id >= 0x7fffffffUL ? -1 : 0;
+}
+
+/*
+ * check_user=NAME (its uid and primary gid) or UID[:GID] (GID: the uid's
+ * primary group where it has an entry, else the same number).  Root is
+ * refused: the check is a site helper out of everyone's reach but root's,
+ * not root's own (no CUDA context as root).  The job's own uid is refused
+ * when each job runs (jobcheck.c).
+ */
+static int set_check_user(struct gpumem_args *a, const char *arg, const char *val)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	const char *colon = strchr(val, ':');
+	unsigned long uid, gid;
+
+	if (id_number(val, colon ? (size_t)(colon - val) : strlen(val), &uid) == 0) {
+		if (colon && id_number(colon + 1, strlen(colon + 1), &gid) < 0)
+			goto bad;
+		if (!colon)
+			gid = getpwuid_r((uid_t)uid, &pw, buf, sizeof(buf), &res) == 0 && res ?
+				(unsigned long)pw.pw_gid : uid;
+	} else if (!colon && val[0] && getpwnam_r(val, &pw, buf, sizeof(buf), &res) == 0 && res) {
+		uid = pw.pw_uid;
+		gid = pw.pw_gid;
+	} else {
+		goto bad;
+	}
+	if (uid == 0 || gid == 0) {
+		slurm_error("gpumem: plugstack argument '%s': the checks must not run as root "
+			    "(uid and gid 0 are refused)", arg);
+		return -1;
+	}
+	a->check_uid = (uid_t)uid;
+	a->check_gid = (gid_t)gid;
+	return 0;
+bad:
+	slurm_error("gpumem: plugstack argument '%s': check_user is a user name of this node "
+		    "or UID[:GID] (numbers)", arg);
+	return -1;
+}
+
 int gpumem_args_parse(struct gpumem_args *a, int ac, char **av)
 {
 	memset(a, 0, sizeof(*a));
 	a->timeout = 60;
+	a->check_uid = GPUMEM_DEFAULT_CHECK_UID;
+	a->check_gid = GPUMEM_DEFAULT_CHECK_GID;
 	for (int i = 0; i < ac; i++) {
 		const char *arg = av[i], *eq = strchr(arg, '=');
 		const char *val = eq ? eq + 1 : "";
@@ -52,6 +109,8 @@ int gpumem_args_parse(struct gpumem_args *a, int ac, char **av)
 			rc = set_path(&a->state_dir, arg, val);
 		else if (KEY("mps_dir") && eq)
 			rc = set_path(&a->mps_dir, arg, val);
+		else if (KEY("check_user") && eq)
+			rc = set_check_user(a, arg, val);
 		else if (KEY("gpus") && eq && (!strcmp(val, "gres") || !strcmp(val, "all")))
 			a->all_gpus = !strcmp(val, "all");
 		else if (KEY("gpus") && eq) {
@@ -77,7 +136,8 @@ int gpumem_args_parse(struct gpumem_args *a, int ac, char **av)
 		} else {
 			slurm_error("gpumem: unknown plugstack argument '%s' (known: site=, "
 				    "libexecdir=, check=, um_library=, mps_control=, nvidia_dev=, "
-				    "state_dir=, mps_dir=, gpus=, timeout=, verbose)", arg);
+				    "state_dir=, mps_dir=, check_user=, gpus=, timeout=, "
+				    "verbose)", arg);
 			rc = -1;
 		}
 #undef KEY

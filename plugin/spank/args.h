@@ -5,6 +5,10 @@
 
 #define GPUMEM_DEFAULT_STATE_DIR "/run/gpumem"
 #define GPUMEM_DEFAULT_MPS_DIR "/run/gpumem-mps"
+/* check_user= by default: nobody, never the job's user, never root. */
+#define GPUMEM_DEFAULT_CHECK_UID 65534
+#define GPUMEM_DEFAULT_CHECK_GID 65534
+#include <sys/types.h>
 
 struct gpumem_args {
 	char *site;             /* site=PATH: the site file */
@@ -15,6 +19,8 @@ struct gpumem_args {
 	char *nvidia_dev;       /* nvidia_dev=PATH: its presence means "GPUs here" */
 	char *state_dir;        /* state_dir=DIR: root's per-node state (GPUMEM_DEFAULT_STATE_DIR) */
 	char *mps_dir;          /* mps_dir=DIR: the per-job MPS daemons' directories */
+	uid_t check_uid;        /* check_user=NAME|UID[:GID]: who runs the site's checks */
+	gid_t check_gid;
 	int all_gpus;           /* gpus=all: Slurm does not allocate the GPUs here (no GRES) */
 	int timeout;            /* timeout=SECONDS for helpers */
 	int verbose;            /* verbose: say what was applied in every step */

@@ -1,12 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * check.min_interval: a check is skipped when every GPU of the job passed
- * one on this node less than that many minutes ago.  The evidence is the
- * node's own reports (root wrote them in report.dir): a report names the
- * GPUs the check ran on ("gpus", physical indexes as Slurm gave them) and
- * the check's document lists the devices in that order, each with its UUID
- * and verdict.  Where the probe cache knows a GPU's UUID, the UUID must
- * match too, so a GPU swapped in since is checked again.
+ * check.min_interval: a before-check (never an after-check: jobctx.c) is
+ * skipped when every GPU of the job passed a check on this node less than
+ * that many minutes ago, after the previous job on it ended: the previous
+ * job's after-check, or a later check, never a check from before or during
+ * that job, and never a skip.  The end is root's record of the GPU
+ * (gpustate.c: ended.NODE.GPU, written when the job's epilog begins); a GPU
+ * with no such record (none since state_dir was made, e.g. at boot) is
+ * checked.  The evidence is the node's own reports (root wrote them in
+ * report.dir, their time is when the check ended): a report names the GPUs
+ * the check ran on ("gpus", physical indexes as Slurm gave them) and the
+ * check's document lists the devices in that order, each with its UUID and
+ * verdict.  Where the probe cache knows a GPU's UUID, the UUID must match
+ * too, so a GPU swapped in since is checked again.  A suspect GPU
+ * (gpustate.c) is never skipped: its before-check is forced.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -55,11 +62,18 @@ static void scan_report(const struct gpumem_jobctx *c, const struct gpumem_node 
 	json_object_put(doc);
 }
 
+/* Was A (a report's time) strictly after B (a job's end)? */
+static int after(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
+}
+
 int gpumem_interval_passed(const struct gpumem_jobctx *c, const struct gpumem_node *node,
 			   char *when, size_t len)
 {
 	const struct gpumem_plugin *st = &gpumem_plugin;
 	time_t newest[GPUMEM_MAX_GPUS] = { 0 }, cutoff, oldest = 0;
+	struct timespec ended[GPUMEM_MAX_GPUS];
 	int all = 1, fd;
 	char suffix[96];
 	struct dirent *e;
@@ -68,6 +82,10 @@ int gpumem_interval_passed(const struct gpumem_jobctx *c, const struct gpumem_no
 	if (!st->have_site || st->site.check_min_interval_min <= 0 || !st->site.report.dir ||
 	    c->ngpus <= 0)
 		return 0;
+	/* Only what ran after the last job on each GPU ended: without that record, nothing. */
+	for (int j = 0; j < c->ngpus; j++)
+		if (gpumem_gpu_ended_at(c, j, &ended[j]) < 0)
+			return 0;
 	cutoff = time(NULL) - 60 * (time_t)st->site.check_min_interval_min;
 	fd = open(st->site.report.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || !(d = fdopendir(fd))) {
@@ -89,7 +107,7 @@ int gpumem_interval_passed(const struct gpumem_jobctx *c, const struct gpumem_no
 		scan_report(c, node, text, mine);
 		free(text);
 		for (int j = 0; j < c->ngpus; j++)
-			if (mine[j] && sb.st_mtime > newest[j])
+			if (mine[j] && after(&sb.st_mtim, &ended[j]) && sb.st_mtime > newest[j])
 				newest[j] = sb.st_mtime;
 	}
 	closedir(d);

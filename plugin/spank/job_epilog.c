@@ -6,10 +6,15 @@
  * until it returns, so the after-check still guards the node: no next job
  * starts there before the check has ended, nor after it drained the node.
  * It acts on the policy the prolog recorded (jobctx.c), else decides it as
- * the prolog would.  In order: stop the per-job MPS daemon (mps.c), run
- * check.after on the whole GPUs, reset the persisting L2 (in the
- * after-check's own CUDA start where there is one, else gpumem-l2reset),
- * remove the job's state.  Before all of it, the job's sampler is stopped
+ * the prolog would.  In order: record that the job on its GPUs has ended
+ * (gpustate.c, for check.min_interval), stop the per-job MPS daemon
+ * (mps.c: its quit runs as the user, whose daemon it is; nothing it does
+ * decides a site outcome), run check.after on the whole GPUs (never
+ * skipped by min_interval; a no-verdict marks the GPUs suspect), reset the
+ * persisting L2 (in the after-check's own CUDA start where there is one,
+ * else gpumem-l2reset), remove the job's state.  The check and
+ * gpumem-l2reset run as the site's check_user (jobcheck.c), out of reach of
+ * the user's other jobs on the node.  Before all of it, the job's sampler is stopped
  * (sampler.c): its profile goes into the after-check's report, else, when
  * one was taken, into a report of its own (phase "job").  Never fails: a failing epilog would drain the node with Slurm's
  * reason instead of gpumem's.
@@ -55,7 +60,14 @@ static void l2_reset(const struct gpumem_jobctx *c)
 		gpumem_info("gpumem: job %u: L2 reset skipped: %s not installed", c->job, path);
 		return;
 	}
-	gpumem_proc_as_user(&p, path, argv, envp, c->uid, c->gid, st->args.timeout + 5);
+	/* As the site's check_user, like the check: out of the user's reach. */
+	if (c->uid == st->args.check_uid) {
+		gpumem_error("gpumem: job %u: L2 reset not run: check_user (uid %u) is the job's "
+			     "own user", c->job, (unsigned)c->uid);
+		return;
+	}
+	gpumem_proc_as_site(&p, path, argv, envp, st->args.check_uid, st->args.check_gid,
+			    st->args.timeout + 5);
 	if (gpumem_proc_run(&p) == 0)
 		gpumem_info("gpumem: job %u: L2 reset on GPUs %s (exit %d): %.300s", c->job,
 			    c->ngpus >= 0 ? gpus + strlen("CUDA_VISIBLE_DEVICES=") : "(all)", p.status,
@@ -101,6 +113,9 @@ int gpumem_job_epilog(spank_t sp, int ac, char **av)
 
 	if (rc == 0)
 		rc = gpumem_jobctx_recall(sp, &c);
+	/* The job has ended on its GPUs: from now on a check may speak for the next job. */
+	if (rc == 0 && st->has_dev && gpumem_jobctx_has_gpus(&c))
+		gpumem_gpus_ended(&c);
 	/* First, so that nothing of the epilog's own work is in the job's profile. */
 	st->profile = gpumem_sampler_stop(c.dfd, c.job, c.ji.node, &sampled);
 	/* Cleanup does not depend on the policy: a refused one may have left some. */

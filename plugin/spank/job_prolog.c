@@ -6,8 +6,9 @@
  * policy means the site's defaults, and every step fails with the reason),
  * learns the GPUs (gpumem-probe, cached in state_dir), makes the per-job
  * MPS daemon's directory and starts the daemon (mps.c, from a child of its
- * own), runs check.before (as the user) and writes its report, starts the
- * job's sampler (sampler.c, the job's profile), then leaves the job's record in state_dir: the steps
+ * own) after check.before has run (as the site's check_user, on the bare
+ * GPUs; forced where a GPU is suspect, gpustate.c) and its report is
+ * written, starts the job's sampler (sampler.c, the job's profile), then leaves the job's record in state_dir: the steps
  * fail without one (fail closed).
  */
 #include <stdio.h>
@@ -62,7 +63,7 @@ static void start_mps(struct gpumem_jobctx *c, const struct gpumem_node *node)
 	const char *control = gpumem_mps_find(st->args.mps_control), *skip;
 	struct gpumem_mps m = { control, st->args.mps_dir, c->dfd, c->job, c->uid, c->gid,
 				c->ngpus > 0 ? c->ji.gpus : NULL, mps_l2(node), st->args.timeout };
-	char dir[4200], why[2100];
+	char why[2100];
 	pid_t pid;
 
 	skip = !st->has_dev ? "no GPU on this node" : !gpumem_jobctx_has_gpus(c) ?
@@ -81,8 +82,6 @@ static void start_mps(struct gpumem_jobctx *c, const struct gpumem_node *node)
 		gpumem_error("gpumem: job %u: per-job MPS daemon not started: %.500s", m.job, why);
 		return;
 	}
-	gpumem_mps_dir(m.base, c->job, dir, sizeof(dir));
-	st->mps_dir = strdup(dir);
 	/*
 	 * Its starter in a session of its own before the prolog returns (Slurm
 	 * kills the prolog's process group then); the state directory's fd is
@@ -97,38 +96,24 @@ static void start_mps(struct gpumem_jobctx *c, const struct gpumem_node *node)
 }
 
 /*
- * A site-required check that gave no verdict of its own (killed, timed
- * out, could not start, printed no valid report) counts as failed for the
- * steps with on_fail fail or drain: the user may have caused it.  It never
- * drains (a user could drain nodes at will).
+ * Before the job's MPS daemon starts, on the bare GPUs (jobcheck.c: the
+ * check runs as check_user, and the job's daemon serves the job's user
+ * only).  A site-required check that gave no verdict of its own (killed,
+ * timed out, could not start, printed no valid report) counts as failed
+ * for the steps with on_fail fail or drain; FORCED (the GPU is suspect,
+ * gpustate.c): the steps fail on a fail or no verdict whatever the job's
+ * on_fail.  Draining for no verdict is gpustate.c's (twice in a row).
  */
-static const char *no_verdict(const struct gpumem_checkrun *r)
-{
-	if (!strcmp(r->status, "timed_out") || (!strcmp(r->status, "failed") && r->exit_code > 128))
-		return "did not finish (counted as failed)";
-	if (!strcmp(r->status, "failed") || !strcmp(r->status, "not_run"))
-		return "could not run (counted as failed)";
-	if (!strcmp(r->status, "ran") && r->doc == NULL)
-		return "gave no valid report (counted as failed)";
-	return NULL;
-}
-
-static void before_check(struct gpumem_jobctx *c, const struct gpumem_node *node)
+static void before_check(struct gpumem_jobctx *c, const struct gpumem_node *node, int forced)
 {
 	struct gpumem_plugin *st = &gpumem_plugin;
 	struct gpumem_checkrun r;
 	const char *none;
-	char why[2100];
 
-	/* The check runs with the job's MPS share: on the job's daemon, once it is up. */
-	if (st->mps_dir && gpumem_mps_wait(c->dfd, c->job, st->args.timeout * 1000L, NULL, why,
-					   sizeof(why)) != 0) {
-		free(st->mps_dir);
-		st->mps_dir = NULL;
-	}
-	gpumem_perjob_check(c, node, "before", 1, 0, &r);
-	none = no_verdict(&r);
-	if ((!strcmp(r.verdict, "fail") || none) && st->eff.check.on_fail != GPUMEM_ONFAIL_WARN &&
+	gpumem_perjob_check(c, node, "before", forced, 0, &r);
+	none = gpumem_jobcheck_no_verdict(&r);
+	if ((!strcmp(r.verdict, "fail") || none) &&
+	    (forced || st->eff.check.on_fail != GPUMEM_ONFAIL_WARN) &&
 	    asprintf(&c->rec.fail, "GPU check before the job %s on %s: %s",
 		     none ? none : "failed", c->ji.node, r.reason) < 0)
 		c->rec.fail = strdup("GPU check before the job failed");
@@ -163,6 +148,8 @@ int gpumem_job_prolog(spank_t sp, int ac, char **av)
 	struct gpumem_plugin *st = &gpumem_plugin;
 	struct gpumem_jobctx c;
 	struct gpumem_node node;
+	char suspect[700];
+	int forced;
 
 	if (gpumem_jobctx_init(sp, ac, av, "prolog", 1, &c) < 0)
 		goto out;       /* plugstack arguments: every step fails at init too */
@@ -174,10 +161,15 @@ int gpumem_job_prolog(spank_t sp, int ac, char **av)
 	memset(&node, 0, sizeof(node));
 	if (st->has_dev && (st->eff.set & GPUMEM_K_L2_LIMIT))
 		gpumem_jobctx_gpus(&c, &node, 1);
+	forced = st->has_dev && gpumem_jobctx_has_gpus(&c) &&
+		gpumem_suspect_find(&c, suspect, sizeof(suspect));
+	if (forced)
+		gpumem_info("gpumem: job %u: GPUs %s are suspect (job %s): before-check forced",
+			    c.job, c.ji.gpus[0] ? c.ji.gpus : "all", suspect);
+	if ((st->eff.check.before || forced) && gpumem_jobctx_has_gpus(&c))
+		before_check(&c, &node, forced);
 	if (st->eff.mps.daemon == GPUMEM_DAEMON_JOB)
 		start_mps(&c, &node);
-	if (st->eff.check.before && gpumem_jobctx_has_gpus(&c))
-		before_check(&c, &node);
 	start_sampler(&c);
 record:
 	if (c.dfd < 0 || gpumem_jobrec_write(c.dfd, c.job, &c.rec) < 0)

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The GPU check of a job, run by the job prolog (check.before) and the job
- * epilog (check.after): gpumem-check runs as the job's user on the job's
- * GPUs (with its MPS share before the job), bounded by the site's timeout,
- * with a fixed environment (never the job's; an MPS pipe directory always
- * named, see jobctx.h).  Its JSON is parsed, never trusted blindly (the
- * user could tamper with a process running as them), and wrapped into a
+ * epilog (check.after): gpumem-check runs as the site's check_user (never
+ * the job's user, never root: plugstack check_user=, default nobody), with
+ * no groups, in a session of its own, on the job's bare GPUs (never through
+ * the job's MPS daemon), bounded by the site's timeout, with a fixed
+ * environment (never the job's; an MPS pipe directory always named, see
+ * jobctx.h).  Its JSON is parsed, never trusted blindly (a broken GPU or
+ * driver could make it print anything), and wrapped into a
  * gpumem-report/1 document that root writes atomically as soon as the check
  * ends.  It is read with the reports' JSON module under its caps for check
  * documents (report.h): a document grows with the node's GPUs, a few KiB
@@ -178,12 +180,19 @@ static void check_argv(const struct gpumem_plugin *st, char **argv, char *frac, 
 
 /* The strings check_envp points into. */
 struct check_envbuf {
-	char gpus[1100], pct[64], pipe[4200], logd[4200], node[96];
+	char gpus[1100], pipe[4200], node[96];
 };
 
-/* The check's fixed environment (10 slots): never the job's. */
+/*
+ * The check's fixed environment (5 slots): never the job's.  Always on the
+ * bare GPU, never through the job's MPS daemon: that daemon is the user's,
+ * and an MPS control daemon serves clients of its own uid only (one of
+ * another uid waits until it exits), so its pipe directory is root's empty
+ * nomps (without one CUDA tries /tmp/nvidia-mps, where any user may run a
+ * daemon), and the thresholds are the whole GPU's, not the job's share.
+ */
 static void check_envp(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
-		       int with_share, char **envp, struct check_envbuf *b)
+		       char **envp, struct check_envbuf *b)
 {
 	int e = 0;
 
@@ -191,32 +200,14 @@ static void check_envp(const struct gpumem_plugin *st, const struct gpumem_jobin
 	/* Which node this is, for the check's own messages. */
 	snprintf(b->node, sizeof(b->node), "SLURMD_NODENAME=%s", ji->node);
 	envp[e++] = b->node;
-	/*
-	 * The job prolog/epilog: the job's GPUs in the node's numbering (none:
-	 * all, gpus=all); on the job's MPS daemon none, as it serves exactly
-	 * those, numbered from 0 (gpumem_gpus_mps_client).
-	 */
-	if (ji->gpus[0] && !(with_share && st->mps_dir)) {
+	/* The job's GPUs in the node's numbering (none: all, gpus=all). */
+	if (ji->gpus[0]) {
 		snprintf(b->gpus, sizeof(b->gpus), "CUDA_VISIBLE_DEVICES=%s", ji->gpus);
 		envp[e++] = b->gpus;
 	}
-	/* The check runs with the job's share, so its thresholds scale. */
-	if (with_share && (st->eff.set & GPUMEM_K_MPS_PCT)) {
-		snprintf(b->pct, sizeof(b->pct), "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d",
-			 st->eff.mps.active_thread_percentage);
-		envp[e++] = b->pct;
-	}
-	/* The job's own daemon, or none at all: never whatever /tmp/nvidia-mps holds. */
-	if (with_share && st->mps_dir) {
-		snprintf(b->pipe, sizeof(b->pipe), "CUDA_MPS_PIPE_DIRECTORY=%s/pipe", st->mps_dir);
-		snprintf(b->logd, sizeof(b->logd), "CUDA_MPS_LOG_DIRECTORY=%s/log", st->mps_dir);
-		envp[e++] = b->pipe;
-		envp[e++] = b->logd;
-	} else {
-		snprintf(b->pipe, sizeof(b->pipe), "CUDA_MPS_PIPE_DIRECTORY=%s",
-			 st->nomps ? st->nomps : "/nonexistent/gpumem-nomps");
-		envp[e++] = b->pipe;
-	}
+	snprintf(b->pipe, sizeof(b->pipe), "CUDA_MPS_PIPE_DIRECTORY=%s",
+		 st->nomps ? st->nomps : "/nonexistent/gpumem-nomps");
+	envp[e++] = b->pipe;
 	envp[e] = NULL;
 }
 
@@ -255,11 +246,10 @@ static void read_result(struct gpumem_proc *p, const struct gpumem_jobinfo *ji,
 }
 
 void gpumem_jobcheck_run(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
-			 const char *phase, int has_gpu, int with_share, int l2_reset,
-			 struct gpumem_checkrun *r)
+			 const char *phase, int has_gpu, int l2_reset, struct gpumem_checkrun *r)
 {
 	char frac[32], tmo[32], why[4200];
-	char *argv[16], *envp[10];
+	char *argv[16], *envp[5];
 	struct check_envbuf eb;
 	struct gpumem_proc p = { 0 };
 	int timeout = st->have_site ? st->site.check_timeout_s : st->args.timeout;
@@ -279,13 +269,22 @@ void gpumem_jobcheck_run(const struct gpumem_plugin *st, const struct gpumem_job
 		set_result(r, "not_run", "error", why);
 		return;
 	}
+	if (ji->uid == st->args.check_uid) {
+		snprintf(why, sizeof(why), "check_user (uid %u) is the job's own user: the check "
+			 "would be within the job's reach, not run", (unsigned)ji->uid);
+		gpumem_error("gpumem: job %u: %s", ji->job, why);
+		set_result(r, "not_run", "error", why);
+		return;
+	}
 	/* Within the hook's own limit (slurmconf.c): the check's watchdog first, then the kill. */
 	left = gpumem_proc_left_ms((timeout + 5) * 1000L) / 1000;
 	if (left < timeout + 5)
 		timeout = left > 3 ? (int)left - 2 : 1;
 	check_argv(st, argv, frac, tmo, timeout, l2_reset);
-	check_envp(st, ji, with_share, envp, &eb);
-	gpumem_proc_as_user(&p, st->args.check, argv, envp, ji->uid, ji->gid, timeout + 5);
+	check_envp(st, ji, envp, &eb);
+	/* As the site's check_user: out of the job's user's reach (signals, ptrace, /proc). */
+	gpumem_proc_as_site(&p, st->args.check, argv, envp, st->args.check_uid,
+			    st->args.check_gid, timeout + 5);
 	p.drop_stderr = 1;
 	/* One byte over the cap: more output than that is refused, not cut. */
 	p.out_max = GPUMEM_CHECK_MAX_BYTES + 1;
@@ -296,6 +295,7 @@ void gpumem_jobcheck_run(const struct gpumem_plugin *st, const struct gpumem_job
 		snprintf(why, sizeof(why), "stopped at the job %s's time limit (%s, less a margin)",
 			 phase[0] == 'a' ? "epilog" : "prolog", gpumem_proc_deadline_what());
 		set_result(r, "timed_out", "error", why);
+		r->cut = 1;
 	} else if (p.timed_out) {
 		snprintf(why, sizeof(why), "killed: no answer within %d s", timeout + 5);
 		set_result(r, "timed_out", "error", why);
@@ -347,7 +347,7 @@ fail:
 }
 
 /*
- * The check runs as the user, who could make it print anything: only a
+ * The check reads a GPU and driver that could make it print anything: only a
  * plain token goes into a node_exporter label, only a plain number into a
  * sample, so no output can add lines or labels to the textfile.
  */
@@ -510,7 +510,7 @@ static void drain_or_resume(const struct gpumem_plugin *st, const struct gpumem_
 	    st->have_site && st->site.drain.enabled && ji->node[0]) {
 		char reason[1400], cause[204], gpus[520];
 
-		/* The cause comes from the check, which the user could tamper with. */
+		/* The cause comes from the check's output: escaped. */
 		gpumem_escape(cause, sizeof(cause), r->reason[0] ? r->reason : r->verdict);
 		check_uuids(r, 1, uuids, sizeof(uuids));
 		snprintf(gpus, sizeof(gpus), uuids[0] ? " {%s}" : "", uuids);
@@ -583,6 +583,17 @@ int gpumem_jobcheck_l2_reset_done(const struct gpumem_checkrun *r)
 			return 0;
 	}
 	return n > 0;
+}
+
+const char *gpumem_jobcheck_no_verdict(const struct gpumem_checkrun *r)
+{
+	if (!strcmp(r->status, "timed_out") || (!strcmp(r->status, "failed") && r->exit_code > 128))
+		return "did not finish (counted as failed)";
+	if (!strcmp(r->status, "failed") || !strcmp(r->status, "not_run"))
+		return "could not run (counted as failed)";
+	if (!strcmp(r->status, "ran") && r->doc == NULL)
+		return "gave no valid report (counted as failed)";
+	return NULL;
 }
 
 void gpumem_jobcheck_free(struct gpumem_checkrun *r)

@@ -30,16 +30,17 @@ struct gpumem_checkrun {
 	struct json_object *doc; /* the same, parsed once (read_result), or NULL */
 	char figures[512];      /* "gpu0 read 3010 copy 2750 ... GB/s" for the log */
 	int drained;
+	int cut;                /* stopped at the hook's time limit, not by its own timeout */
 };
 
 /*
- * Run gpumem-check for the job prolog/epilog as the user (bounded by the
- * site timeout); WITH_SHARE: on the job's MPS daemon with its share;
- * L2_RESET: it also resets the persisting L2 at its end (--l2-reset).
+ * Run gpumem-check for the job prolog/epilog as the site's check_user on
+ * the job's bare GPUs (bounded by the site timeout); never when check_user
+ * is the job's user (not_run); L2_RESET: it also resets the persisting L2
+ * at its end (--l2-reset).
  */
 void gpumem_jobcheck_run(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
-			 const char *phase, int has_gpu, int with_share, int l2_reset,
-			 struct gpumem_checkrun *r);
+			 const char *phase, int has_gpu, int l2_reset, struct gpumem_checkrun *r);
 /* Did the check reset the persisting L2 of every GPU it checked (--l2-reset)? */
 int gpumem_jobcheck_l2_reset_done(const struct gpumem_checkrun *r);
 /*
@@ -49,5 +50,11 @@ int gpumem_jobcheck_l2_reset_done(const struct gpumem_checkrun *r);
  */
 void gpumem_jobcheck_report(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
 			    struct gpumem_checkrun *r);
+/*
+ * A check that gave no verdict of its own (killed, crashed, timed out,
+ * could not run, printed no valid report): why, for the steps' message
+ * ("did not finish (counted as failed)"...), or NULL when it gave one.
+ */
+const char *gpumem_jobcheck_no_verdict(const struct gpumem_checkrun *r);
 void gpumem_jobcheck_free(struct gpumem_checkrun *r);
 #endif

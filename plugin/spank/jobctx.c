@@ -284,16 +284,20 @@ void gpumem_perjob_profile_report(struct gpumem_jobctx *c)
 }
 
 void gpumem_perjob_check(struct gpumem_jobctx *c, const struct gpumem_node *node,
-			 const char *phase, int with_share, int l2_reset, struct gpumem_checkrun *r)
+			 const char *phase, int forced, int l2_reset, struct gpumem_checkrun *r)
 {
 	struct gpumem_plugin *st = &gpumem_plugin;
 	char when[32], why[64];
 
-	if (st->has_dev && gpumem_interval_passed(c, node, when, sizeof(when))) {
+	/* The job's own after-check always runs: min_interval spares only a before-check. */
+	if (!strcmp(phase, "before") && !forced && st->has_dev &&
+	    gpumem_interval_passed(c, node, when, sizeof(when))) {
 		snprintf(why, sizeof(why), "passed at %s", when);
 		no_check(r, phase, "skipped", why);
 	} else {
-		gpumem_jobcheck_run(st, &c->ji, phase, st->has_dev, with_share, l2_reset, r);
+		gpumem_jobcheck_run(st, &c->ji, phase, st->has_dev, l2_reset, r);
+		if (st->has_dev)
+			gpumem_suspect_update(c, node, r);
 	}
 	gpumem_jobcheck_report(st, &c->ji, r);
 }

@@ -6,6 +6,7 @@
  */
 #ifndef GPUMEM_JOBCTX_H
 #define GPUMEM_JOBCTX_H
+#include <time.h>
 #include "gpus.h"
 #include "jobcheck.h"
 #include "plugin.h"
@@ -56,18 +57,39 @@ int gpumem_jobctx_gpus(struct gpumem_jobctx *c, struct gpumem_node *node, int ma
 /* The job has GPUs here to act on (a list, or every GPU with gpus=all). */
 int gpumem_jobctx_has_gpus(const struct gpumem_jobctx *c);
 /*
- * check.min_interval: 1 (and when, in WHEN) if every GPU of the job passed
- * a check on this node less than the site's min_interval ago, by the
- * node's own reports; 0 otherwise.
+ * check.min_interval (interval.c): 1 (and when, in WHEN) if every GPU of
+ * the job passed a check on this node less than the site's min_interval
+ * ago and after the previous job on it ended, by the node's own reports;
+ * 0 otherwise.  For a before-check only.
  */
 int gpumem_interval_passed(const struct gpumem_jobctx *c, const struct gpumem_node *node,
 			   char *when, size_t len);
 /*
- * Run (or skip, by min_interval) one check of the job, report it; with
- * L2_RESET the check also resets the persisting L2 (gpumem_jobcheck_run).
+ * Run one check of the job (a before-check may be skipped by min_interval,
+ * unless FORCED: its GPU is suspect), keep what it says of the GPUs
+ * (gpustate.c), report it; with L2_RESET the check also resets the
+ * persisting L2 (gpumem_jobcheck_run).
  */
 void gpumem_perjob_check(struct gpumem_jobctx *c, const struct gpumem_node *node,
-			 const char *phase, int with_share, int l2_reset, struct gpumem_checkrun *r);
+			 const char *phase, int forced, int l2_reset, struct gpumem_checkrun *r);
+/*
+ * gpustate.c: root's memory of the job's GPUs on this node between jobs.
+ * Is one of them suspect (an earlier check of it gave no verdict)?  1 and
+ * the mark's text ("JOB.STEP PHASE KIND REASON", escaped) in WHAT, or 0.
+ */
+int gpumem_suspect_find(const struct gpumem_jobctx *c, char *what, size_t len);
+/*
+ * After check R ran on the job's GPUs: a pass or warn clears their marks;
+ * no verdict (gpumem_jobcheck_no_verdict) marks them, and drains the node
+ * when they were marked already (doc/ADMIN.md, "A check that gives no
+ * verdict"), setting r->drained.
+ */
+void gpumem_suspect_update(const struct gpumem_jobctx *c, const struct gpumem_node *node,
+			   struct gpumem_checkrun *r);
+/* The job epilog: the job on its GPUs has ended, now (for min_interval). */
+void gpumem_gpus_ended(const struct gpumem_jobctx *c);
+/* When the last job on the job's GPU J ended; 0, or -1 when no record says. */
+int gpumem_gpu_ended_at(const struct gpumem_jobctx *c, int j, struct timespec *ts);
 /*
  * The epilog's report when no after-check ran: phase "job", status and
  * verdict "not_run", carrying gpumem_plugin.profile.

@@ -46,7 +46,6 @@ struct gpumem_plugin {
 	struct gpumem_mps_place mps_place; /* where its daemon lives (its record); pipe_ino 0: unknown */
 	int torn_down;
 	/* job prolog/epilog */
-	char *mps_dir;          /* the job's MPS directory, for its before-check */
 	char *nomps;            /* an empty root-only directory: helpers' CUDA_MPS_PIPE_DIRECTORY */
 	char *profile;          /* job epilog: the report's "profile" member (sampler.h), or NULL */
 };

@@ -15,7 +15,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,10 +71,8 @@ static void child(const struct gpumem_sampler *s, int out, char **argv)
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &stop, NULL) < 0 || chdir("/") < 0 || setgroups(0, NULL) < 0 ||
-	    setresgid(GPUMEM_SAMPLE_GID, GPUMEM_SAMPLE_GID, GPUMEM_SAMPLE_GID) < 0 ||
-	    setresuid(GPUMEM_SAMPLE_UID, GPUMEM_SAMPLE_UID, GPUMEM_SAMPLE_UID) < 0 ||
-	    setuid(0) == 0)
+	if (sigprocmask(SIG_BLOCK, &stop, NULL) < 0 || chdir("/") < 0 ||
+	    gpumem_proc_become(GPUMEM_SAMPLE_UID, GPUMEM_SAMPLE_GID, NULL, 0) < 0)
 		_exit(126);
 	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (fd < 0 || dup2(out, 1) < 0 || dup2(fd, 0) < 0 || dup2(fd, 2) < 0)

@@ -71,7 +71,6 @@ void gpumem_plugin_teardown(void)
 	free(pl->user_notes);
 	free(pl->mig_notes);
 	free(pl->mps_devices);
-	free(pl->mps_dir);
 	free(pl->nomps);
 	free(pl->profile);
 	gpumem_site_free(&pl->site);

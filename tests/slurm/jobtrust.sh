@@ -85,18 +85,7 @@ pid=$(cat "$d/nvidia-cuda-mps-control.pid")
 echo "job=$SLURM_JOB_ID daemon=$pid"
 mv "$d" "$d.moved" 2>/dev/null && echo RENAMED || echo RENAME-REFUSED
 chmod 500 "$d" 2>/dev/null && echo CHMOD-DONE
-python3 - "$pid" <<'PY'
-import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-pid = int(sys.argv[1])
-if libc.ptrace(16, pid, None, None) == 0:   # PTRACE_ATTACH
-    os.waitpid(pid, 0)
-    libc.ptrace(17, pid, None, None)          # PTRACE_DETACH
-    print("PTRACE-ATTACHED")
-else:
-    print("PTRACE-DENIED", os.strerror(ctypes.get_errno()))
-PY
-cat "/proc/$pid/environ" >/dev/null 2>&1 && echo ENVIRON-READ || echo ENVIRON-DENIED
+"$(dirname "$0")/reach" "$pid"
 dd if=/dev/zero of="$CUDA_MPS_LOG_DIRECTORY/fill" bs=1M count=64 2>&1 | grep -o "No space left on device" | head -1
 # Round four, finding 5: root's state_dir is root's alone (the job's record,
 # the MPS record, the probe cache exist while the step runs: it needs them).
@@ -107,6 +96,7 @@ done
 ls /run/gpumem-mps >/dev/null 2>&1 && echo MPSDIR-LISTED || echo MPSDIR-NOT-LISTED
 SH
 chmod 755 "$t/user/attack"
+cp "$top_srcdir/tests/slurm/reach" "$t/user/reach"
 run asuser srun --gres=gpu:1 --gpumem-policy="$t/mps.yaml" "$t/user/attack"
 is "$rc" 0 "2: a job with a per-job MPS daemon runs (default state_dir and mps_dir: finding 8)"
 jid=$(jobid_of "$out")
@@ -158,7 +148,7 @@ is "$(cut -d' ' -f3 "$B/runs" "$B/l2reset.runs" | sort -u)" "/run/gpumem-mps/nom
 run asuser srun --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
 jid=$(jobid_of "$out")
 wait_idle
-is "$(tail -2 "$B/runs" | cut -d' ' -f3 | tr '\n' ' ')" "/run/gpumem-mps/job$jid/pipe /run/gpumem-mps/nomps " "6: the before-check uses the job's own daemon, the after-check none"
+like "$(tail -2 "$B/runs" | cut -d' ' -f3 | tr '\n' ' ')" "^(/run/gpumem-mps/nomps ){2}$" "6: an MPS job's checks use no daemon: the job's serves its user only, the checks run as check_user (issue 32)"
 is "$(stat -c '%U %a' "$GPUMEM_CLUSTER_MPS_DIR/nomps") $(ls -A "$GPUMEM_CLUSTER_MPS_DIR/nomps" | wc -l) $(stat -c %a "$GPUMEM_CLUSTER_MPS_DIR")" "root 755 0 711" "6: ... which is root's and empty (in mps_dir, 0711: state_dir is root's alone)"
 asuser rm -rf /tmp/nvidia-mps
 

@@ -14,22 +14,8 @@ U=${GPUMEM_TEST_USER:-gpumemtest}
 B=$t/bin
 mkdir -p "$t/reports"
 standin_bin "$B"
-site() {   # site FILE [MIN_INTERVAL]
-	cat >"$1" <<YAML
-version: 1
-limits:
-  on_fail: [warn, fail, drain]
-report:
-  dir: $t/reports
-drain:
-  enabled: true
-check:
-  timeout: 20
-  min_interval: ${2:-0}
-YAML
-}
-site "$t/site.yaml"
-site "$t/site-interval.yaml" 10
+site_checks "$t/site.yaml"
+site_checks "$t/site-interval.yaml" 20 10
 printf 'version: 1\ncheck:\n  before: true\n  on_fail: fail\n' >"$t/before.yaml"
 printf 'version: 1\ncheck:\n  after: true\n  on_fail: drain\n' >"$t/after.yaml"
 printf 'version: 1\nmps:\n  daemon: job\n  active_thread_percentage: 50\ncheck:\n  before: true\n' >"$t/mps.yaml"
@@ -115,13 +101,15 @@ no_daemon "no daemon left"
 
 # --- the daemon starts beside the prolog (job_prolog.c): no task before it is up ---------
 echo 1 >"$B/mps.delay"
+: >"$B/runs"
 run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; test -s "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid" && echo DAEMON-UP'
 jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
 rm -f "$B/mps.delay"
 like "$out" "DAEMON-UP" "a daemon 1 s slow to start: the task starts only once it is up"
 log=$(grep -a -e "job $jid: per-job MPS daemon started" -e "check before job $jid\.prolog" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log")
-like "$(printf '%s\n' "$log" | head -1)" "per-job MPS daemon started" "... and the before-check runs with the job's share on the job's daemon, once it is up"
-like "$(printf '%s\n' "$log" | tail -1)" "check before job $jid\.prolog" "... (its report logged after the daemon's start)"
+like "$(printf '%s\n' "$log" | head -1)" "check before job $jid\.prolog" "... the before-check runs first, on the bare GPU (as check_user: the job's daemon serves the job's user only)"
+like "$(printf '%s\n' "$log" | tail -1)" "per-job MPS daemon started" "... and the daemon starts after it"
+like "$(tail -1 "$B/runs" | cut -d' ' -f3,4)" "^/run/gpumem(-mps)?/nomps 65534$" "... the check had root's empty nomps as its MPS pipe directory, and ran as 65534"
 wait_idle gpumem1
 is "$(ls "$GPUMEM_CLUSTER_STATE_DIR" "$GPUMEM_CLUSTER_MPS_DIR" | grep -c -e "^mps\.$jid$" -e "^job$jid")" 0 "the epilog removed its directory and records"
 touch "$B/mps.fail"
@@ -178,12 +166,13 @@ is "$(nruns check-l2reset.runs) $(nruns l2reset.runs)" "2 1" "... a check that c
 # --- check.min_interval ----------------------------------------------------------------
 "$CL" restart-slurmd --plugstack "$t/interval.conf" >/dev/null 2>&1
 : >"$B/runs"
-asuser srun -w gpumem2 --gres=gpu:1 --gpumem-policy="$t/before.yaml" sh -c 'echo "job=$SLURM_JOB_ID"' >"$t/i1.out" 2>&1
+asuser srun -w gpumem2 --gres=gpu:1 --gpumem-policy="$t/after.yaml" sh -c 'echo "job=$SLURM_JOB_ID"' >"$t/i1.out" 2>&1
 wait_idle gpumem2
+is "$(nruns runs)" 1 "min_interval 10: the job's own after-check runs (issue 32)"
 run asuser srun -w gpumem2 --gres=gpu:1 --gpumem-policy="$t/before.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
 jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
 wait_idle gpumem2
-is "$(nruns runs)" 0 "min_interval 10: GPU passed minutes ago: no check run"
+is "$(nruns runs)" 1 "min_interval 10: the previous job's after-check passed minutes ago: no before-check run"
 like "$(json "$t/reports/job$jid.prolog.gpumem2.before.json" 'd["status"] + " (" + d["reason"] + ")"' 2>&1)" "^skipped \(passed at 20[0-9-]+T[0-9:]+Z\)$" "... reported as skipped (passed at TIME)"
 like "$(grep -h "check before job $jid.prolog" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem2.log")" "skipped \(passed at" "... and logged so"
 

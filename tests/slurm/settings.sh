@@ -116,6 +116,20 @@ like "$out" "GPU check before the job did not finish \\(counted as failed\\)" ".
 [ "$took" -lt 15 ] && pass "... within the hook's limit, not after the check's 40 s" || fail "took ${took} s"
 stopped_at_limit before prolog "$name" "... its report: stopped at the prolog's limit, named"
 
+# A check cut at the hook's limit gave no verdict: the GPU is suspect ("cut": the
+# time may have gone to the user's MPS daemon, so it never counts towards a drain,
+# doc/ADMIN.md "A check that gives no verdict"); the next job's before-check is forced.
+like "$(cat "${GPUMEM_CLUSTER_STATE_DIR:-/run/gpumem}"/gpus/suspect.gpumem1.* 2>&1)" " before cut stopped at the job prolog's time limit" "a check cut at the limit marks the GPU suspect (cut)"
+run asuser timeout 60 srun -N1 --gres=gpu:1 --gpumem-policy="$t/after.yaml" echo task-ran
+[ "$rc" != 0 ] && pass "... the next job (after-check only) gets a forced before-check, cut too: its step fails" || fail "the step ran: $out"
+wait_idle gpumem1
+is "$(node_state gpumem1)" IDLE "... and checks cut at the hook's limit never drain, however many"
+rm -f "$B/delay"
+run asuser timeout 60 srun -N1 --gres=gpu:1 --gpumem-policy="$t/after.yaml" echo task-ran
+like "$rc $out" "^0 task-ran" "... once the check answers within the limit, the forced before-check passes and the job runs"
+wait_idle gpumem1
+ls "${GPUMEM_CLUSTER_STATE_DIR:-/run/gpumem}"/gpus/suspect.gpumem1.* >/dev/null 2>&1 && fail "... the mark is cleared" || pass "... the mark is cleared"
+echo 40 >"$B/delay"
 rm -f "$t"/reports/*
 run asuser timeout 60 srun -N1 --gres=gpu:1 --gpumem-policy="$t/after.yaml" echo task-ran
 like "$rc $out" "^0 task-ran" "$ename=6, an after-check of 40 s: the job runs"

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "args.h"
 #include "jobcheck.h"
 #include "report.h"
 #include "tap.h"
@@ -187,7 +188,7 @@ static int check(struct gpumem_checkrun *r, struct json_object **doc, char *err,
 
 	clear_dir(reports);
 	clear_dir(textfiles);
-	gpumem_jobcheck_run(&st, &ji, "after", 1, 0, 0, r);
+	gpumem_jobcheck_run(&st, &ji, "after", 1, 0, r);
 	gpumem_jobcheck_report(&st, &ji, r);
 	snprintf(path, sizeof(path), "%s/job42.batch.node1.after.json", reports);
 	buf = slurp(path, &len);
@@ -263,7 +264,10 @@ int main(void)
 	snprintf(ji.step, sizeof(ji.step), "batch");
 	snprintf(ji.node, sizeof(ji.node), "node1");
 	snprintf(ji.user, sizeof(ji.user), "someone");
-	ji.uid = getuid();
+	/* The check runs as check_user: here this test's own ids, the job's another uid. */
+	st.args.check_uid = getuid();
+	st.args.check_gid = getgid();
+	ji.uid = getuid() + 1;
 	ji.gid = getgid();
 	snprintf(ji.policy, sizeof(ji.policy), "after.yaml");
 
@@ -286,7 +290,52 @@ int main(void)
 	ok(json_object_object_get_ex(doc, "effective", &eff) && eff == NULL,
 	   "no effective policy: \"effective\" is null");
 	json_object_put(doc);
+	ok(gpumem_jobcheck_no_verdict(&r) == NULL, "one GPU: a verdict of its own");
 	gpumem_jobcheck_free(&r);
+
+	/* --- check_user is the job's own user: never run (issue 32) ------------ */
+	ji.uid = st.args.check_uid;
+	gpumem_jobcheck_run(&st, &ji, "after", 1, 0, &r);
+	is_str(r.status, "not_run", "check_user = the job's user: not run");
+	like(r.reason, "is the job's own user", "... saying why");
+	like(gpumem_jobcheck_no_verdict(&r), "could not run", "... no verdict: counted as failed");
+	gpumem_jobcheck_free(&r);
+	ji.uid = getuid() + 1;
+
+	/* --- check_user= (plugstack): a name, UID[:GID], never root ------------ */
+	{
+		struct gpumem_args a;
+		char arg[64];
+		static const char *const bad[] = { "check_user=root", "check_user=0",
+						   "check_user=100:0", "check_user=",
+						   "check_user=no-such-user-here", "check_user=12x",
+						   "check_user=-5" };
+
+		ok(gpumem_args_parse(&a, 0, NULL) == 0 && a.check_uid == 65534 &&
+		   a.check_gid == 65534, "check_user: default uid and gid 65534");
+		gpumem_args_free(&a);
+		snprintf(arg, sizeof(arg), "check_user=4321:4322");
+		ok(gpumem_args_parse(&a, 1, (char *[]){ arg }) == 0 && a.check_uid == 4321 &&
+		   a.check_gid == 4322, "check_user=4321:4322");
+		gpumem_args_free(&a);
+		snprintf(arg, sizeof(arg), "check_user=nobody");
+		ok(gpumem_args_parse(&a, 1, (char *[]){ arg }) == 0 && a.check_uid == 65534,
+		   "check_user=nobody: its uid");
+		gpumem_args_free(&a);
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			snprintf(arg, sizeof(arg), "%s", bad[i]);
+			ok(gpumem_args_parse(&a, 1, (char *[]){ arg }) < 0, "%s: refused", bad[i]);
+			like(last_log, "check_user", "... the message names it");
+		}
+	}
+
+	/* --- killed: no verdict -------------------------------------------------- */
+	put("fail/killed", "");
+	gpumem_jobcheck_run(&st, &ji, "after", 1, 0, &r);
+	is_str(r.status, "failed", "killed by SIGKILL: failed");
+	like(gpumem_jobcheck_no_verdict(&r), "did not finish", "... no verdict: did not finish");
+	gpumem_jobcheck_free(&r);
+	drop("fail/killed");
 
 	/* --- the effective policy in the report (for the accounting record) ---- */
 	st.have_eff = 1;

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Root's memory of each GPU of this node between jobs (jobctx.h), in
+ * state_dir/gpus/ (root's, mode 0700: no user reads it), one file per GPU
+ * and node (nodes of one host share state_dir), named by the GPU's
+ * physical index as Slurm gives it ("all" with plugstack gpus=all):
+ *
+ *   suspect.NODE.GPU  a check the job's policy asked for (or one forced by
+ *                     this very mark) gave no verdict: killed, crashed,
+ *                     timed out, no valid document.  "JOB STEP PHASE KIND
+ *                     REASON", KIND "own" (the check's own end) or "cut"
+ *                     (stopped at the hook's time limit, which time spent
+ *                     on the user's MPS daemon may have eaten).  The next
+ *                     job's prolog forces a before-check on the GPU; a
+ *                     pass (or warn) clears the mark; a second no-verdict
+ *                     in a row, both "own", drains the node naming both
+ *                     jobs (the site's drain settings allow it), else logs.
+ *   ended.NODE.GPU    "JOB SEC NSEC": when the last job on the GPU ended
+ *                     (its epilog began), on CLOCK_REALTIME: check.min_interval
+ *                     reuses only a pass whose report was written after it.
+ *
+ * The checks run as the site's check_user, out of the user's reach, so a
+ * user can neither cause a no-verdict at will (to drain nodes) nor turn a
+ * failing check into one (to hide a failed GPU).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "drain.h"
+#include "jobctx.h"
+#include "log.h"
+#include "trust.h"
+
+#define GPUDIR "gpus"
+
+/* state_dir/gpus, made root's and 0700 where needed; an fd, or -1. */
+static int gpudir_open(const struct gpumem_jobctx *c)
+{
+	struct stat sb;
+	int fd;
+
+	if (c->dfd < 0)
+		return -1;
+	if (mkdirat(c->dfd, GPUDIR, 0700) < 0 && errno != EEXIST)
+		return -1;
+	fd = openat(c->dfd, GPUDIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &sb) < 0 || sb.st_uid != 0 ||
+	    ((sb.st_mode & 077) && fchmod(fd, 0700) < 0)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The file name KIND.NODE.GPU of the job's GPU J (J < 0: "all"). */
+static void gpu_name(const struct gpumem_jobctx *c, const char *kind, int j, char *buf,
+		     size_t len)
+{
+	snprintf(buf, len, "%s.%s.%s", kind, c->ji.node, j >= 0 ? c->list[j] : "all");
+	gpumem_safe_name(buf);
+}
+
+/* The job's GPUs as mark keys: its list, or "all" (one key, J = -1). */
+static int nkeys(const struct gpumem_jobctx *c)
+{
+	return c->ngpus < 0 ? 1 : c->ngpus;
+}
+
+static int key_of(const struct gpumem_jobctx *c, int k)
+{
+	return c->ngpus < 0 ? -1 : k;
+}
+
+int gpumem_suspect_find(const struct gpumem_jobctx *c, char *what, size_t len)
+{
+	char name[160], *text = NULL;
+	int fd = gpudir_open(c);
+
+	what[0] = '\0';
+	for (int k = 0; fd >= 0 && k < nkeys(c) && !text; k++) {
+		gpu_name(c, "suspect", key_of(c, k), name, sizeof(name));
+		text = gpumem_state_read(fd, name, 4096);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (!text)
+		return 0;
+	text[strcspn(text, "\n")] = '\0';
+	gpumem_escape(what, len, text);
+	free(text);
+	return 1;
+}
+
+/* Drain the node for two no-verdicts in a row: PREV (the mark's text) and this one. */
+static void drain_twice(const struct gpumem_jobctx *c, const struct gpumem_node *node,
+			const char *prev, const char *now, struct gpumem_checkrun *r)
+{
+	const struct gpumem_plugin *st = &gpumem_plugin;
+	char reason[1400], gpus[600] = "", msg[1600];
+	size_t o = 0;
+
+	/* The GPUs by UUID where the probe cache knows them: a pass resumes only those. */
+	if (c->ngpus > 0 && node->ngpus == c->ngpus) {
+		for (int j = 0; j < c->ngpus && o < sizeof(gpus); j++)
+			o += (size_t)snprintf(gpus + o, sizeof(gpus) - o, "%s%s", j ? "," : " {",
+					      node->gpus[j].uuid);
+		if (o < sizeof(gpus))
+			snprintf(gpus + o, sizeof(gpus) - o, "}");
+	} else {
+		snprintf(gpus, sizeof(gpus), " (GPUs %s)", c->ji.gpus[0] ? c->ji.gpus : "all");
+	}
+	snprintf(reason, sizeof(reason), "gpumem: GPU check gave no verdict twice in a row%s "
+		 "(job %.300s; job %.300s)", gpus, prev, now);
+	if (!st->have_site || !st->site.drain.enabled || !c->ji.node[0]) {
+		gpumem_error("gpumem: job %u: NOT DRAINED (drain.enabled is off in the site file): "
+			     "%s", c->job, reason);
+		return;
+	}
+	r->drained = gpumem_drain(c->ji.node, reason, msg, sizeof(msg)) == 1;
+	gpumem_error("gpumem: job %u: %s", c->job, msg);
+}
+
+void gpumem_suspect_update(const struct gpumem_jobctx *c, const struct gpumem_node *node,
+			   struct gpumem_checkrun *r)
+{
+	char name[160], prev[700], now[700], why[520];
+	const char *kind;
+	int fd, had;
+
+	if (!strcmp(r->status, "skipped") || !strcmp(r->status, "not_run"))
+		return;         /* no check ran: nothing learnt of the GPU */
+	fd = gpudir_open(c);
+	if (fd < 0) {
+		gpumem_error("gpumem: job %u: cannot keep the GPUs' state in %s/%s: %s", c->job,
+			     gpumem_plugin.args.state_dir, GPUDIR, strerror(errno));
+		return;
+	}
+	had = gpumem_suspect_find(c, prev, sizeof(prev));
+	if (gpumem_jobcheck_no_verdict(r)) {
+		kind = r->cut ? "cut" : "own";
+		gpumem_escape(why, sizeof(why), r->reason);
+		snprintf(now, sizeof(now), "%u.%s %s %s %s", c->job, c->ji.step, r->phase, kind,
+			 why);
+		gpumem_error("gpumem: job %u: check %s gave no verdict (%s): GPUs %s marked suspect, "
+			     "the next job's before-check is forced", c->job, r->phase, why,
+			     c->ji.gpus[0] ? c->ji.gpus : "all");
+		/* Two in a row, neither cut short by the hook's limit: drain. */
+		if (had && !r->cut && !strstr(prev, " cut "))
+			drain_twice(c, node, prev, now, r);
+		for (int k = 0; k < nkeys(c); k++) {
+			gpu_name(c, "suspect", key_of(c, k), name, sizeof(name));
+			strcat(now, "\n");
+			if (gpumem_state_write(fd, name, now) < 0)
+				gpumem_error("gpumem: job %u: cannot mark GPU suspect in %s/%s: %s",
+					     c->job, gpumem_plugin.args.state_dir, GPUDIR,
+					     strerror(errno));
+			now[strcspn(now, "\n")] = '\0';
+		}
+	} else if (!strncmp(r->verdict, "pass", 4) || !strcmp(r->verdict, "warn")) {
+		for (int k = 0; k < nkeys(c); k++) {
+			gpu_name(c, "suspect", key_of(c, k), name, sizeof(name));
+			unlinkat(fd, name, 0);
+		}
+		if (had)
+			gpumem_info("gpumem: job %u: check %s passed: GPUs %s no longer suspect "
+				    "(was: job %s)", c->job, r->phase, c->ji.gpus[0] ? c->ji.gpus :
+				    "all", prev);
+	}
+	close(fd);
+}
+
+void gpumem_gpus_ended(const struct gpumem_jobctx *c)
+{
+	struct timespec ts;
+	char name[160], text[64];
+	int fd = gpudir_open(c);
+
+	if (fd < 0)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(text, sizeof(text), "%u %lld %ld\n", c->job, (long long)ts.tv_sec, ts.tv_nsec);
+	for (int k = 0; k < nkeys(c); k++) {
+		gpu_name(c, "ended", key_of(c, k), name, sizeof(name));
+		if (gpumem_state_write(fd, name, text) < 0)
+			gpumem_error("gpumem: job %u: cannot record its end in %s/%s: %s", c->job,
+				     gpumem_plugin.args.state_dir, GPUDIR, strerror(errno));
+	}
+	close(fd);
+}
+
+int gpumem_gpu_ended_at(const struct gpumem_jobctx *c, int j, struct timespec *ts)
+{
+	char name[160], *text;
+	unsigned job;
+	long long sec;
+	long nsec;
+	int fd = gpudir_open(c), rv = -1;
+
+	if (fd < 0)
+		return -1;
+	gpu_name(c, "ended", j, name, sizeof(name));
+	text = gpumem_state_read(fd, name, 256);
+	if (text && sscanf(text, "%u %lld %ld", &job, &sec, &nsec) == 3) {
+		ts->tv_sec = (time_t)sec;
+		ts->tv_nsec = nsec;
+		rv = 0;
+	}
+	free(text);
+	close(fd);
+	return rv;
+}

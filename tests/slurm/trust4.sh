@@ -1,0 +1,165 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Trust boundaries, round four (issue 32), findings 1 and 2 (the numbering
+# of doc/HARDENING.md, "Round four"), on a real local Slurm with one
+# stand-in GPU (GRES) and the plugin's defaults as installed; every attack
+# runs as the unprivileged test user:
+#   1. the site's checks run as check_user (default nobody, no groups, own
+#      session): the user's second job on the node can neither kill -9,
+#      kill -STOP, ptrace nor read /proc/PID/environ of the running
+#      after-check, which goes on to fail and drain the node; the L2 reset
+#      runs as check_user too;
+#   2. a check that gives no verdict (killed at the site's check timeout)
+#      marks the GPU suspect in root's state_dir; the next job's prolog
+#      forces a before-check whatever its policy; a second no-verdict in a
+#      row drains the node naming both jobs; a pass clears the mark;
+#   3. check.min_interval never skips the job's own after-check, and the
+#      next job's before-check reuses only a pass from after the previous
+#      job ended (that job's after-check), never a skip.
+# Stand-ins for what needs a GPU (tests/slurm/standin*); Slurm is real.
+. "$top_srcdir/tests/lib.sh"
+slurm_test trust4
+U=${GPUMEM_TEST_USER:-gpumemtest}
+B=$t/bin
+mkdir -p "$t/reports" "$t/user"
+standin_bin "$B"
+site_checks "$t/site.yaml" 20
+site_checks "$t/short.yaml" 2
+site_checks "$t/interval.yaml" 20 10
+printf 'version: 1\ncheck:\n  after: true\n  on_fail: drain\n' >"$t/after.yaml"
+printf 'version: 1\ncheck:\n  before: true\n  after: true\n  on_fail: drain\n' >"$t/both.yaml"
+printf 'version: 1\ncheck:\n  before: true\n  on_fail: fail\n' >"$t/before.yaml"
+printf 'version: 1\n' >"$t/none.yaml"
+printf 'version: 1\nl2:\n  persisting_limit: 40%%\n  reset_at_exit: true\n' >"$t/l2.yaml"
+chmod 644 "$t"/*.yaml
+plug() { plugstack "$2" site=$1 libexecdir=$B check=$B/standin-check nvidia_dev=$t/nvidiactl mps_control=$B/nvidia-cuda-mps-control; }
+plug "$t/site.yaml" "$t/plugstack.conf"
+plug "$t/short.yaml" "$t/short.conf"
+plug "$t/interval.yaml" "$t/interval.conf"
+"$CL" start --nodes 1 --gpus 1 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 ||
+	{ cat "$t/start.log" >&2; skip_all "the local Slurm did not start"; }
+eval "$("$CL" env)"
+cd "$GPUMEM_CLUSTER_TMP" || exit 1
+LOG="$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log"
+uid=$(id -u "$U")
+# report JOB PHASE: the report of JOB's check PHASE (before|after) on gpumem1.
+report() { [ "$2" = before ] && echo "$t/reports/job$1.prolog.gpumem1.before.json" || echo "$t/reports/job$1.epilog.gpumem1.after.json"; }
+node_reason() { scontrol show node gpumem1 -o | sed -n 's/.* Reason=\(.*\) \[.*/\1/p'; }
+resume() { scontrol update NodeName=gpumem1 State=RESUME 2>/dev/null; wait_idle; }
+# Root's state_dir as the test sees it (the cluster's own where it has one, else the default).
+S=${GPUMEM_CLUSTER_STATE_DIR:-/run/gpumem}
+MARK=$S/gpus/suspect.gpumem1.0
+
+# --- 1. the user's second job against the running after-check --------------------
+cat >"$t/user/attack" <<'SH'
+#!/bin/sh
+# The job's user, from a second job on the node, against the site's check.
+for _ in $(seq 1 240); do pid=$(pgrep -o -f "$1"); [ -n "$pid" ] && break; sleep 0.25; done
+[ -n "$pid" ] || { echo NO-CHECK-FOUND; exit 0; }
+echo "check=$pid uid=$(stat -c %u "/proc/$pid") sid=$(ps -o sid= -p "$pid" | tr -d ' ') groups=[$(sed -n 's/^Groups:[[:space:]]*//p' "/proc/$pid/status" | tr -d ' ')]"
+"$(dirname "$0")/reach" "$pid"
+kill -STOP "$pid" 2>/dev/null && echo STOP-DONE || echo STOP-DENIED
+kill -CONT "$pid" 2>/dev/null
+kill -9 "$pid" 2>/dev/null && echo KILL-DONE || echo KILL-DENIED
+SH
+chmod 755 "$t/user/attack"
+cp "$top_srcdir/tests/slurm/reach" "$t/user/reach"
+chmod -R a+rX "$t/user"
+echo 5 >"$B/delay"              # root's knob: the check takes 5 s
+touch "$B/fail/gpumem1"         # ... and finds the GPU failed
+asuser srun -w gpumem1 "$t/user/attack" "standin-chec[k]" >"$t/attack.out" 2>&1 &
+att=$!
+for _ in $(seq 1 40); do squeue -h -t R | grep -q . && break; sleep 0.25; done
+run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/after.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+ja=$(jobid_of "$out")
+wait "$att"
+a=$(cat "$t/attack.out")
+diag "$(printf '%s\n' "$a" | head -1)"
+like "$a" "check=[0-9]+ uid=65534 " "1: the after-check runs as check_user (default 65534), not as the job's user ($uid)"
+pid=$(printf '%s\n' "$a" | sed -n 's/^check=\([0-9]*\) .*/\1/p')
+like "$a" "sid=$pid " "1: ... in a session of its own"
+like "$a" "groups=\[\]" "1: ... with no supplementary groups"
+like "$a" "STOP-DENIED" "1: the user's second job cannot kill -STOP it"
+like "$a" "KILL-DENIED" "1: ... nor kill -9 it"
+like "$a" "PTRACE-DENIED" "1: ... nor ptrace it (S8)"
+like "$a" "ENVIRON-DENIED" "1: ... nor read its /proc/PID/environ"
+f=$(report "$ja" after)
+wait_file "$f"
+for _ in $(seq 1 40); do [[ $(node_state) == *DRAIN* ]] && break; sleep 0.25; done
+is "$(json "$f" 'd["status"] + "|" + d["verdict"] + "|" + str(d["drained"])' 2>&1)" "ran|fail|True" "1: the check gave its verdict (fail) and drained the node"
+like "$(node_reason)" "^gpumem: GPU check failed .*job $ja\.epilog after" "1: ... with the reason of the job it ran after"
+rm -f "$B/delay" "$B/fail/gpumem1"
+resume
+is "$(cut -d' ' -f4 "$B/runs" | sort -u)" "65534" "1: every check so far ran as 65534"
+
+# --- 2. a check with no verdict: the GPU is suspect; twice in a row drains --------
+"$CL" restart-slurmd --plugstack "$t/short.conf" >/dev/null 2>&1
+touch "$B/fail/sleep"           # the check hangs: killed at check.timeout (2) + 5 s
+run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/after.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+j1=$(jobid_of "$out")
+wait_file "$(report "$j1" after)"
+wait_idle
+is "$(json "$(report "$j1" after)" 'd["status"] + "|" + d["verdict"]' 2>&1)" "timed_out|error" "2: job $j1's after-check hung and was killed at the site's timeout"
+is "$(node_state)" "IDLE" "2: ... one no-verdict does not drain"
+like "$(cat "$MARK" 2>&1)" "^$j1\.epilog after own killed: no answer within 7 s$" "2: ... the GPU is marked suspect in root's state_dir, naming the job"
+like "$(stat -c '%U %a' "$MARK" "$S/gpus" 2>&1 | tr '\n' ' ')" "^root 6[04][04] root 700 $" "2: ... a root-only file (root's, in a 0700 directory)"
+asuser cat "$MARK" >/dev/null 2>&1 && fail "2: the test user cannot read the mark" || pass "2: the test user cannot read the mark"
+: >"$B/runs"
+run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/none.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; echo TASK-RAN'
+j2=$(jobid_of "$out")
+[ -n "$j2" ] || j2=$(( j1 + 1 ))
+like "$(json "$(report "$j2" before)" 'd["policy"] + "|" + d["status"]' 2>&1)" "none\.yaml.*\|timed_out$" "2: the next job (policy: no check) gets a forced before-check"
+[ "$rc" -ne 0 ] && pass "2: ... which hangs too: the step fails (exit $rc)" || fail "2: the step ran on a suspect GPU whose check gave no verdict"
+unlike "$out" "TASK-RAN" "2: ... its task does not run"
+like "$out" "GPU check before the job did not finish" "2: ... srun says why"
+for _ in $(seq 1 40); do [[ $(node_state) == *DRAIN* ]] && break; sleep 0.25; done
+like "$(node_state)" "DRAIN" "2: a second no-verdict in a row drains the node"
+like "$(node_reason)" "^gpumem: GPU check gave no verdict twice in a row .*job $j1\.epilog after own .*job $j2\.prolog before own" "2: ... the reason names both jobs ($j1, $j2)"
+like "$(grep -a "job $j2: GPUs 0 are suspect" "$LOG")" "before-check forced" "2: ... the log says the before-check was forced"
+rm -f "$B/fail/sleep"
+scancel -u "$U" 2>/dev/null
+resume
+: >"$B/runs"
+run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/none.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; echo TASK-RAN'
+j3=$(jobid_of "$out")
+like "$out" "TASK-RAN" "2: once the GPU answers again, the forced before-check passes and the job runs"
+is "$(json "$(report "$j3" before)" 'd["verdict"]' 2>&1)" "pass" "2: ... its report says pass"
+[ -e "$MARK" ] && fail "2: the pass cleared the mark" || pass "2: the pass cleared the mark"
+wait_idle
+run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/none.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+j4=$(jobid_of "$out")
+wait_idle
+is "$(wc -l <"$B/runs" | tr -d ' ')" 1 "2: the job after it (policy: no check) gets no check"
+[ -e "$(report "$j4" before)" ] && fail "2: ... and no report" || pass "2: ... and no report"
+
+# --- 3. check.min_interval: the after-check always runs; reuse only what came after -----
+"$CL" restart-slurmd --plugstack "$t/interval.conf" >/dev/null 2>&1
+: >"$B/runs"
+run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/both.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+e=$(jobid_of "$out")
+wait_file "$(report "$e" after)"
+wait_idle
+is "$(wc -l <"$B/runs" | tr -d ' ')" 2 "3: min_interval 10, a short job: its before-check (earlier passes came before job $j4) and its own after-check run"
+is "$(json "$(report "$e" after)" 'd["status"]' 2>&1)" "ran" "3: ... the after-check was not skipped"
+run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/both.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+f2=$(jobid_of "$out")
+wait_file "$(report "$f2" after)"
+wait_idle
+like "$(json "$(report "$f2" before)" 'd["status"] + " (" + d["reason"] + ")"' 2>&1)" "^skipped \(passed at 20[0-9-]+T[0-9:]+Z\)$" "3: the next job's before-check reuses job $e's after-check pass"
+is "$(wc -l <"$B/runs" | tr -d ' ')" 3 "3: ... and its own after-check still runs"
+run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/before.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+g=$(jobid_of "$out")
+wait_idle
+is "$(json "$(report "$g" before)" 'd["status"]' 2>&1)" "skipped" "3: a before-only job after it reuses job $f2's after-check pass"
+run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/before.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+h=$(jobid_of "$out")
+wait_idle
+is "$(json "$(report "$h" before)" 'd["status"] + "|" + d["verdict"]' 2>&1)" "ran|pass" "3: the job after that one runs its check: job $g had no after-check, and a skip is no evidence"
+is "$(wc -l <"$B/runs" | tr -d ' ')" 4 "3: ... four checks in all"
+
+# --- 1, again: the L2 reset (last: its probe fills the probe cache, whose stand-in UUIDs
+# are not the stand-in check's, and min_interval matches UUIDs where the cache knows them)
+run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/l2.yaml" true
+wait_idle
+is "$(cut -d' ' -f1 "$B/l2reset.runs" | sort -u)" "65534" "1: gpumem-l2reset runs as check_user too"
+done_testing
