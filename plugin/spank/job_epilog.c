@@ -5,8 +5,9 @@
  * when a step's slurmstepd was killed.  Slurm keeps the node COMPLETING
  * until it returns, so the after-check still guards the node: no next job
  * starts there before the check has ended, nor after it drained the node.
- * It acts on the policy the prolog recorded (jobctx.c), else decides it as
- * the prolog would.  In order: stop the per-job MPS daemon (mps.c), run
+ * It acts on the policy and the site file the prolog recorded (jobctx.c),
+ * never on the site file itself; without a record (no prolog ran here, or
+ * it failed: none of the job's steps ran) it only cleans up.  In order: stop the per-job MPS daemon (mps.c), run
  * check.after on the whole GPUs, reset the persisting L2 (in the
  * after-check's own CUDA start where there is one, else gpumem-l2reset),
  * remove the job's state.  Before all of it, the job's sampler is stopped

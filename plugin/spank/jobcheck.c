@@ -165,9 +165,10 @@ static void check_argv(const struct gpumem_plugin *st, char **argv, char *frac, 
 	argv[a++] = frac;
 	argv[a++] = "--timeout";
 	argv[a++] = tmo;
-	if (st->have_site && st->site.path) {
+	/* The site file as the job prolog read it (the job's record), on stdin: never the file. */
+	if (st->have_site && st->site_text) {
 		argv[a++] = "--site";
-		argv[a++] = st->site.path;
+		argv[a++] = "-";
 	}
 	if (st->eff.check.l2_ab)
 		argv[a++] = "--l2-ab";
@@ -286,6 +287,7 @@ void gpumem_jobcheck_run(const struct gpumem_plugin *st, const struct gpumem_job
 	check_argv(st, argv, frac, tmo, timeout, l2_reset);
 	check_envp(st, ji, with_share, envp, &eb);
 	gpumem_proc_as_user(&p, st->args.check, argv, envp, ji->uid, ji->gid, timeout + 5);
+	p.input = st->have_site ? st->site_text : NULL;
 	p.drop_stderr = 1;
 	/* One byte over the cap: more output than that is refused, not cut. */
 	p.out_max = GPUMEM_CHECK_MAX_BYTES + 1;

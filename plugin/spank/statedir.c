@@ -160,7 +160,9 @@ oom:
 }
 
 #define JOBREC "job%u.rec"
-#define JOBREC_MAX (2 * GPUMEM_MAX_FILE_BYTES + 16384)
+/* The user policy, the effective one and the site file, each capped at GPUMEM_MAX_FILE_BYTES. */
+#define JOBREC_MAX (4 * GPUMEM_MAX_FILE_BYTES + 16384)
+#define JOBREC_V 2
 
 int gpumem_jobrec_write(int dfd, unsigned job, const struct gpumem_jobrec *r)
 {
@@ -170,9 +172,12 @@ int gpumem_jobrec_write(int dfd, unsigned job, const struct gpumem_jobrec *r)
 
 	if (o == NULL)
 		return -1;
-	gpumem_json_add(o, "v", gpumem_json_int(1));
+	gpumem_json_add(o, "v", gpumem_json_int(JOBREC_V));
 	gpumem_json_add(o, "name", gpumem_json_string(r->name));
 	gpumem_json_add(o, "policy", gpumem_json_string(r->policy));
+	gpumem_json_add(o, "effective", gpumem_json_string(r->effective));
+	gpumem_json_add(o, "site", gpumem_json_string(r->site));
+	gpumem_json_add(o, "site_path", gpumem_json_string(r->site_path));
 	gpumem_json_add(o, "rejected", gpumem_json_string(r->rejected));
 	gpumem_json_add(o, "fail", gpumem_json_string(r->fail));
 	gpumem_json_add(o, "mps", gpumem_json_string(r->mps));
@@ -216,11 +221,14 @@ int gpumem_jobrec_read(int dfd, unsigned job, struct gpumem_jobrec *r, char *why
 		return -1;
 	}
 	if (gpumem_json_parse(text, strlen(text), &caps, &o, err, sizeof(err)) < 0 ||
-	    gpumem_json_num(o, "v", &v) < 0 || v != 1 || member(o, "name", &r->name) < 0 ||
-	    member(o, "policy", &r->policy) < 0 || member(o, "rejected", &r->rejected) < 0 ||
+	    gpumem_json_num(o, "v", &v) < 0 || v != JOBREC_V || member(o, "name", &r->name) < 0 ||
+	    member(o, "policy", &r->policy) < 0 || member(o, "effective", &r->effective) < 0 ||
+	    member(o, "site", &r->site) < 0 || member(o, "site_path", &r->site_path) < 0 ||
+	    member(o, "rejected", &r->rejected) < 0 ||
 	    member(o, "fail", &r->fail) < 0 || member(o, "mps", &r->mps) < 0 ||
 	    member(o, "mps_gpus", &r->mps_gpus) < 0) {
-		snprintf(why, wlen, "the record of job %u is not whole", job);
+		snprintf(why, wlen, "the record of job %u is not whole%s", job, v > 0 && v != JOBREC_V ?
+			 " (written by another version of gpumem)" : "");
 		gpumem_jobrec_free(r);
 	} else {
 		rv = 0;
@@ -234,6 +242,9 @@ void gpumem_jobrec_free(struct gpumem_jobrec *r)
 {
 	free(r->name);
 	free(r->policy);
+	free(r->effective);
+	free(r->site);
+	free(r->site_path);
 	free(r->rejected);
 	free(r->fail);
 	free(r->mps);

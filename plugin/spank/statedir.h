@@ -47,12 +47,18 @@ int gpumem_probe_cache_merge(int dfd, const char *probe_out, char list[][64], in
 /*
  * The job's record, JOBN.rec: what the job prolog decided, written once by
  * it (root) and read by the job's steps and its epilog, so that all three
- * act on one agreed policy.  A step of a job with no record fails: the
- * prolog did not run, or could not write it (fail closed).
+ * act on one agreed policy, decided once: the effective policy and the site
+ * file as the prolog read it, which steps and the epilog use instead of
+ * the file (a site edit reaches the next job, never a running one).  A step
+ * of a job with no record fails: the prolog did not run, or could not
+ * write it (fail closed).
  */
 struct gpumem_jobrec {
 	char *name;             /* what logs and reports call the policy (raw) */
 	char *policy;           /* the validated user policy (JSON), NULL: site defaults */
+	char *effective;        /* the effective policy (JSON, set keys), NULL: none applies */
+	char *site;             /* the site file's text as the prolog read it, or NULL */
+	char *site_path;        /* where it was read from, for messages */
 	char *rejected;         /* why the user's policy was refused, or NULL */
 	char *fail;             /* why every step of the job fails (the before-check), or NULL */
 	char *mps;              /* NULL: no per-job MPS daemon asked; "start": being
