@@ -2,13 +2,16 @@
 /*
  * The job prolog (slurm_spank_job_prolog): once per job and node, as root,
  * in Slurm's "slurmstepd spank prolog" process, before any step of the job
- * starts there.  It decides the job's policy once (jobctx.c: a refused user
- * policy means the site's defaults, and every step fails with the reason),
+ * starts there.  It reads the site file, the only hook that does, and
+ * decides the job's effective policy once (jobctx.c: a refused user policy
+ * means the site's defaults, and every step fails with the reason),
  * learns the GPUs (gpumem-probe, cached in state_dir), makes the per-job
  * MPS daemon's directory and starts the daemon (mps.c, from a child of its
  * own), runs check.before (as the user) and writes its report, starts the
- * job's sampler (sampler.c, the job's profile), then leaves the job's record in state_dir: the steps
- * fail without one (fail closed).
+ * job's sampler (sampler.c, the job's profile), then leaves the job's
+ * record in state_dir, with the effective policy and the site file as read:
+ * the steps and the epilog act on it alone (without one the steps fail and
+ * the epilog only cleans up: fail closed).
  */
 #include <stdio.h>
 #include <stdlib.h>
