@@ -89,7 +89,7 @@ static void forget_job(const struct gpumem_jobctx *c)
 		return;
 	snprintf(name, sizeof(name), GPUMEM_STATE_L2, c->job);
 	unlinkat(c->dfd, name, 0);
-	gpumem_jobrec_forget(c->dfd, c->job);
+	gpumem_jobrec_forget(c->dfd, c->job, c->ji.node);
 }
 
 int gpumem_job_epilog(spank_t sp, int ac, char **av)

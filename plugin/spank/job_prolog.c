@@ -179,7 +179,7 @@ int gpumem_job_prolog(spank_t sp, int ac, char **av)
 		before_check(&c, &node);
 	start_sampler(&c);
 record:
-	if (c.dfd < 0 || gpumem_jobrec_write(c.dfd, c.job, &c.rec) < 0)
+	if (c.dfd < 0 || gpumem_jobrec_write(c.dfd, c.job, c.ji.node, &c.rec) < 0)
 		gpumem_error("gpumem: job %u: cannot write the job's record, every step of the job "
 			     "fails: %s", c.job, c.dfd < 0 ? c.dir_err : "write failed");
 out:

@@ -238,7 +238,7 @@ int gpumem_jobctx_recall(spank_t sp, struct gpumem_jobctx *c)
 	int have;
 
 	(void)sp;
-	if (gpumem_jobrec_read(c->dfd, c->job, &c->rec, why, sizeof(why)) < 0) {
+	if (gpumem_jobrec_read(c->dfd, c->job, c->ji.node, &c->rec, why, sizeof(why)) < 0) {
 		/* Fail closed: without the prolog's record none of the job's steps ran here. */
 		gpumem_info("gpumem: job %u: epilog: %s (the job prolog did not run on this node, "
 			    "or failed: no step of the job ran here): cleanup only, no after-check",

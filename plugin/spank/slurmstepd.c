@@ -117,7 +117,7 @@ static int job_record(struct gpumem_plugin *st, uint32_t job, struct gpumem_jobr
 {
 	char err[600], why[256] = "";
 	int dfd = gpumem_state_open(st->args.state_dir, 0, err, sizeof(err)), rv = -1;
-	int got = dfd >= 0 && gpumem_jobrec_read(dfd, job, rec, why, sizeof(why)) == 0;
+	int got = dfd >= 0 && gpumem_jobrec_read(dfd, job, NULL, rec, why, sizeof(why)) == 0;
 
 	if (!got && gpumem_slurm_run_in_job() == 1)        /* gpumem listed optional: slurmd ran */
 		defer("the job prolog left no record of this job on this node: %s",

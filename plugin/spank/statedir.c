@@ -160,14 +160,29 @@ oom:
 }
 
 #define JOBREC "job%u.rec"
+#define JOBREC_NODE "job%u.%s.rec"
+
+/* The steps' record of JOB (NODE NULL), or NODE's epilog's (the node's name made safe). */
+static void jobrec_name(char *name, size_t len, unsigned job, const char *node)
+{
+	char n[65];
+
+	if (node == NULL) {
+		snprintf(name, len, JOBREC, job);
+		return;
+	}
+	snprintf(n, sizeof(n), "%s", node);
+	gpumem_safe_name(n);
+	snprintf(name, len, JOBREC_NODE, job, n);
+}
 /* The user policy, the effective one and the site file, each capped at GPUMEM_MAX_FILE_BYTES. */
 #define JOBREC_MAX (4 * GPUMEM_MAX_FILE_BYTES + 16384)
 #define JOBREC_V 2
 
-int gpumem_jobrec_write(int dfd, unsigned job, const struct gpumem_jobrec *r)
+int gpumem_jobrec_write(int dfd, unsigned job, const char *node, const struct gpumem_jobrec *r)
 {
 	struct json_object *o = json_object_new_object();
-	char name[64], *text;
+	char name[128], *text;
 	int rv = -1;
 
 	if (o == NULL)
@@ -184,8 +199,11 @@ int gpumem_jobrec_write(int dfd, unsigned job, const struct gpumem_jobrec *r)
 	gpumem_json_add(o, "mps_gpus", gpumem_json_string(r->mps_gpus));
 	text = gpumem_json_dump(o, GPUMEM_JSON_COMPACT);
 	json_object_put(o);
-	snprintf(name, sizeof(name), JOBREC, job);
-	if (text)
+	jobrec_name(name, sizeof(name), job, node);
+	if (text && node)
+		rv = gpumem_state_write(dfd, name, text);
+	jobrec_name(name, sizeof(name), job, NULL);
+	if (text && (node == NULL || rv == 0))
 		rv = gpumem_state_write(dfd, name, text);
 	free(text);
 	return rv;
@@ -205,16 +223,17 @@ static int member(struct json_object *o, const char *key, char **out)
 	return *out ? 0 : -1;
 }
 
-int gpumem_jobrec_read(int dfd, unsigned job, struct gpumem_jobrec *r, char *why, size_t wlen)
+int gpumem_jobrec_read(int dfd, unsigned job, const char *node, struct gpumem_jobrec *r,
+		       char *why, size_t wlen)
 {
 	static const struct gpumem_json_caps caps = { JOBREC_MAX, 4, 64, "a job record" };
 	struct json_object *o = NULL;
-	char name[64], err[256], *text;
+	char name[128], err[256], *text;
 	double v = 0;
 	int rv = -1;
 
 	memset(r, 0, sizeof(*r));
-	snprintf(name, sizeof(name), JOBREC, job);
+	jobrec_name(name, sizeof(name), job, node);
 	text = dfd >= 0 ? gpumem_state_read(dfd, name, JOBREC_MAX) : NULL;
 	if (text == NULL) {
 		snprintf(why, wlen, "no record of job %u in the state directory", job);
@@ -252,11 +271,13 @@ void gpumem_jobrec_free(struct gpumem_jobrec *r)
 	memset(r, 0, sizeof(*r));
 }
 
-void gpumem_jobrec_forget(int dfd, unsigned job)
+void gpumem_jobrec_forget(int dfd, unsigned job, const char *node)
 {
-	char name[64];
+	char name[128];
 
-	snprintf(name, sizeof(name), JOBREC, job);
+	jobrec_name(name, sizeof(name), job, node);
+	unlinkat(dfd, name, 0);
+	jobrec_name(name, sizeof(name), job, NULL);
 	unlinkat(dfd, name, 0);
 }
 

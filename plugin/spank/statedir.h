@@ -65,11 +65,22 @@ struct gpumem_jobrec {
 				 * started (mps.c's record says how it went); else why not */
 	char *mps_gpus;         /* the GPUs the daemon was started with; NULL: all */
 };
-int gpumem_jobrec_write(int dfd, unsigned job, const struct gpumem_jobrec *r);
-/* 0, or -1: no record (or one root did not write, or not whole: WHY says). */
-int gpumem_jobrec_read(int dfd, unsigned job, struct gpumem_jobrec *r, char *why, size_t wlen);
+/*
+ * Written twice: JOBN.rec for the job's steps, JOBN.NODE.rec for the
+ * epilog of NODE (the node's name, from Slurm's prolog environment), so
+ * that where several slurmd share one state directory (a test cluster)
+ * each epilog keeps its own until it ends.
+ */
+int gpumem_jobrec_write(int dfd, unsigned job, const char *node, const struct gpumem_jobrec *r);
+/*
+ * The steps' (NODE NULL) or NODE's epilog's: 0, or -1: no record (or one
+ * root did not write, or not whole: WHY says).
+ */
+int gpumem_jobrec_read(int dfd, unsigned job, const char *node, struct gpumem_jobrec *r,
+		       char *why, size_t wlen);
 void gpumem_jobrec_free(struct gpumem_jobrec *r);
-void gpumem_jobrec_forget(int dfd, unsigned job);
+/* Remove both. */
+void gpumem_jobrec_forget(int dfd, unsigned job, const char *node);
 
 /*
  * DIR/nomps: an empty directory only root may write, the

@@ -201,23 +201,30 @@ static void test_file(void)
 	rec.policy = strdup("{\"version\":1}");
 	rec.mps = strdup("start");
 	ok(gpumem_jobpolicy_record(&eff, big, "site.yaml", &rec, &d) == 0 &&
-	   gpumem_jobrec_write(dfd, 7, &rec) == 0, "a record with a 64 KiB site file is written");
-	ok(gpumem_jobrec_read(dfd, 7, &got, why, sizeof(why)) == 0, "... and read back");
+	   gpumem_jobrec_write(dfd, 7, "gpu/01", &rec) == 0,
+	   "a record with a 64 KiB site file is written");
+	ok(gpumem_jobrec_read(dfd, 7, NULL, &got, why, sizeof(why)) == 0, "... and read back");
 	ok(got.site && !strcmp(got.site, big) && got.effective &&
 	   !strcmp(got.effective, rec.effective) && !strcmp(got.site_path, "site.yaml") &&
 	   !strcmp(got.name, "user.yaml") && !strcmp(got.mps, "start") && got.rejected == NULL,
 	   "... every member the same");
 	gpumem_jobrec_free(&got);
+	ok(gpumem_jobrec_read(dfd, 7, "gpu/01", &got, why, sizeof(why)) == 0 && got.site &&
+	   !strcmp(got.site, big), "... and the node's own copy, for its epilog");
+	gpumem_jobrec_free(&got);
+	ok(faccessat(dfd, "job7.gpu_01.rec", F_OK, 0) == 0, "... named after the node, made safe");
 
 	put(dfd, "job8.rec", "{\"v\":1,\"name\":null,\"policy\":null}");
-	ok(gpumem_jobrec_read(dfd, 8, &got, why, sizeof(why)) < 0, "a record of the older format is refused");
+	ok(gpumem_jobrec_read(dfd, 8, NULL, &got, why, sizeof(why)) < 0, "a record of the older format is refused");
 	like(why, "written by another version of gpumem", "... saying so");
 	put(dfd, "job9.rec", "{\"v\":2,\"site\":7}");
-	ok(gpumem_jobrec_read(dfd, 9, &got, why, sizeof(why)) < 0, "a record whose site is no string is refused");
-	ok(gpumem_jobrec_read(dfd, 10, &got, why, sizeof(why)) < 0, "no record: refused");
+	ok(gpumem_jobrec_read(dfd, 9, NULL, &got, why, sizeof(why)) < 0, "a record whose site is no string is refused");
+	ok(gpumem_jobrec_read(dfd, 10, "n1", &got, why, sizeof(why)) < 0, "no record: refused");
 	like(why, "no record of job 10", "... saying so");
 
-	gpumem_jobrec_forget(dfd, 7);
+	gpumem_jobrec_forget(dfd, 7, "gpu/01");
+	ok(faccessat(dfd, "job7.rec", F_OK, 0) < 0 && faccessat(dfd, "job7.gpu_01.rec", F_OK, 0) < 0,
+	   "the epilog removes both");
 	unlinkat(dfd, "job8.rec", 0);
 	unlinkat(dfd, "job9.rec", 0);
 	close(dfd);
