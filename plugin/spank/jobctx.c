@@ -97,8 +97,8 @@ int gpumem_jobctx_init(spank_t sp, int ac, char **av, const char *step, int crea
 	if (gpumem_plugin_setup(ac, av, S_CTX_JOB_SCRIPT) < 0)
 		return -1;
 	/* Only the prolog reads the site file: the epilog has the job's record. */
-	if (!strcmp(step, "prolog"))
-		gpumem_plugin_site(S_CTX_JOB_SCRIPT);
+	if (!strcmp(step, "prolog") && gpumem_plugin_site(S_CTX_JOB_SCRIPT) < 0)
+		return -1;      /* out of memory: no record, every step fails */
 	c->dfd = gpumem_state_open(pl->args.state_dir, create, c->dir_err, sizeof(c->dir_err));
 	/* Everything the hook runs ends before Slurm's own limit would kill it. */
 	gpumem_hook_deadline(!strcmp(step, "epilog"), started, c->dfd);

@@ -15,7 +15,7 @@ for f in slurmstepd.c slurmstepd_exit.c slurmstepd_gpus.c job_epilog.c jobcheck.
 	mps.c sampler.c jobpolicy.c statedir.c; do
 	unlike "$(grep -n "$READ" "$S/$f")" "." "$f reads no site file"
 done
-like "$(grep -B1 'gpumem_plugin_site(' "$S/jobctx.c" | tr '\n' ' ')" 'if \(!strcmp\(step, "prolog"\)\)[[:space:]]+gpumem_plugin_site\(S_CTX_JOB_SCRIPT\);' \
+like "$(grep 'gpumem_plugin_site(' "$S/jobctx.c")" 'if \(!strcmp\(step, "prolog"\) && gpumem_plugin_site\(S_CTX_JOB_SCRIPT\) < 0\)' \
 	"jobctx.c loads it for the job prolog only"
 is "$(grep -c 'gpumem_plugin_site(\|gpumem_read_file(\|args\.site' "$S/jobctx.c")" 2 "... once, and names its path once (for the record)"
 like "$(grep -B2 'return gpumem_plugin_site(ctx);' "$S/setup.c" | tr '\n' ' ')" \
