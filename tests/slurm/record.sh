@@ -72,13 +72,14 @@ steps() {
 	wait "$bg"
 	wait_idle gpumem1
 }
-shares() { grep '^[0-9]' "$1" | tr '\n' ' ' | sed 's/ $//'; }
+# shares OUT FIRST LAST: the MPS shares the job's steps FIRST..LAST printed.
+shares() { grep '^[0-9]' "$1" | sed -n "$2,$3p" | tr '\n' ' ' | sed 's/ $//'; }
 
 # --- the site file edited between the job's steps and before its epilog ---------------
 steps "$t/a.out" site 60 false "$t/reports2" 100
 jid=$(jobid_of "$(cat "$t/a.out")")
-is "$(shares "$t/a.out")" "30 30 50" "site edited during the job: its later step keeps the share decided at the prolog"
-pass "... and a step's own policy is clamped to the recorded site limit (50), not the edited one (100)"
+is "$(shares "$t/a.out" 1 2)" "30 30" "site edited during the job: its later step keeps the share decided at the prolog"
+is "$(shares "$t/a.out" 3 3)" "50" "... and a step's own policy (80) is clamped to the recorded site limit (50), not the edited one (100)"
 f=$t/reports/job$jid.epilog.gpumem1.after.json
 [ -f "$f" ] && pass "... its epilog still runs the after-check the prolog decided, reported in the recorded report.dir" ||
 	fail "no after-check report $f ($(ls "$t/reports" "$t/reports2" | tr '\n' ' '))"
@@ -103,11 +104,11 @@ is "$(wc -l <"$B/check.args" | tr -d ' ')" 0 "... and no after-check (the edit s
 site 30 true "$t/reports" 50
 steps "$t/b.out" mv "$t/site.yaml" "$t/site.away"
 jid=$(jobid_of "$(cat "$t/b.out")")
-is "$(shares "$t/b.out")" "30 30 50" "site file removed during the job: its later steps still run, with the recorded share and limit"
+is "$(shares "$t/b.out" 1 3)" "30 30 50" "site file removed during the job: its later steps still run, with the recorded share and limit"
 like "$(cat "$t/b.out")" "rc=0" "... and succeeds"
 [ -f "$t/reports/job$jid.epilog.gpumem1.after.json" ] && pass "... its epilog still runs the after-check" ||
 	fail "no after-check report for job $jid"
-unlike "$(grep -a "job $jid" "$LOG")" "site file unusable" "... and nothing of the job missed the file"
+unlike "$(cat "$t/b.out"; grep -a "job $jid" "$LOG")" "site file unusable" "... and nothing of the job missed the file"
 run asuser srun -w gpumem1 --gres=gpu:1 true
 like "$out" "site file unusable on this node" "the next job, whose prolog has no site file, fails saying why"
 wait_idle gpumem1
