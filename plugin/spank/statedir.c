@@ -159,21 +159,23 @@ oom:
 	return -1;
 }
 
-#define JOBREC "job%u.rec"
-#define JOBREC_NODE "job%u.%s.rec"
+#define JOBREC "job%u.%s.rec"
 
-/* The steps' record of JOB (NODE NULL), or NODE's epilog's (the node's name made safe). */
+/*
+ * The record of JOB for NODE's epilog (its Slurm name), or (NODE NULL)
+ * for the steps, which know no node name: this host's name (a step and
+ * its prolog run on one host).  Made safe.
+ */
 static void jobrec_name(char *name, size_t len, unsigned job, const char *node)
 {
-	char n[65];
+	char n[65] = "";
 
-	if (node == NULL) {
-		snprintf(name, len, JOBREC, job);
-		return;
-	}
-	snprintf(n, sizeof(n), "%s", node);
+	if (node)
+		snprintf(n, sizeof(n), "%s", node);
+	else
+		gethostname(n, sizeof(n) - 1);
 	gpumem_safe_name(n);
-	snprintf(name, len, JOBREC_NODE, job, n);
+	snprintf(name, len, JOBREC, job, n);
 }
 /* The user policy, the effective one and the site file, each capped at GPUMEM_MAX_FILE_BYTES. */
 #define JOBREC_MAX (4 * GPUMEM_MAX_FILE_BYTES + 16384)

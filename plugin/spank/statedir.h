@@ -66,10 +66,12 @@ struct gpumem_jobrec {
 	char *mps_gpus;         /* the GPUs the daemon was started with; NULL: all */
 };
 /*
- * Written twice: JOBN.rec for the job's steps, JOBN.NODE.rec for the
- * epilog of NODE (the node's name, from Slurm's prolog environment), so
- * that where several slurmd share one state directory (a test cluster)
- * each epilog keeps its own until it ends.
+ * Written twice: JOBN.NODE.rec for the epilog of NODE (the node's name,
+ * from Slurm's prolog environment) and JOBN.HOST.rec for the job's steps
+ * (this host's name: slurmstepd is told no node name), one file where the
+ * two are the same.  So where several slurmd share one state directory (a
+ * test cluster) each epilog keeps its own until it ends, and nodes that are
+ * hosts of their own (tests/slurm/hosts.sh) each keep their own policy.
  */
 int gpumem_jobrec_write(int dfd, unsigned job, const char *node, const struct gpumem_jobrec *r);
 /*

@@ -16,6 +16,7 @@
 #include "jobpolicy.h"
 #include "statedir.h"
 #include "tap.h"
+#include "trust.h"
 
 static const char site_yaml[] =
 	"version: 1\n"
@@ -160,10 +161,22 @@ static void test_refused(void)
 	gpumem_diags_free(&d);
 }
 
-/* Write NAME in DIR with TEXT (a record from elsewhere). */
-static void put(int dfd, const char *name, const char *text)
+/* The steps' record of JOB: named after this host, made safe. */
+static const char *steps_rec(unsigned job)
 {
-	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	static char name[128];
+	char host[65] = "";
+
+	gethostname(host, sizeof(host) - 1);
+	gpumem_safe_name(host);
+	snprintf(name, sizeof(name), "job%u.%s.rec", job, host);
+	return name;
+}
+
+/* Write the steps' record of JOB in DIR with TEXT (a record from elsewhere). */
+static void put(int dfd, unsigned job, const char *text)
+{
+	int fd = openat(dfd, steps_rec(job), O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 	if (fd >= 0) {
 		if (write(fd, text, strlen(text)) < 0)
@@ -203,7 +216,9 @@ static void test_file(void)
 	ok(gpumem_jobpolicy_record(&eff, big, "site.yaml", &rec, &d) == 0 &&
 	   gpumem_jobrec_write(dfd, 7, "gpu/01", &rec) == 0,
 	   "a record with a 64 KiB site file is written");
-	ok(gpumem_jobrec_read(dfd, 7, NULL, &got, why, sizeof(why)) == 0, "... and read back");
+	ok(faccessat(dfd, steps_rec(7), F_OK, 0) == 0 &&
+	   gpumem_jobrec_read(dfd, 7, NULL, &got, why, sizeof(why)) == 0,
+	   "... and read back by the steps (named after the host)");
 	ok(got.site && !strcmp(got.site, big) && got.effective &&
 	   !strcmp(got.effective, rec.effective) && !strcmp(got.site_path, "site.yaml") &&
 	   !strcmp(got.name, "user.yaml") && !strcmp(got.mps, "start") && got.rejected == NULL,
@@ -214,19 +229,19 @@ static void test_file(void)
 	gpumem_jobrec_free(&got);
 	ok(faccessat(dfd, "job7.gpu_01.rec", F_OK, 0) == 0, "... named after the node, made safe");
 
-	put(dfd, "job8.rec", "{\"v\":1,\"name\":null,\"policy\":null}");
+	put(dfd, 8, "{\"v\":1,\"name\":null,\"policy\":null}");
 	ok(gpumem_jobrec_read(dfd, 8, NULL, &got, why, sizeof(why)) < 0, "a record of the older format is refused");
 	like(why, "written by another version of gpumem", "... saying so");
-	put(dfd, "job9.rec", "{\"v\":2,\"site\":7}");
+	put(dfd, 9, "{\"v\":2,\"site\":7}");
 	ok(gpumem_jobrec_read(dfd, 9, NULL, &got, why, sizeof(why)) < 0, "a record whose site is no string is refused");
 	ok(gpumem_jobrec_read(dfd, 10, "n1", &got, why, sizeof(why)) < 0, "no record: refused");
 	like(why, "no record of job 10", "... saying so");
 
 	gpumem_jobrec_forget(dfd, 7, "gpu/01");
-	ok(faccessat(dfd, "job7.rec", F_OK, 0) < 0 && faccessat(dfd, "job7.gpu_01.rec", F_OK, 0) < 0,
+	ok(faccessat(dfd, steps_rec(7), F_OK, 0) < 0 && faccessat(dfd, "job7.gpu_01.rec", F_OK, 0) < 0,
 	   "the epilog removes both");
-	unlinkat(dfd, "job8.rec", 0);
-	unlinkat(dfd, "job9.rec", 0);
+	unlinkat(dfd, steps_rec(8), 0);
+	unlinkat(dfd, steps_rec(9), 0);
 	close(dfd);
 	rmdir(dir);
 	free(big);
