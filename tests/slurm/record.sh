@@ -117,7 +117,12 @@ mv "$t/site.away" "$t/site.yaml"
 # --- no record: the later steps fail, the epilog cleans up only (fail closed) -----------
 : >"$B/check.args"
 # As if the node had rebooted: the steps' record and the node's own, for its epilog.
-forget() { local j; j=$(jobid_of "$(cat "$t/c.out")"); rm -f "/run/gpumem/job$j".*.rec; }
+# (GPUMEM_CLUSTER_STATE_DIR: where a cluster of its own /run keeps it, seen from here.)
+forget() {
+	local j
+	j=$(jobid_of "$(cat "$t/c.out")")
+	rm -f "${GPUMEM_CLUSTER_STATE_DIR:-/run/gpumem}/job$j".*.rec
+}
 steps "$t/c.out" forget
 jid=$(jobid_of "$(cat "$t/c.out")")
 like "$(cat "$t/c.out")" "the job prolog left no record of this job on this node" "record gone: the next step fails, saying why"
