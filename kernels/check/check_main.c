@@ -31,6 +31,7 @@
 #include "check_main.h"
 
 #define DEFAULT_SITE      GPUMEM_CHECK_DEFAULT_SITE
+#define SITE_STDIN        "the site file (standard input)"
 #define DEFAULT_TIMEOUT_S 60
 #define MAX_DEVICES       GPUMEM_CHECK_MAX_DEVICES
 #define PFX               GPUMEM_CHECK_PFX
@@ -165,6 +166,27 @@ static int write_json(const char *path, FILE *f, const struct gpumem_check_repor
 
 
 /* ------------------------------------------------------------ options and site */
+/*
+ * The site file from standard input (--site -): what the plugin hands its
+ * checks, the site file as the job prolog read it (its job record).
+ */
+static int site_stdin(struct gpumem_site *s, struct gpumem_diags *d)
+{
+	char *buf = malloc(GPUMEM_MAX_FILE_BYTES + 2);
+	size_t len = 0;
+	int rv = -1;
+
+	if (buf == NULL || gpumem_read_fd(0, buf, GPUMEM_MAX_FILE_BYTES + 1, &len) < 0)
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, SITE_STDIN, 0, 0, "cannot read it");
+	else if (len > GPUMEM_MAX_FILE_BYTES)
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, SITE_STDIN, 0, 0,
+				"larger than the %d-byte limit", GPUMEM_MAX_FILE_BYTES);
+	else
+		rv = gpumem_site_parse(buf, len, SITE_STDIN, s, d);
+	free(buf);
+	return rv;
+}
+
 /* The site configuration: references, default fraction and timeout. */
 static int site_load(struct run *r)
 {
@@ -174,8 +196,12 @@ static int site_load(struct run *r)
 	r->site_inited = 1;
 	if (a->site || access(DEFAULT_SITE, F_OK) == 0) {
 		const char *path = a->site ? a->site : DEFAULT_SITE;
+		int stdin_site = !strcmp(path, "-");
 
-		if (gpumem_site_load(path, &r->site, &r->dg) != 0 || r->dg.nerrors) {
+		if (stdin_site)
+			path = SITE_STDIN;
+		if ((stdin_site ? site_stdin(&r->site, &r->dg) :
+		     gpumem_site_load(path, &r->site, &r->dg)) != 0 || r->dg.nerrors) {
 			print_diags(&r->dg);
 			fprintf(stderr, PFX "cannot use the site configuration %s\n", path);
 			return -1;

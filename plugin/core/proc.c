@@ -273,7 +273,10 @@ int gpumem_proc_run(struct gpumem_proc *p)
 		close(errp[1]);
 	inp[0] = outp[1] = errp[1] = -1;
 	if (p->input) {
-		/* Small inputs only (MPS control commands): fits the pipe buffer. */
+		/*
+		 * Small inputs only (MPS control commands, a site file of at
+		 * most 64 KiB): they fit the pipe buffer.
+		 */
 		ssize_t n = write(inp[1], p->input, strlen(p->input));
 
 		(void)n;

@@ -20,7 +20,7 @@ struct gpumem_proc {
 	uid_t uid;
 	gid_t gid;
 	int timeout_s;
-	const char *input;      /* written to its stdin, or NULL */
+	const char *input;      /* written to its stdin (at most 64 KiB), or NULL */
 	int drop_stderr;        /* stderr to /dev/null: out is stdout alone */
 	int keep_stderr;        /* stderr into err (its first GPUMEM_PROC_ERR_MAX bytes) */
 	size_t out_max;         /* bytes of output kept, the rest dropped; 0: 64 KiB */

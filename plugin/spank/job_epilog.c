@@ -5,16 +5,18 @@
  * when a step's slurmstepd was killed.  Slurm keeps the node COMPLETING
  * until it returns, so the after-check still guards the node: no next job
  * starts there before the check has ended, nor after it drained the node.
- * It acts on the policy the prolog recorded (jobctx.c), else decides it as
- * the prolog would.  In order: record that the job on its GPUs has ended
- * (gpustate.c, for check.min_interval), stop the per-job MPS daemon
- * (mps.c: its quit runs as the user, whose daemon it is; nothing it does
- * decides a site outcome), run check.after on the whole GPUs (never
- * skipped by min_interval; a no-verdict marks the GPUs suspect), reset the
- * persisting L2 (in the after-check's own CUDA start where there is one,
- * else gpumem-l2reset), remove the job's state.  The check and
- * gpumem-l2reset run as the site's check_user (jobcheck.c), out of reach of
- * the user's other jobs on the node.  Before all of it, the job's sampler is stopped
+ * It acts on the policy and the site file the prolog recorded (jobctx.c),
+ * never on the site file itself; without a record (no prolog ran here, or
+ * it failed: none of the job's steps ran) it only cleans up.  In order:
+ * record that the job on its GPUs has ended (gpustate.c, for
+ * check.min_interval), stop the per-job MPS daemon (mps.c: its quit runs as
+ * the user, whose daemon it is; nothing it does decides a site outcome),
+ * run check.after on the whole GPUs (never skipped by min_interval; a
+ * no-verdict marks the GPUs suspect), reset the persisting L2 (in the
+ * after-check's own CUDA start where there is one, else gpumem-l2reset),
+ * remove the job's state.  The check and gpumem-l2reset run as the site's
+ * check_user (jobcheck.c), out of reach of the user's other jobs on the
+ * node.  Before all of it, the job's sampler is stopped
  * (sampler.c): its profile goes into the after-check's report, else, when
  * one was taken, into a report of its own (phase "job").  Never fails: a failing epilog would drain the node with Slurm's
  * reason instead of gpumem's.
@@ -100,7 +102,7 @@ static void forget_job(const struct gpumem_jobctx *c)
 		return;
 	snprintf(name, sizeof(name), GPUMEM_STATE_L2, c->job);
 	unlinkat(c->dfd, name, 0);
-	gpumem_jobrec_forget(c->dfd, c->job);
+	gpumem_jobrec_forget(c->dfd, c->job, c->ji.node);
 }
 
 int gpumem_job_epilog(spank_t sp, int ac, char **av)

@@ -2,14 +2,17 @@
 /*
  * The job prolog (slurm_spank_job_prolog): once per job and node, as root,
  * in Slurm's "slurmstepd spank prolog" process, before any step of the job
- * starts there.  It decides the job's policy once (jobctx.c: a refused user
- * policy means the site's defaults, and every step fails with the reason),
+ * starts there.  It reads the site file, the only hook that does, and
+ * decides the job's effective policy once (jobctx.c: a refused user policy
+ * means the site's defaults, and every step fails with the reason),
  * learns the GPUs (gpumem-probe, cached in state_dir), makes the per-job
  * MPS daemon's directory and starts the daemon (mps.c, from a child of its
  * own) after check.before has run (as the site's check_user, on the bare
  * GPUs; forced where a GPU is suspect, gpustate.c) and its report is
- * written, starts the job's sampler (sampler.c, the job's profile), then leaves the job's record in state_dir: the steps
- * fail without one (fail closed).
+ * written, starts the job's sampler (sampler.c, the job's profile), then
+ * leaves the job's record in state_dir, with the effective policy and the
+ * site file as read: the steps and the epilog act on it alone (without one
+ * the steps fail and the epilog only cleans up: fail closed).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,7 +175,7 @@ int gpumem_job_prolog(spank_t sp, int ac, char **av)
 		start_mps(&c, &node);
 	start_sampler(&c);
 record:
-	if (c.dfd < 0 || gpumem_jobrec_write(c.dfd, c.job, &c.rec) < 0)
+	if (c.dfd < 0 || gpumem_jobrec_write(c.dfd, c.job, c.ji.node, &c.rec) < 0)
 		gpumem_error("gpumem: job %u: cannot write the job's record, every step of the job "
 			     "fails: %s", c.job, c.dfd < 0 ? c.dir_err : "write failed");
 out:

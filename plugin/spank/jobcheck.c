@@ -167,9 +167,10 @@ static void check_argv(const struct gpumem_plugin *st, char **argv, char *frac, 
 	argv[a++] = frac;
 	argv[a++] = "--timeout";
 	argv[a++] = tmo;
-	if (st->have_site && st->site.path) {
+	/* The site file as the job prolog read it (the job's record), on stdin: never the file. */
+	if (st->have_site && st->site_text) {
 		argv[a++] = "--site";
-		argv[a++] = st->site.path;
+		argv[a++] = "-";
 	}
 	if (st->eff.check.l2_ab)
 		argv[a++] = "--l2-ab";
@@ -285,6 +286,8 @@ void gpumem_jobcheck_run(const struct gpumem_plugin *st, const struct gpumem_job
 	/* As the site's check_user: out of the job's user's reach (signals, ptrace, /proc). */
 	gpumem_proc_as_site(&p, st->args.check, argv, envp, st->args.check_uid,
 			    st->args.check_gid, timeout + 5);
+	/* The site file as the job's record holds it (gpumem-check --site -). */
+	p.input = st->have_site ? st->site_text : NULL;
 	p.drop_stderr = 1;
 	/* One byte over the cap: more output than that is refused, not cut. */
 	p.out_max = GPUMEM_CHECK_MAX_BYTES + 1;

@@ -5,7 +5,11 @@
  * job's cgroup, where Slurm gives only the job id, uid and gid as items,
  * the rest through the Prolog environment (getenv) and the option
  * (spank_option_getopt; tests/slurm/prolog-facts.sh).  The job's policy is
- * decided once, by the prolog, and recorded for the steps and the epilog.
+ * decided once, by the prolog, from the user's and the site file (read by
+ * the prolog only), and recorded with that file's text for the steps and
+ * the epilog (jobpolicy.c): the epilog never reads the site file, and a
+ * node without the record (no prolog ran there, or it failed) gets only
+ * the cleanup, logged.
  */
 #include <fcntl.h>
 #include <pwd.h>
@@ -92,6 +96,9 @@ int gpumem_jobctx_init(spank_t sp, int ac, char **av, const char *step, int crea
 	spank_get_item(sp, S_JOB_GID, &c->gid);
 	if (gpumem_plugin_setup(ac, av, S_CTX_JOB_SCRIPT) < 0)
 		return -1;
+	/* Only the prolog reads the site file: the epilog has the job's record. */
+	if (!strcmp(step, "prolog") && gpumem_plugin_site(S_CTX_JOB_SCRIPT) < 0)
+		return -1;      /* out of memory: no record, every step fails */
 	c->dfd = gpumem_state_open(pl->args.state_dir, create, c->dir_err, sizeof(c->dir_err));
 	/* Everything the hook runs ends before Slurm's own limit would kill it. */
 	gpumem_hook_deadline(!strcmp(step, "epilog"), started, c->dfd);
@@ -130,6 +137,28 @@ static int user_policy(spank_t sp, const struct gpumem_jobctx *c, struct gpumem_
 	return gpumem_policy_of_job(pl->have_site ? &pl->site : NULL, &src, p, name, nlen, d);
 }
 
+/* The merge's warnings (clamps), said once for the job: every step applies its result. */
+static void log_warnings(const struct gpumem_jobctx *c, const struct gpumem_diags *d)
+{
+	char *all = gpumem_diags_join(d, 0);
+	int n = 0;
+
+	for (char *l = all, *nl; l && *l && n < 20; l = nl ? nl + 1 : NULL, n++) {
+		nl = strchr(l, '\n');
+		gpumem_info("gpumem: job %u: %.*s", c->job, nl ? (int)(nl - l) : (int)strlen(l), l);
+	}
+	free(all);
+}
+
+/* The policy decided (pl->eff) and the site file it was decided under, into the record. */
+static int record_policy(struct gpumem_jobctx *c, struct gpumem_diags *d)
+{
+	struct gpumem_plugin *pl = &gpumem_plugin;
+
+	return gpumem_jobpolicy_record(&pl->eff, pl->site_text, pl->have_site ? pl->args.site : NULL,
+				       &c->rec, d);
+}
+
 /* The site's defaults in full, for a job whose own policy was refused. */
 static int site_defaults(struct gpumem_jobctx *c)
 {
@@ -138,11 +167,28 @@ static int site_defaults(struct gpumem_jobctx *c)
 	int rv = gpumem_policy_effective(pl->have_site ? &pl->site : NULL, NULL, "site defaults",
 					 &pl->eff, &d);
 
+	if (rv == 0)
+		rv = record_policy(c, &d);
 	gpumem_diags_free(&d);
 	pl->have_eff = rv == 0;
 	snprintf(c->policy, sizeof(c->policy), "site defaults");
 	snprintf(c->ji.policy, sizeof(c->ji.policy), "%s", c->policy);
 	return rv;
+}
+
+/* Why the user's policy was refused, for the record: at most 16 KiB, whole lines. */
+static char *refusal(const struct gpumem_diags *d)
+{
+	char *msg = gpumem_diags_join(d, 1), *cut;
+
+	if (msg == NULL)
+		return strdup("out of memory");
+	if (strlen(msg) > 16384) {
+		msg[16384] = '\0';
+		if ((cut = strrchr(msg, '\n')) != NULL)
+			strcpy(cut, "\n... (more errors in the job prolog's log)");
+	}
+	return msg;
 }
 
 int gpumem_jobctx_decide(spank_t sp, struct gpumem_jobctx *c)
@@ -160,8 +206,10 @@ int gpumem_jobctx_decide(spank_t sp, struct gpumem_jobctx *c)
 	}
 	have = user_policy(sp, c, &user, name, sizeof(name), &d);
 	if (have >= 0 && gpumem_policy_effective(pl->have_site ? &pl->site : NULL,
-						  have ? &user : NULL, name, &pl->eff, &d) == 0) {
+						  have ? &user : NULL, name, &pl->eff, &d) == 0 &&
+	    record_policy(c, &d) == 0) {
 		pl->have_eff = 1;
+		log_warnings(c, &d);
 		if (have) {
 			c->rec.name = strdup(name);
 			c->rec.policy = gpumem_policy_format(&user, GPUMEM_FMT_JSON, 1);
@@ -172,10 +220,12 @@ int gpumem_jobctx_decide(spank_t sp, struct gpumem_jobctx *c)
 		return 0;
 	}
 	/* Refused: the steps fail with the reason; the site's defaults still apply in full. */
+	gpumem_jobrec_free(&c->rec);
 	msg = gpumem_diags_join(&d, 1);
 	gpumem_error("gpumem: job %u: policy rejected, the site's defaults apply and every step "
 		     "fails: %.600s", c->job, msg ? msg : "out of memory");
-	c->rec.rejected = msg ? msg : strdup("out of memory");
+	free(msg);
+	c->rec.rejected = refusal(&d);
 	gpumem_diags_free(&d);
 	return site_defaults(c);
 }
@@ -184,23 +234,34 @@ int gpumem_jobctx_recall(spank_t sp, struct gpumem_jobctx *c)
 {
 	struct gpumem_plugin *pl = &gpumem_plugin;
 	struct gpumem_diags d = { 0 };
-	struct gpumem_policy user;
 	char why[256];
+	int have;
 
-	if (gpumem_jobrec_read(c->dfd, c->job, &c->rec, why, sizeof(why)) < 0)
-		return gpumem_jobctx_decide(sp, c);     /* no prolog ran here */
-	if (pl->deferred_error)
+	(void)sp;
+	if (gpumem_jobrec_read(c->dfd, c->job, c->ji.node, &c->rec, why, sizeof(why)) < 0) {
+		/* Fail closed: without the prolog's record none of the job's steps ran here. */
+		gpumem_info("gpumem: job %u: epilog: %s (the job prolog did not run on this node, "
+			    "or failed: no step of the job ran here): cleanup only, no after-check",
+			    c->job, why);
 		return -1;
-	if (c->rec.policy == NULL ||
-	    gpumem_policy_parse_json(c->rec.policy, strlen(c->rec.policy), "record", &user, &d) < 0 ||
-	    gpumem_policy_effective(pl->have_site ? &pl->site : NULL, &user, "record", &pl->eff,
-				    &d) < 0) {
-		gpumem_diags_free(&d);
-		return site_defaults(c);
+	}
+	have = gpumem_jobpolicy_recall(&c->rec, &pl->eff, &pl->site, &pl->have_site, &d);
+	if (have < 0) {
+		char *msg = gpumem_diags_join(&d, 1);
+
+		gpumem_error("gpumem: job %u: epilog: the job's record does not read back, cleanup "
+			     "only, no after-check: %.600s", c->job, msg ? msg : "out of memory");
+		free(msg);
 	}
 	gpumem_diags_free(&d);
+	/* What gpumem-check gets as its site file: the recorded one. */
+	if (have >= 0 && c->rec.site)
+		pl->site_text = strdup(c->rec.site);
+	if (have <= 0)
+		return -1;      /* the site file was unusable at the prolog: nothing applied */
 	pl->have_eff = 1;
-	gpumem_escape(c->policy, sizeof(c->policy), c->rec.name ? c->rec.name : "policy");
+	gpumem_escape(c->policy, sizeof(c->policy), c->rec.policy == NULL ? "site defaults" :
+		      c->rec.name ? c->rec.name : "policy");
 	snprintf(c->ji.policy, sizeof(c->ji.policy), "%s", c->policy);
 	return 0;
 }

@@ -2,7 +2,8 @@
 /*
  * What the job prolog and the job epilog share (jobctx.c): the job, its
  * user, its GPUs on this node, root's state directory, and the job's one
- * agreed policy (statedir.h's record).
+ * agreed policy (statedir.h's record: the effective policy, decided once
+ * by the prolog, and the site file as it read it).
  */
 #ifndef GPUMEM_JOBCTX_H
 #define GPUMEM_JOBCTX_H
@@ -36,16 +37,20 @@ struct gpumem_jobctx {
 int gpumem_jobctx_init(spank_t sp, int ac, char **av, const char *step, int create,
 		       struct gpumem_jobctx *c);
 /*
- * The job's policy as the prolog decides it: the user's, resolved and
- * validated (jobpolicy.c), over the site's; a policy that is refused is
- * recorded with the reason and the site's defaults apply in full.  Fills
- * c->rec and gpumem_plugin.eff.  -1 when not even the site's defaults can
- * apply (the site file is unusable: c->rec.rejected says so).
+ * The job's policy as the prolog decides it, once: the user's, resolved
+ * and validated (jobpolicy.c), over the site's defaults, clamped to its
+ * limits; a policy that is refused is recorded with the reason and the
+ * site's defaults apply in full.  Fills c->rec (the effective policy and
+ * the site file's text, gpumem_jobpolicy_record) and gpumem_plugin.eff.
+ * -1 when not even the site's defaults can apply (the site file is
+ * unusable: c->rec.rejected says so).
  */
 int gpumem_jobctx_decide(spank_t sp, struct gpumem_jobctx *c);
 /*
- * The job's policy as the epilog finds it: the prolog's record where there
- * is one, else decided as the prolog would (a node where no step ran).
+ * The job's policy as the epilog finds it: the prolog's record, with the
+ * site file as the prolog read it (gpumem_plugin.site, .site_text), never
+ * the file.  -1 when there is no record (logged: cleanup only) or it holds
+ * no policy.
  */
 int gpumem_jobctx_recall(spank_t sp, struct gpumem_jobctx *c);
 void gpumem_jobctx_free(struct gpumem_jobctx *c);

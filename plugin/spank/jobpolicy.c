@@ -6,6 +6,13 @@
  * prolog/epilog (root: a forked reader as the user) read the forwarded copy,
  * else the option.  The forwarded copy is the user's to set: it is parsed,
  * validated and clamped like a file, never trusted.
+ *
+ * The job prolog decides the job's effective policy once and records it
+ * with the site file's text it read (gpumem_jobpolicy_record); the steps
+ * and the epilog take both from the record (gpumem_jobpolicy_recall) and
+ * never read the site file: an edit of it reaches the next job, never a
+ * running one.  The record is root's (statedir.c): the recorded site text
+ * is parsed by the site parser like the file, under the same caps.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,4 +89,57 @@ int gpumem_policy_of_job(const struct gpumem_site *site, const struct gpumem_pol
 	rv = from_file(path, src, p, d);
 	free(path);
 	return rv < 0 ? -1 : 1;
+}
+
+int gpumem_jobpolicy_record(const struct gpumem_policy *eff, const char *text, const char *path,
+			    struct gpumem_jobrec *rec, struct gpumem_diags *d)
+{
+	struct gpumem_policy back;
+	char *again = NULL;
+	int rv = -1;
+
+	rec->effective = gpumem_policy_format(eff, GPUMEM_FMT_JSON, 1);
+	rec->site = text ? strdup(text) : NULL;
+	rec->site_path = path ? strdup(path) : NULL;
+	if (rec->effective == NULL || (text && !rec->site) || (path && !rec->site_path)) {
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, "the job's record", 0, 0, "out of memory");
+		return -1;
+	}
+	/* What a step reads must be what was decided (placement: stripe over a site's advice). */
+	if (gpumem_policy_parse_json(rec->effective, strlen(rec->effective),
+				     "the effective policy (the site's defaults with the job's)",
+				     &back, d) == 0 &&
+	    (again = gpumem_policy_format(&back, GPUMEM_FMT_JSON, 1)) &&
+	    !strcmp(again, rec->effective))
+		rv = 0;
+	else if (again)
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, "the job's record", 0, 0,
+				"the effective policy does not read back the same");
+	free(again);
+	return rv;
+}
+
+int gpumem_jobpolicy_recall(const struct gpumem_jobrec *rec, struct gpumem_policy *eff,
+			    struct gpumem_site *site, int *have_site, struct gpumem_diags *d)
+{
+	const char *path = rec->site_path ? rec->site_path : "the site file";
+
+	*have_site = 0;
+	gpumem_site_init(site);
+	if (rec->site) {
+		if (gpumem_site_parse(rec->site, strlen(rec->site), path, site, d) < 0)
+			return -1;
+		*have_site = 1;
+	}
+	if (rec->effective == NULL)
+		return 0;
+	if (gpumem_policy_parse_json(rec->effective, strlen(rec->effective), "the job's record",
+				     eff, d) < 0)
+		return -1;
+	/* The limits the merge took along (merge.c), applied on the node. */
+	if (*have_site) {
+		eff->l2.site_max_percent = site->limits.l2_max_percent;
+		eff->um.site_max_fraction = site->limits.um_max_gpu_fraction;
+	}
+	return 1;
 }

@@ -29,8 +29,11 @@
 
 struct gpumem_plugin {
 	struct gpumem_args args;
-	struct gpumem_site site;
+	struct gpumem_site site;        /* srun side and job prolog: the site file; steps and
+					 * the job epilog: as the job's record holds it */
 	int have_site;
+	char *site_text;                /* the site file's text: the prolog's, for the record; the
+					 * epilog's from the record, for gpumem-check --site - */
 	char *opt_policy;       /* --gpumem-policy, as typed (srun side) */
 	struct gpumem_policy eff; /* the effective policy (node side) */
 	int have_eff;
@@ -54,12 +57,19 @@ extern struct gpumem_plugin gpumem_plugin;
 extern struct spank_option gpumem_policy_option;
 
 /*
- * The one setup, for every context CTX: parse the plugstack arguments, load
- * the site file.  On a node a site file that is unusable becomes
- * deferred_error (every job there fails with it); on a login node it is a
- * warning and the policy is checked on its own.  0, or -1 (arguments).
+ * The one setup, for every context CTX: parse the plugstack arguments; in
+ * srun/sbatch/salloc load the site file too (gpumem_plugin_site).  0, or
+ * -1 (arguments).
  */
 int gpumem_plugin_setup(int ac, char **av, spank_context_t ctx);
+/*
+ * Load the site file, keeping its text (site_text), where a job's policy is
+ * decided: srun/sbatch/salloc and the job prolog, never a step or the job
+ * epilog.  On a node a site file that is unusable becomes deferred_error
+ * (every job there fails with it); on a login node it is a warning and the
+ * policy is checked on its own.  0, or -1.
+ */
+int gpumem_plugin_site(spank_context_t ctx);
 /* The one teardown: everything setup and the hooks left in gpumem_plugin. */
 void gpumem_plugin_teardown(void);
 

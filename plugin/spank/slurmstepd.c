@@ -5,10 +5,12 @@
  * the job prolog's and epilog's: a step reads what the prolog decided (the
  * job's record in root's state_dir, read with the effective uid 0 for the
  * while, as that directory is root's alone: no record, a refused policy or a
- * failed before-check fails it), re-validates its own forwarded policy
- * (jobpolicy.c) or takes the job's, merges it with this node's site file,
- * reads the GPUs from the probe cache (slurmstepd_gpus.c; no CUDA in
- * slurmstepd), joins the job's MPS daemon, and sets the tasks' environment.
+ * failed before-check fails it) and applies the job's effective policy as
+ * recorded; only a step's own policy that is not the job's (jobpolicy.c)
+ * is merged, with the site file as the record holds it: a step never reads
+ * the site file.  It reads the GPUs from the probe cache (slurmstepd_gpus.c;
+ * no CUDA in slurmstepd), joins the job's MPS daemon, and sets the tasks'
+ * environment.
  * Its errors are kept for task_init, because an error returned from
  * user_init does not fail an srun.
  */
@@ -66,16 +68,17 @@ static void defer(const char *fmt, const char *arg)
 
 /*
  * The step's own policy (jobpolicy.c): its forwarded copy, else its
- * option, read with the user's ids user_init runs with; else the job's,
- * as the prolog recorded it.  1 found (NAME), 0 none, -1 errors in D.
+ * option, read with the user's ids user_init runs with.  1 when it has one
+ * that is not the job's (in *P, NAME), 0 when it has none or the job's
+ * (NAME: what the step runs under), -1 with errors in D.
  */
 static int step_policy(spank_t sp, const struct gpumem_jobrec *rec, struct gpumem_policy *p,
 		       char *name, size_t nlen, struct gpumem_diags *d)
 {
 	struct gpumem_plugin *st = &gpumem_plugin;
 	struct gpumem_policy_src src = { 0 };
-	char fwd_name[256] = "", *data = malloc(GPUMEM_MAX_FILE_BYTES + 1), *opt = NULL;
-	int rc, rv;
+	char fwd_name[256] = "", *data = malloc(GPUMEM_MAX_FILE_BYTES + 1), *opt = NULL, *own;
+	int rc, rv, same;
 
 	if (data == NULL)
 		return -1;
@@ -91,12 +94,19 @@ static int step_policy(spank_t sp, const struct gpumem_jobrec *rec, struct gpume
 	} else {
 		src.option = st->opt_policy;
 	}
+	/* A name is resolved in the policy_dir of the site file the record holds. */
 	rv = gpumem_policy_of_job(st->have_site ? &st->site : NULL, &src, p, name, nlen, d);
 	free(data);
-	if (rv != 0 || rec->policy == NULL)
+	if (rv == 0)
+		snprintf(name, nlen, "%s", rec->policy == NULL ? "site defaults" :
+			 rec->name ? rec->name : "policy");
+	if (rv != 1 || rec->policy == NULL)
 		return rv;
-	snprintf(name, nlen, "%s", rec->name ? rec->name : "policy");
-	return gpumem_policy_parse_json(rec->policy, strlen(rec->policy), name, p, d) < 0 ? -1 : 1;
+	/* The job's own (an inherited copy): its effective policy is the recorded one. */
+	own = gpumem_policy_format(p, GPUMEM_FMT_JSON, 1);
+	same = own && !strcmp(own, rec->policy);
+	free(own);
+	return same ? 0 : 1;
 }
 
 /*
@@ -109,7 +119,7 @@ static int job_record(struct gpumem_plugin *st, uint32_t job, struct gpumem_jobr
 	char err[600], why[256] = "";
 	int saved = gpumem_state_as_root();     /* state_dir is root's alone (statedir.h) */
 	int dfd = gpumem_state_open(st->args.state_dir, 0, err, sizeof(err)), rv = -1;
-	int got = dfd >= 0 && gpumem_jobrec_read(dfd, job, rec, why, sizeof(why)) == 0;
+	int got = dfd >= 0 && gpumem_jobrec_read(dfd, job, NULL, rec, why, sizeof(why)) == 0;
 
 	if (gpumem_state_as_before(saved) < 0) {
 		defer("%s", "cannot take back the job's user ids after reading the job's record");
@@ -136,6 +146,28 @@ static int job_record(struct gpumem_plugin *st, uint32_t job, struct gpumem_jobr
 	if (dfd >= 0)
 		close(dfd);
 	return rv;
+}
+
+/*
+ * The job's effective policy and site file, as the prolog recorded them,
+ * into st->eff and st->site: 0, or -1 (deferred).  Only errors count:
+ * the recorded site file's warnings are not repeated in every step.
+ */
+static int step_recall(struct gpumem_plugin *st, const struct gpumem_jobrec *rec)
+{
+	struct gpumem_diags d = { 0 };
+	char *msg;
+
+	if (gpumem_jobpolicy_recall(rec, &st->eff, &st->site, &st->have_site, &d) > 0) {
+		gpumem_diags_free(&d);
+		return 0;
+	}
+	msg = gpumem_diags_join(&d, 1);
+	defer_lines("the job's record on this node does not read back: %s",
+		    msg ? msg : "it holds no policy");
+	free(msg);
+	gpumem_diags_free(&d);
+	return -1;
 }
 
 static void log_diags(const struct gpumem_diags *d, unsigned job, unsigned step)
@@ -320,7 +352,7 @@ int gpumem_slurmstepd_user_init(spank_t sp)
 	uint32_t job = 0, step = 0;
 	uid_t uid = 0;
 	gid_t gid = 0;
-	int have_user;
+	int have_user, own;
 
 	spank_get_item(sp, S_JOB_UID, &uid);
 	spank_get_item(sp, S_JOB_GID, &gid);
@@ -328,11 +360,14 @@ int gpumem_slurmstepd_user_init(spank_t sp)
 	spank_get_item(sp, S_JOB_STEPID, &step);
 
 	if (st->deferred_error || job_record(st, job, &rec) < 0)
-		goto out;       /* the site file, or what the prolog decided: task_init says why */
-	have_user = step_policy(sp, &rec, &user, name, sizeof(name), &d);
-	if (have_user < 0 ||
-	    gpumem_policy_effective(st->have_site ? &st->site : NULL, have_user ? &user : NULL,
-				    name, &st->eff, &d) < 0) {
+		goto out;       /* what the prolog decided: task_init says why */
+	/* The job's effective policy and site file, as the prolog recorded them. */
+	if (step_recall(st, &rec) < 0)
+		goto out;
+	own = step_policy(sp, &rec, &user, name, sizeof(name), &d);
+	if (own < 0 ||
+	    (own == 1 && gpumem_policy_effective(st->have_site ? &st->site : NULL, &user, name,
+						 &st->eff, &d) < 0)) {
 		char *msg = gpumem_diags_join(&d, 1);
 
 		log_diags(&d, job, step);
@@ -341,6 +376,7 @@ int gpumem_slurmstepd_user_init(spank_t sp)
 		goto out;
 	}
 	st->have_eff = 1;
+	have_user = own == 1 || rec.policy != NULL;
 	/* Nothing asked, nothing set: keep steps without a policy cheap. */
 	if (!have_user && st->eff.set == 0 && st->eff.sections == 0)
 		goto out;

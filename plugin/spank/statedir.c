@@ -179,28 +179,53 @@ oom:
 	return -1;
 }
 
-#define JOBREC "job%u.rec"
-#define JOBREC_MAX (2 * GPUMEM_MAX_FILE_BYTES + 16384)
+#define JOBREC "job%u.%s.rec"
 
-int gpumem_jobrec_write(int dfd, unsigned job, const struct gpumem_jobrec *r)
+/*
+ * The record of JOB for NODE's epilog (its Slurm name), or (NODE NULL)
+ * for the steps, which know no node name: this host's name (a step and
+ * its prolog run on one host).  Made safe.
+ */
+static void jobrec_name(char *name, size_t len, unsigned job, const char *node)
+{
+	char n[65] = "";
+
+	if (node)
+		snprintf(n, sizeof(n), "%s", node);
+	else
+		gethostname(n, sizeof(n) - 1);
+	gpumem_safe_name(n);
+	snprintf(name, len, JOBREC, job, n);
+}
+/* The user policy, the effective one and the site file, each capped at GPUMEM_MAX_FILE_BYTES. */
+#define JOBREC_MAX (4 * GPUMEM_MAX_FILE_BYTES + 16384)
+#define JOBREC_V 2
+
+int gpumem_jobrec_write(int dfd, unsigned job, const char *node, const struct gpumem_jobrec *r)
 {
 	struct json_object *o = json_object_new_object();
-	char name[64], *text;
+	char name[128], *text;
 	int rv = -1;
 
 	if (o == NULL)
 		return -1;
-	gpumem_json_add(o, "v", gpumem_json_int(1));
+	gpumem_json_add(o, "v", gpumem_json_int(JOBREC_V));
 	gpumem_json_add(o, "name", gpumem_json_string(r->name));
 	gpumem_json_add(o, "policy", gpumem_json_string(r->policy));
+	gpumem_json_add(o, "effective", gpumem_json_string(r->effective));
+	gpumem_json_add(o, "site", gpumem_json_string(r->site));
+	gpumem_json_add(o, "site_path", gpumem_json_string(r->site_path));
 	gpumem_json_add(o, "rejected", gpumem_json_string(r->rejected));
 	gpumem_json_add(o, "fail", gpumem_json_string(r->fail));
 	gpumem_json_add(o, "mps", gpumem_json_string(r->mps));
 	gpumem_json_add(o, "mps_gpus", gpumem_json_string(r->mps_gpus));
 	text = gpumem_json_dump(o, GPUMEM_JSON_COMPACT);
 	json_object_put(o);
-	snprintf(name, sizeof(name), JOBREC, job);
-	if (text)
+	jobrec_name(name, sizeof(name), job, node);
+	if (text && node)
+		rv = gpumem_state_write(dfd, name, text);
+	jobrec_name(name, sizeof(name), job, NULL);
+	if (text && (node == NULL || rv == 0))
 		rv = gpumem_state_write(dfd, name, text);
 	free(text);
 	return rv;
@@ -220,27 +245,31 @@ static int member(struct json_object *o, const char *key, char **out)
 	return *out ? 0 : -1;
 }
 
-int gpumem_jobrec_read(int dfd, unsigned job, struct gpumem_jobrec *r, char *why, size_t wlen)
+int gpumem_jobrec_read(int dfd, unsigned job, const char *node, struct gpumem_jobrec *r,
+		       char *why, size_t wlen)
 {
 	static const struct gpumem_json_caps caps = { JOBREC_MAX, 4, 64, "a job record" };
 	struct json_object *o = NULL;
-	char name[64], err[256], *text;
+	char name[128], err[256], *text;
 	double v = 0;
 	int rv = -1;
 
 	memset(r, 0, sizeof(*r));
-	snprintf(name, sizeof(name), JOBREC, job);
+	jobrec_name(name, sizeof(name), job, node);
 	text = dfd >= 0 ? gpumem_state_read(dfd, name, JOBREC_MAX) : NULL;
 	if (text == NULL) {
 		snprintf(why, wlen, "no record of job %u in the state directory", job);
 		return -1;
 	}
 	if (gpumem_json_parse(text, strlen(text), &caps, &o, err, sizeof(err)) < 0 ||
-	    gpumem_json_num(o, "v", &v) < 0 || v != 1 || member(o, "name", &r->name) < 0 ||
-	    member(o, "policy", &r->policy) < 0 || member(o, "rejected", &r->rejected) < 0 ||
+	    gpumem_json_num(o, "v", &v) < 0 || v != JOBREC_V || member(o, "name", &r->name) < 0 ||
+	    member(o, "policy", &r->policy) < 0 || member(o, "effective", &r->effective) < 0 ||
+	    member(o, "site", &r->site) < 0 || member(o, "site_path", &r->site_path) < 0 ||
+	    member(o, "rejected", &r->rejected) < 0 ||
 	    member(o, "fail", &r->fail) < 0 || member(o, "mps", &r->mps) < 0 ||
 	    member(o, "mps_gpus", &r->mps_gpus) < 0) {
-		snprintf(why, wlen, "the record of job %u is not whole", job);
+		snprintf(why, wlen, "the record of job %u is not whole%s", job, v > 0 && v != JOBREC_V ?
+			 " (written by another version of gpumem)" : "");
 		gpumem_jobrec_free(r);
 	} else {
 		rv = 0;
@@ -254,6 +283,9 @@ void gpumem_jobrec_free(struct gpumem_jobrec *r)
 {
 	free(r->name);
 	free(r->policy);
+	free(r->effective);
+	free(r->site);
+	free(r->site_path);
 	free(r->rejected);
 	free(r->fail);
 	free(r->mps);
@@ -261,10 +293,12 @@ void gpumem_jobrec_free(struct gpumem_jobrec *r)
 	memset(r, 0, sizeof(*r));
 }
 
-void gpumem_jobrec_forget(int dfd, unsigned job)
+void gpumem_jobrec_forget(int dfd, unsigned job, const char *node)
 {
-	char name[64];
+	char name[128];
 
-	snprintf(name, sizeof(name), JOBREC, job);
+	jobrec_name(name, sizeof(name), job, node);
+	unlinkat(dfd, name, 0);
+	jobrec_name(name, sizeof(name), job, NULL);
 	unlinkat(dfd, name, 0);
 }

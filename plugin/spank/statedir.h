@@ -61,22 +61,41 @@ int gpumem_probe_cache_merge(int dfd, const char *probe_out, char list[][64], in
 /*
  * The job's record, JOBN.rec: what the job prolog decided, written once by
  * it (root) and read by the job's steps and its epilog, so that all three
- * act on one agreed policy.  A step of a job with no record fails: the
- * prolog did not run, or could not write it (fail closed).
+ * act on one agreed policy, decided once: the effective policy and the site
+ * file as the prolog read it, which steps and the epilog use instead of
+ * the file (a site edit reaches the next job, never a running one).  A step
+ * of a job with no record fails: the prolog did not run, or could not
+ * write it (fail closed).
  */
 struct gpumem_jobrec {
 	char *name;             /* what logs and reports call the policy (raw) */
 	char *policy;           /* the validated user policy (JSON), NULL: site defaults */
+	char *effective;        /* the effective policy (JSON, set keys), NULL: none applies */
+	char *site;             /* the site file's text as the prolog read it, or NULL */
+	char *site_path;        /* where it was read from, for messages */
 	char *rejected;         /* why the user's policy was refused, or NULL */
 	char *fail;             /* why every step of the job fails (the before-check), or NULL */
 	char *mps;              /* NULL: no per-job MPS daemon asked; "start": being
 				 * started (mps.c's record says how it went); else why not */
 	char *mps_gpus;         /* the GPUs the daemon was started with; NULL: all */
 };
-int gpumem_jobrec_write(int dfd, unsigned job, const struct gpumem_jobrec *r);
-/* 0, or -1: no record (or one root did not write, or not whole: WHY says). */
-int gpumem_jobrec_read(int dfd, unsigned job, struct gpumem_jobrec *r, char *why, size_t wlen);
+/*
+ * Written twice: JOBN.NODE.rec for the epilog of NODE (the node's name,
+ * from Slurm's prolog environment) and JOBN.HOST.rec for the job's steps
+ * (this host's name: slurmstepd is told no node name), one file where the
+ * two are the same.  So where several slurmd share one state directory (a
+ * test cluster) each epilog keeps its own until it ends, and nodes that are
+ * hosts of their own (tests/slurm/hosts.sh) each keep their own policy.
+ */
+int gpumem_jobrec_write(int dfd, unsigned job, const char *node, const struct gpumem_jobrec *r);
+/*
+ * The steps' (NODE NULL) or NODE's epilog's: 0, or -1: no record (or one
+ * root did not write, or not whole: WHY says).
+ */
+int gpumem_jobrec_read(int dfd, unsigned job, const char *node, struct gpumem_jobrec *r,
+		       char *why, size_t wlen);
 void gpumem_jobrec_free(struct gpumem_jobrec *r);
-void gpumem_jobrec_forget(int dfd, unsigned job);
+/* Remove both. */
+void gpumem_jobrec_forget(int dfd, unsigned job, const char *node);
 
 #endif
