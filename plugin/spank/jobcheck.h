@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The GPU check of a job (prolog and epilog): run it, report it, drain on failure. */
+/* The GPU check of a job (prolog and epilog): run it (jobcheck.c), report it and drain on failure (jobreport.c). */
 #ifndef GPUMEM_JOBCHECK_H
 #define GPUMEM_JOBCHECK_H
 #include <sys/types.h>
@@ -41,6 +41,11 @@ struct gpumem_checkrun {
  */
 void gpumem_jobcheck_run(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
 			 const char *phase, int has_gpu, int l2_reset, struct gpumem_checkrun *r);
+/*
+ * The node's index of the check's device IDX (numbered from 0): entry IDX of
+ * GPUS (the job's list, as in SLURM_STEP_GPUS), else IDX itself; OUT holds it.
+ */
+const char *gpumem_jobcheck_node_index(const char *gpus, const char *idx, char *out, size_t len);
 /* Did the check reset the persisting L2 of every GPU it checked (--l2-reset)? */
 int gpumem_jobcheck_l2_reset_done(const struct gpumem_checkrun *r);
 /*

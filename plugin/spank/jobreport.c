@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The report of a job's GPU check (jobcheck.c runs it), as root, as soon as
+ * the check ends: the gpumem-report/1 document (doc/REPORT-JSON.md)
+ * written atomically into the site's report.dir, one node_exporter
+ * textfile per GPU, one summary line in the slurmd log, and the drain (or
+ * resume) the policy and the site ask for.  The check's own output is
+ * never trusted: a GPU whose UUID or index is not a plain token gets no
+ * textfile, a figure that is not a plain number is left out.  The
+ * directories root writes into are opened without following links
+ * (gpumem_dir_open_safe); every line logged is escaped (log.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "drain.h"
+#include "jobcheck.h"
+#include "json.h"
+#include "log.h"
+#include "report.h"
+#include "trust.h"
+
+/*
+ * Write BUF to NAME in the directory open at DFD (see gpumem_dir_open_safe)
+ * through a temporary file and rename: never half a file, never through a
+ * link.  SHOWN names the directory in messages.
+ */
+static int write_atomic(int dfd, const char *shown, const char *name, const char *buf,
+			char *err, size_t elen)
+{
+	char tmp[300];
+	size_t len = strlen(buf);
+	int fd, rv = -1;
+
+	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", name, (int)getpid());
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		snprintf(err, elen, "%s/%s: %s", shown, tmp, strerror(errno));
+		return -1;
+	}
+	if (write(fd, buf, len) != (ssize_t)len || fsync(fd) < 0) {
+		snprintf(err, elen, "%s/%s: %s", shown, tmp, strerror(errno));
+		goto fail;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		snprintf(err, elen, "%s/%s: %s", shown, tmp, strerror(errno));
+		goto fail;
+	}
+	fd = -1;
+	if (renameat(dfd, tmp, dfd, name) < 0) {
+		snprintf(err, elen, "%s/%s: %s", shown, name, strerror(errno));
+		goto fail;
+	}
+	rv = 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	if (rv < 0)
+		unlinkat(dfd, tmp, 0);
+	return rv;
+}
+
+/*
+ * The check reads a GPU and driver that could make it print anything: only a
+ * plain token goes into a node_exporter label, only a plain number into a
+ * sample, so no output can add lines or labels to the textfile.
+ */
+static int prom_token(const char *s)
+{
+	return s && *s && strlen(s) < 64 &&
+		strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") ==
+		strlen(s);
+}
+
+static int prom_number(const char *s)
+{
+	return s && *s && strspn(s, "0123456789.eE+-") == strlen(s);
+}
+
+/* The gpumem-report/1 document (doc/REPORT-JSON.md), the check's text inside as it came. */
+static char *report_json(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
+			 const struct gpumem_checkrun *r)
+{
+	struct json_object *o = json_object_new_object();
+	char *text, *eff;
+
+	if (o == NULL)
+		return NULL;
+	/* The policy the step ran under, after the site's clamps (for the accounting record). */
+	eff = st->have_eff ? gpumem_policy_format(&st->eff, GPUMEM_FMT_JSON, 0) : NULL;
+	if (eff)
+		eff[strcspn(eff, "\n")] = '\0';
+	gpumem_json_add(o, "schema", gpumem_json_string("gpumem-report/1"));
+	gpumem_json_add(o, "job", gpumem_json_int(ji->job));
+	gpumem_json_add(o, "step", gpumem_json_string(ji->step));
+	gpumem_json_add(o, "node", gpumem_json_string(ji->node));
+	gpumem_json_add(o, "user", gpumem_json_string(ji->user));
+	gpumem_json_add(o, "uid", gpumem_json_int(ji->uid));
+	gpumem_json_add(o, "policy", gpumem_json_string(ji->policy));
+	gpumem_json_add(o, "phase", gpumem_json_string(r->phase));
+	gpumem_json_add(o, "time", gpumem_json_string(r->time));
+	gpumem_json_add(o, "gpus", gpumem_json_string(ji->gpus));
+	gpumem_json_add(o, "status", gpumem_json_string(r->status));
+	gpumem_json_add(o, "reason", gpumem_json_string(r->reason[0] ? r->reason : NULL));
+	gpumem_json_add(o, "exit_code", r->exit_code >= 0 ? gpumem_json_int(r->exit_code) : NULL);
+	gpumem_json_add(o, "verdict", gpumem_json_string(r->verdict));
+	gpumem_json_add(o, "drained", gpumem_json_bool(r->drained));
+	/*
+	 * The head line (report_head.c), then the policy, written by the JSON
+	 * module (format.c), and the check, both taken as they are.
+	 */
+	/* The job's profile goes with the epilog's report (the after-check's, or phase "job"). */
+	text = gpumem_report_text(o, eff && eff[0] ? eff : NULL, r->json, r->doc,
+				  strcmp(r->phase, "before") ? st->profile : NULL);
+	free(eff);
+	json_object_put(o);
+	return text;
+}
+
+/* One node_exporter textfile per GPU, so steps on other GPUs never clash. */
+static void textfiles(const char *dir, const struct gpumem_jobinfo *ji,
+		      const struct gpumem_checkrun *r)
+{
+	static const char *const metrics[] = { "read", "write", "copy", "triad", "d2d", "h2d",
+					       "d2h" };
+	struct json_object *devs;
+	char why[600];
+	int dfd = -1;
+
+	if (r->doc == NULL)
+		goto out;
+	dfd = gpumem_dir_open_safe(dir, why, sizeof(why));
+	if (dfd < 0) {
+		gpumem_error("gpumem: node_exporter textfile directory %s: refused, nothing "
+			     "written: %s", dir, why);
+		goto out;
+	}
+	devs = gpumem_json_get(r->doc, "devices");
+	for (size_t i = 0; i < gpumem_json_len(devs); i++) {
+		struct json_object *dev = gpumem_json_at(devs, i);
+		char nbuf[64];
+		const char *uuid = gpumem_json_text(gpumem_json_get(dev, "uuid"));
+		const char *idx = gpumem_json_text(gpumem_json_get(dev, "index"));
+		const char *nidx = gpumem_jobcheck_node_index(ji->gpus, idx, nbuf, sizeof(nbuf));
+		const char *v = gpumem_json_text(gpumem_json_get(dev, "verdict"));
+		char name[160], labels[512], err[4400];
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f;
+		int code;
+
+		if (prom_token(nidx))
+			idx = nidx;
+		if (!prom_token(uuid) || (idx && !prom_token(idx)))
+			continue;
+		snprintf(labels, sizeof(labels), "node=\"%s\",gpu=\"%s\",uuid=\"%s\"", ji->node,
+			 idx ? idx : "", uuid);
+		f = open_memstream(&buf, &len);
+		if (f == NULL)
+			continue;
+		fprintf(f, "# HELP gpumem_bandwidth_gbps Best bandwidth of the last gpumem check, GB/s.\n"
+			"# TYPE gpumem_bandwidth_gbps gauge\n");
+		for (size_t m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
+			const char *b = gpumem_json_text(gpumem_json_get(gpumem_json_get(gpumem_json_get(dev, "metrics"), metrics[m]), "best_gbps"));
+
+			if (prom_number(b))
+				fprintf(f, "gpumem_bandwidth_gbps{%s,metric=\"%s\"} %s\n", labels,
+					metrics[m], b);
+		}
+		code = !v ? 2 : !strncmp(v, "pass", 4) ? 0 :
+			!strcmp(v, "warn") ? 1 : !strcmp(v, "unusable") ? 4 : 2;
+		fprintf(f, "# HELP gpumem_check_verdict 0 pass, 1 warn, 2 fail, 3 skipped, 4 unusable.\n"
+			"# TYPE gpumem_check_verdict gauge\ngpumem_check_verdict{%s} %d\n"
+			"# HELP gpumem_check_timestamp_seconds When the last check ran.\n"
+			"# TYPE gpumem_check_timestamp_seconds gauge\n"
+			"gpumem_check_timestamp_seconds{%s} %lld\n", labels, code, labels,
+			(long long)time(NULL));
+		if (fclose(f) != 0) {
+			free(buf);
+			continue;
+		}
+		snprintf(name, sizeof(name), "gpumem_%s.prom", uuid);
+		gpumem_safe_name(name);
+		if (write_atomic(dfd, dir, name, buf, err, sizeof(err)) < 0)
+			gpumem_error("gpumem: node_exporter textfile: %s", err);
+		free(buf);
+	}
+out:
+	if (dfd >= 0)
+		close(dfd);
+}
+
+/*
+ * UUIDs of the check's devices, comma-separated, into OUT: with FAILED, of
+ * those not passing (all of them when none is singled out), else of those
+ * passing.  Empty without a document.
+ */
+static void check_uuids(const struct gpumem_checkrun *r, int failed, char *out, size_t len)
+{
+	struct json_object *devs = gpumem_json_get(r->doc, "devices");
+	size_t o = 0;
+
+	out[0] = '\0';
+	for (int pass = 0; pass < 2 && o == 0; pass++)
+		for (size_t i = 0; i < gpumem_json_len(devs); i++) {
+			const char *u = gpumem_json_str(gpumem_json_at(devs, i), "uuid");
+			const char *v = gpumem_json_str(gpumem_json_at(devs, i), "verdict");
+			int ok = v && (!strcmp(v, "pass") || !strcmp(v, "warn"));
+
+			if (!u || strncmp(u, "GPU-", 4) || strpbrk(u, ",{} ") ||
+			    (pass == 0 && ok == failed) || o + strlen(u) + 2 >= len)
+				continue;
+			o += (size_t)snprintf(out + o, len - o, "%s%s", o ? "," : "", u);
+		}
+}
+
+/* Drain on a failed check (naming the failed GPUs), resume on a pass. */
+static void drain_or_resume(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
+			    struct gpumem_checkrun *r)
+{
+	char msg[1200], uuids[512];
+
+	if (!strcmp(r->verdict, "fail") && st->eff.check.on_fail == GPUMEM_ONFAIL_DRAIN &&
+	    st->have_site && st->site.drain.enabled && ji->node[0]) {
+		char reason[1400], cause[204], gpus[520];
+
+		/* The cause comes from the check's output: escaped. */
+		gpumem_escape(cause, sizeof(cause), r->reason[0] ? r->reason : r->verdict);
+		check_uuids(r, 1, uuids, sizeof(uuids));
+		snprintf(gpus, sizeof(gpus), uuids[0] ? " {%s}" : "", uuids);
+		snprintf(reason, sizeof(reason), "%s%s (job %u.%s %s: %s)",
+			 st->site.drain.reason ? st->site.drain.reason : "gpumem: GPU check failed",
+			 gpus, ji->job, ji->step, r->phase, cause);
+		r->drained = gpumem_drain(ji->node, reason, msg, sizeof(msg)) == 1;
+		gpumem_info("gpumem: %s", msg);
+	} else if (!strncmp(r->verdict, "pass", 4) && st->have_site && st->site.drain.enabled &&
+		   ji->node[0]) {
+		check_uuids(r, 0, uuids, sizeof(uuids));
+		if (gpumem_resume(ji->node, uuids, msg, sizeof(msg)) != 0)
+			gpumem_info("gpumem: %s", msg);
+	}
+}
+
+void gpumem_jobcheck_report(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
+			    struct gpumem_checkrun *r)
+{
+	const char *dir = st->have_site ? st->site.report.dir : NULL;
+	char name[256], err[4400], why[600];
+	char *json;
+	int dfd;
+
+	if (!r->done)
+		return;
+	if (!strcmp(r->phase, "job"))   /* no check: the job's profile only */
+		goto write;
+	/* Drain first, so the report can say so. */
+	drain_or_resume(st, ji, r);
+	gpumem_info("gpumem: check %s job %u.%s node %s GPUs %s: %s%s%s%s%s", r->phase, ji->job,
+		   ji->step, ji->node, ji->gpus[0] ? ji->gpus : "(not set)", r->verdict,
+		   r->reason[0] ? " (" : "", r->reason, r->reason[0] ? ")" : "",
+		   r->figures[0] ? "" : "");
+	if (r->figures[0])
+		gpumem_info("gpumem: check %s job %u.%s node %s: %s", r->phase, ji->job, ji->step,
+			   ji->node, r->figures);
+write:
+	if (dir) {
+		dfd = gpumem_dir_open_safe(dir, why, sizeof(why));
+		if (dfd < 0) {
+			gpumem_error("gpumem: report directory %s: refused, no report written: %s",
+				     dir, why);
+		} else {
+			snprintf(name, sizeof(name), "job%u.%s.%s.%s.json", ji->job, ji->step,
+				 ji->node, r->phase);
+			gpumem_safe_name(name);
+			json = report_json(st, ji, r);
+			if (json == NULL || write_atomic(dfd, dir, name, json, err, sizeof(err)) < 0)
+				gpumem_error("gpumem: report not written: %s",
+					     json ? err : "out of memory");
+			free(json);
+			close(dfd);
+		}
+	}
+	if (st->have_site && st->site.report.textfile_dir)
+		textfiles(st->site.report.textfile_dir, ji, r);
+}
