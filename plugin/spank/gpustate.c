@@ -38,25 +38,20 @@
 
 #define GPUDIR "gpus"
 
-/* state_dir/gpus, made root's and 0700 where needed; an fd, or -1. */
-static int gpudir_open(const struct gpumem_jobctx *c)
+/* state_dir/gpus, made root's and 0700 where needed (trust.c); an fd, or -1 with WHY. */
+static int gpudir_open(const struct gpumem_jobctx *c, char *why, size_t wlen)
 {
-	struct stat sb;
-	int fd;
+	char path[4200];
 
+	snprintf(why, wlen, "no state directory");
 	if (c->dfd < 0)
 		return -1;
-	if (mkdirat(c->dfd, GPUDIR, 0700) < 0 && errno != EEXIST)
-		return -1;
-	fd = openat(c->dfd, GPUDIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &sb) < 0 || sb.st_uid != 0 ||
-	    ((sb.st_mode & 077) && fchmod(fd, 0700) < 0)) {
-		close(fd);
+	if (mkdirat(c->dfd, GPUDIR, 0700) < 0 && errno != EEXIST) {
+		snprintf(why, wlen, "%s", strerror(errno));
 		return -1;
 	}
-	return fd;
+	snprintf(path, sizeof(path), "%s/%s", gpumem_plugin.args.state_dir, GPUDIR);
+	return gpumem_dir_open_mode(path, 0700, why, wlen);
 }
 
 /* The file name KIND.NODE.GPU of the job's GPU J (J < 0: "all"). */
@@ -80,8 +75,8 @@ static int key_of(const struct gpumem_jobctx *c, int k)
 
 int gpumem_suspect_find(const struct gpumem_jobctx *c, char *what, size_t len)
 {
-	char name[160], *text = NULL;
-	int fd = gpudir_open(c);
+	char name[160], why[600], *text = NULL;
+	int fd = gpudir_open(c, why, sizeof(why));
 
 	what[0] = '\0';
 	for (int k = 0; fd >= 0 && k < nkeys(c) && !text; k++) {
@@ -130,16 +125,16 @@ static void drain_twice(const struct gpumem_jobctx *c, const struct gpumem_node 
 void gpumem_suspect_update(const struct gpumem_jobctx *c, const struct gpumem_node *node,
 			   struct gpumem_checkrun *r)
 {
-	char name[160], prev[700], now[700], why[520];
+	char name[160], prev[700], now[700], why[520], derr[600];
 	const char *kind;
 	int fd, had;
 
 	if (!strcmp(r->status, "skipped") || !strcmp(r->status, "not_run"))
 		return;         /* no check ran: nothing learnt of the GPU */
-	fd = gpudir_open(c);
+	fd = gpudir_open(c, derr, sizeof(derr));
 	if (fd < 0) {
 		gpumem_error("gpumem: job %u: cannot keep the GPUs' state in %s/%s: %s", c->job,
-			     gpumem_plugin.args.state_dir, GPUDIR, strerror(errno));
+			     gpumem_plugin.args.state_dir, GPUDIR, derr);
 		return;
 	}
 	had = gpumem_suspect_find(c, prev, sizeof(prev));
@@ -179,8 +174,8 @@ void gpumem_suspect_update(const struct gpumem_jobctx *c, const struct gpumem_no
 void gpumem_gpus_ended(const struct gpumem_jobctx *c)
 {
 	struct timespec ts;
-	char name[160], text[64];
-	int fd = gpudir_open(c);
+	char name[160], text[64], why[600];
+	int fd = gpudir_open(c, why, sizeof(why));
 
 	if (fd < 0)
 		return;
@@ -197,11 +192,11 @@ void gpumem_gpus_ended(const struct gpumem_jobctx *c)
 
 int gpumem_gpu_ended_at(const struct gpumem_jobctx *c, int j, struct timespec *ts)
 {
-	char name[160], *text;
+	char name[160], why[600], *text;
 	unsigned job;
 	long long sec;
 	long nsec;
-	int fd = gpudir_open(c), rv = -1;
+	int fd = gpudir_open(c, why, sizeof(why)), rv = -1;
 
 	if (fd < 0)
 		return -1;

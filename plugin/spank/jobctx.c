@@ -278,21 +278,15 @@ void gpumem_jobctx_free(struct gpumem_jobctx *c)
 static void probe_to_cache(struct gpumem_jobctx *c)
 {
 	struct gpumem_plugin *st = &gpumem_plugin;
-	char path[4200], gpus[GPUMEM_GPU_LIST_MAX + 32], mps[4300];
-	char *argv[] = { path, NULL };
-	char *envp[] = { "PATH=/usr/bin:/bin", gpus, mps, NULL };
 	struct gpumem_proc p = { 0 };
 
-	snprintf(path, sizeof(path), "%s/gpumem-probe", st->args.libexecdir);
-	snprintf(gpus, sizeof(gpus), "CUDA_VISIBLE_DEVICES=%s", c->ji.gpus);
-	snprintf(mps, sizeof(mps), "CUDA_MPS_PIPE_DIRECTORY=%s", st->nomps ? st->nomps : "/nonexistent");
 	/*
 	 * As root, not as the user: the cache serves every later job, so no
 	 * user may have had a hand in what it says.
 	 */
-	gpumem_proc_as_user(&p, path, argv, envp, 0, 0, st->args.timeout);
-	if (gpumem_proc_run(&p) < 0 || p.status != 0) {
-		gpumem_info("gpumem: job %u: %s: %s", c->job, path,
+	if (gpumem_probe_run(&p, st->args.libexecdir, st->nomps ? st->nomps : "/nonexistent",
+			     c->ji.gpus, 0, 0, st->args.timeout) < 0) {
+		gpumem_info("gpumem: job %u: %s/gpumem-probe: %s", c->job, st->args.libexecdir,
 			   p.timed_out ? "timed out" : p.out ? p.out : "cannot run");
 	} else if (gpumem_probe_cache_merge(c->dfd, p.out, c->list, c->ngpus) < 0) {
 		gpumem_error("gpumem: job %u: cannot write the probe cache in %s", c->job,

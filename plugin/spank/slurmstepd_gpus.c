@@ -29,22 +29,15 @@ static int job_getenv(void *ctx, const char *name, char *buf, int len)
 static void probe(const struct gpumem_args *a, uid_t uid, gid_t gid, char list[][64], int n,
 		  struct gpumem_node *node)
 {
-	char path[4200], mps[4300];
-	char *argv[] = { path, NULL };
-	char *envp[] = { "PATH=/usr/bin:/bin", mps, NULL };
+	char nomps[4300];
 	struct gpumem_proc p = { 0 };
 
-	snprintf(path, sizeof(path), "%s/gpumem-probe", a->libexecdir);
-	snprintf(mps, sizeof(mps), "CUDA_MPS_PIPE_DIRECTORY=%s/nomps", a->mps_dir);
-	gpumem_proc_as_user(&p, path, argv, envp, uid, gid, a->timeout);
-	if (gpumem_proc_run(&p) < 0) {
-		gpumem_info("gpumem: cannot run %s: GPU limits unknown", path);
-		return;
-	}
-	if (p.status == 0)
+	snprintf(nomps, sizeof(nomps), "%s/nomps", a->mps_dir);
+	if (gpumem_probe_run(&p, a->libexecdir, nomps, NULL, uid, gid, a->timeout) == 0)
 		gpumem_gpus_match(p.out, list, n, node);
 	else
-		gpumem_info("gpumem: %s: %s", path, p.timed_out ? "timed out" : p.out);
+		gpumem_info("gpumem: %s/gpumem-probe: %s: GPU limits unknown", a->libexecdir,
+			    p.timed_out ? "timed out" : p.out ? p.out : "cannot run");
 	gpumem_proc_free(&p);
 }
 

@@ -18,6 +18,7 @@
 #include "gpus.h"
 #include "json.h"
 #include "policy.h"
+#include "proc.h"
 #include "statedir.h"
 #include "trust.h"
 
@@ -126,6 +127,20 @@ int gpumem_probe_cache_lookup(int dfd, char list[][64], int n, struct gpumem_nod
 		memset(node, 0, sizeof(*node));
 	free(cache);
 	return rv;
+}
+
+int gpumem_probe_run(struct gpumem_proc *p, const char *libexecdir, const char *nomps,
+		     const char *visible, uid_t uid, gid_t gid, int timeout)
+{
+	char path[4200], mps[4300], cvd[GPUMEM_GPU_LIST_MAX + 32];
+	char *argv[] = { path, NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", mps, visible ? cvd : NULL, NULL };
+
+	snprintf(path, sizeof(path), "%s/gpumem-probe", libexecdir);
+	snprintf(mps, sizeof(mps), "CUDA_MPS_PIPE_DIRECTORY=%s", nomps);
+	snprintf(cvd, sizeof(cvd), "CUDA_VISIBLE_DEVICES=%s", visible ? visible : "");
+	gpumem_proc_as_user(p, path, argv, envp, uid, gid, timeout);
+	return gpumem_proc_run(p) == 0 && p->status == 0 ? 0 : -1;
 }
 
 int gpumem_probe_cache_merge(int dfd, const char *out, char list[][64], int n)

@@ -57,6 +57,17 @@ int gpumem_probe_cache_lookup(int dfd, char list[][64], int n, struct gpumem_nod
  * entries), into the cache: its ordinal k becomes the physical index LIST[k].
  */
 int gpumem_probe_cache_merge(int dfd, const char *probe_out, char list[][64], int n);
+/*
+ * The one way gpumem-probe runs (the prolog as root for the cache, a step
+ * as the user): LIBEXECDIR/gpumem-probe as UID:GID, bounded by TIMEOUT s,
+ * with a fixed environment: PATH, CUDA_MPS_PIPE_DIRECTORY=NOMPS (no MPS
+ * daemon) and, where VISIBLE is given, CUDA_VISIBLE_DEVICES=VISIBLE.  P
+ * holds the run (its output, status, timed_out; gpumem_proc_free it).
+ * 0 when the probe ran and exited 0, else -1.
+ */
+struct gpumem_proc;
+int gpumem_probe_run(struct gpumem_proc *p, const char *libexecdir, const char *nomps,
+		     const char *visible, uid_t uid, gid_t gid, int timeout);
 
 /*
  * The job's record, JOBN.rec: what the job prolog decided, written once by
