@@ -53,8 +53,17 @@ report() {
 		sleep 0.25
 	done
 }
-# samplers: what runs as nobody of the sampler (the stand-in's 'sleep 600' included).
-samplers() { ps -u 65534 -o stat=,args= | awk '$1 !~ /^Z/ && (/gpumem-sample/ || /sleep 600/)'; }
+# samplers: what runs as nobody of the sampler (the stand-in's 'sleep 600'
+# included) in this cluster's node, i.e. in its slurmd's mount namespace: another
+# test run's samplers on the same machine (their own clusters) are not ours.
+nodens=$("$CL" exec readlink /proc/self/ns/mnt)
+samplers() {
+	local p
+	for p in $(ps -u 65534 -o pid=); do
+		[ "$(readlink "/proc/$p/ns/mnt" 2>/dev/null)" = "$nodens" ] || continue
+		ps -o stat=,args= -p "$p"
+	done | awk '$1 !~ /^Z/ && (/gpumem-sample/ || /sleep 600/)'
+}
 
 # --- a job gets a profile, with no change to the job -----------------------------------
 run asuser srun -N1 --gres=gpu:1 sh -c 'echo "job=$SLURM_JOB_ID"; sleep 2'
