@@ -344,9 +344,11 @@ static int job_or_advise(int argc, char **argv, int advise)
 		else if (!strcmp(argv[i], "--rules") && advise)
 			rules = 1;
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("Usage: gpumem %s JOBID [--site FILE] [--json]\n"
-			       "       gpumem %s --report FILE [--site FILE] [--json]\n%s", cmd, cmd,
-			       advise ? "       gpumem advise --rules [--site FILE] [--json]\n" : "");
+			printf("Usage: gpumem %s JOBID [--json]\n"
+			       "       gpumem %s --report FILE [--json]\n%s"
+			       "  --site FILE  the site file whose advice: rules apply (default "
+			       "$GPUMEM_SITE, else the installed one)\n", cmd, cmd,
+			       advise ? "       gpumem advise --rules [--json]: the rules in force\n" : "");
 			return JOB_OK;
 		} else if (job == NULL && argv[i][0] != '-')
 			job = argv[i];
