@@ -11,6 +11,7 @@
  * GPM or NVLink falls to a later rule, never to a wrong one.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,16 +61,15 @@ static const struct builtin {
 };
 
 static struct gpumem_advice_table builtin_table;
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 
-/* Compiled on first use; a built-in rule that does not compile is a bug (test_advise). */
-const struct gpumem_advice_table *gpumem_advice_builtin(void)
+/* A built-in rule that does not compile is a bug (test_advise_rules, advise_rules.sh). */
+static void compile_builtin(void)
 {
 	struct gpumem_advice_table *t = &builtin_table;
 	char err[200];
 	size_t at;
 
-	if (t->n)
-		return t;
 	snprintf(t->source, sizeof(t->source), "built-in");
 	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++) {
 		const struct builtin *b = &builtin[i];
@@ -87,7 +87,13 @@ const struct gpumem_advice_table *gpumem_advice_builtin(void)
 				fprintf(stderr, "gpumem: built-in advice rule %s: %s\n", b->name, err);
 	}
 	t->n = (int)(sizeof(builtin) / sizeof(builtin[0]));
-	return t;
+}
+
+/* Compiled once, on first use, whichever thread asks first. */
+const struct gpumem_advice_table *gpumem_advice_builtin(void)
+{
+	pthread_once(&builtin_once, compile_builtin);
+	return &builtin_table;
 }
 
 static void say(struct gpumem_advice *a, const char *rule, const char *policy)
