@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "config.h"
+#include "advise.h"
 #include "policy.h"
 #include "job_cli.h"
 #include "report_cli.h"
@@ -31,6 +32,7 @@ static void usage(FILE *out)
 		"       gpumem report [--site FILE] [FILTERS] [--json | --svg FILE] [DIR]\n"
 		"       gpumem job JOBID [--json]\n"
 		"       gpumem advise JOBID [--json]\n"
+		"       gpumem advise --rules [--site FILE] [--json]\n"
 		"       gpumem --help | --version\n"
 		"\n"
 		"POLICY is a file path or the name of a policy in the site's policy_dir.\n"
@@ -39,7 +41,8 @@ static void usage(FILE *out)
 		"env       the environment a task would receive under the policy\n"
 		"report    every node's check reports, worst first (gpumem report --help)\n"
 		"job       what a job got on each node, from Slurm's accounting (sacct)\n"
-		"advise    the policy a job's GPU memory profile suggests, per node and GPU\n"
+		"advise    the policy a job's GPU memory profile suggests, per node and GPU;\n"
+		"          --rules: the advice rules in force (the site file's advice:)\n"
 		"Without --site, $GPUMEM_SITE or %s is used when it exists.\n"
 		"Exit status: 0 valid, 1 invalid input, 64 usage error.\n", DEFAULT_SITE);
 }
@@ -138,6 +141,8 @@ static int cmd_validate(const struct opts *o, int n, char **files)
 	int have_site, rv, site_rc;
 
 	site_rc = load_site(o, &site, &have_site, &d);
+	if (have_site)          /* the plugin does not ask this: advise_site.c says why */
+		gpumem_advice_check_policies(&site, &d);
 	for (int i = 0; i < n; i++) {
 		struct gpumem_policy p, eff;
 		char *path = NULL;

@@ -4,7 +4,8 @@
  * verdicts and figures, drain, GPU memory profile and the advice from it),
  * read from Slurm's accounting: sacct's AdminComment, where gpumem-acct
  * left one record per node (acct.h).  gpumem advise JOBID [--json]: the
- * same records, the advice alone (the profile block: job_profile.c).
+ * same records, the advice alone (the profile block: job_profile.c);
+ * gpumem advise --rules: the advice table in force (job_rules.c).
  * No report directory is read, except with --report FILE: the record
  * gpumem-acct would build from the reports beside that file (a node
  * without accounting, or before gpumem-acct ran).  sacct runs as the caller, so Slurm decides
@@ -329,18 +330,25 @@ static int job_or_advise(int argc, char **argv, int advise)
 	const char *cmd = advise ? "advise" : "job";
 	static char out[SACCT_CAP];
 	char err[512], *line, *save = NULL;
-	int json = 0, first = 1, bad = 0, rc;
+	int json = 0, first = 1, bad = 0, rc, rules = 0;
 	struct json_object *arr = NULL;
-	const char *job = NULL, *report = NULL;
+	const char *job = NULL, *report = NULL, *site = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
 			json = 1;
 		else if (!strcmp(argv[i], "--report") && i + 1 < argc && report == NULL)
 			report = argv[++i];
+		else if (!strcmp(argv[i], "--site") && i + 1 < argc && site == NULL)
+			site = argv[++i];
+		else if (!strcmp(argv[i], "--rules") && advise)
+			rules = 1;
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			printf("Usage: gpumem %s JOBID [--json]\n"
-			       "       gpumem %s --report FILE [--json]\n", cmd, cmd);
+			       "       gpumem %s --report FILE [--json]\n%s"
+			       "  --site FILE  the site file whose advice: rules apply (default "
+			       "$GPUMEM_SITE, else the installed one)\n", cmd, cmd,
+			       advise ? "       gpumem advise --rules [--json]: the rules in force\n" : "");
 			return JOB_OK;
 		} else if (job == NULL && argv[i][0] != '-')
 			job = argv[i];
@@ -349,8 +357,18 @@ static int job_or_advise(int argc, char **argv, int advise)
 			return JOB_USAGE;
 		}
 	}
-	if (report && job == NULL)
+	/* The advice table in force: the site file's advice: section, else built in. */
+	if (gpumem_job_rules_load(cmd, site) < 0)
+		return JOB_BAD;
+	if (rules && job == NULL && report == NULL)
+		return gpumem_job_rules_print(json) < 0 ? JOB_BAD : JOB_OK;
+	if (report && job == NULL && !rules)
 		return from_report(cmd, report, json, advise);
+	if (rules) {
+		fprintf(stderr, "gpumem: advise: --rules prints the rules; it takes no JOBID or "
+			"--report\n");
+		return JOB_USAGE;
+	}
 	if (job == NULL || strspn(job, "0123456789_") != strlen(job) || !*job) {
 		fprintf(stderr, "gpumem: %s: give one job ID (digits, or ARRAYID_TASK), or --report "
 			"FILE\n", cmd);

@@ -2,11 +2,14 @@
 /*
  * gpumem job and gpumem advise (gpumem(1)): both read the records
  * gpumem-acct leaves in sacct's AdminComment (job.c); the profile block
- * and the advice from a record's "prof" are job_profile.c's.
+ * and the advice from a record's "prof" are job_profile.c's, the advice
+ * table in force job_rules.c's.
  */
 #ifndef GPUMEM_JOB_CLI_H
 #define GPUMEM_JOB_CLI_H
 #include "json.h"
+
+struct gpumem_advice_table;
 
 int gpumem_job_main(int argc, char **argv);
 int gpumem_advise_main(int argc, char **argv);
@@ -15,6 +18,14 @@ int gpumem_advise_main(int argc, char **argv);
  * one of a few rotating buffers, so one printf may take several.
  */
 const char *gpumem_job_text(const char *s);
+/*
+ * The advice table in force (job_rules.c): load it from the site file
+ * (PATH, else $GPUMEM_SITE, else the installed one; -1 with the errors
+ * printed), the table (the built-in one until loaded), and --rules.
+ */
+int gpumem_job_rules_load(const char *cmd, const char *path);
+const struct gpumem_advice_table *gpumem_job_rules(void);
+int gpumem_job_rules_print(int json);
 /* The profile block of a record (checked: gpumem_acct_check), with each GPU's advice. */
 void gpumem_job_print_profile(struct json_object *rec);
 /* The advice lines only, one per GPU ("gpumem advise"). */

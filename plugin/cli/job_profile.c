@@ -3,7 +3,8 @@
  * The GPU memory profile of a job in `gpumem job` (a block per node, a few
  * plain lines per GPU) and the advice in `gpumem job` and `gpumem advise`,
  * from the compact summary an accounting record carries ("prof",
- * profile.h) and the advice rules (advise.h).  Every string of a record
+ * profile.h) and the advice table in force (job_rules.c, advise.h).
+ * Every string of a record
  * reaches the terminal through gpumem_job_text (trust.h's cleaner).
  *
  * Builds: gpumem (plugin/cli/cli.am).  Includes plugin/core's headers.
@@ -59,7 +60,7 @@ static void print_gpu(const struct gpumem_prof_gpu *g, struct json_object *eff)
 	char f[4][32];
 	int gpm = strcmp(g->source, "gpm") == 0;
 
-	gpumem_advise(g, eff, &a);
+	gpumem_advise_with(gpumem_job_rules(), g, eff, &a);
 	printf("    gpu %-3ld %.0f sample%s", g->index, isfinite(g->samples) ? g->samples : 0,
 	       g->samples == 1 ? "" : "s");
 	if (g->source[0] && !gpm)
@@ -136,7 +137,7 @@ void gpumem_job_print_advice(struct json_object *rec)
 
 		if (gpumem_prof_gpu_of(gpumem_json_at(rows, i), &g) < 0)
 			continue;
-		gpumem_advise(&g, eff, &a);
+		gpumem_advise_with(gpumem_job_rules(), &g, eff, &a);
 		snprintf(head, sizeof(head), "  gpu %-3ld ", g.index);
 		print_advice_of(&a, head);
 	}
@@ -158,7 +159,7 @@ struct json_object *gpumem_job_advice(struct json_object *rec)
 
 		if (gpumem_prof_gpu_of(gpumem_json_at(rows, i), &g) < 0)
 			continue;
-		gpumem_advise(&g, eff, &a);
+		gpumem_advise_with(gpumem_job_rules(), &g, eff, &a);
 		o = gpumem_advice_json(&a, g.index);
 		if (o == NULL || json_object_array_add(arr, o) < 0) {
 			json_object_put(o);

@@ -18,11 +18,12 @@
 #include "report_cli.h"
 #include "trust.h"
 
-/* One GPU of a profile and the advice for it (rule and policy are advise.c's). */
+/* One GPU of a profile and the advice for it (rule and policy point into adv). */
 struct prof_gpu {
 	struct gpumem_prof_gpu g;
 	const char *rule, *policy;
 	char *reason;
+	struct gpumem_advice adv;       /* in place: the array is never moved */
 };
 
 struct gpumem_report_prof {
@@ -59,14 +60,13 @@ static int add_gpus(struct gpumem_report_prof *p, struct json_object *rows,
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		struct prof_gpu *pg = &p->gpus[p->ngpus];
-		struct gpumem_advice a;
 
 		if (gpumem_prof_gpu_of(gpumem_json_at(rows, i), &pg->g) < 0)
 			continue;
-		gpumem_advise(&pg->g, eff, &a);
-		pg->rule = a.rule;
-		pg->policy = a.policy;
-		pg->reason = strdup(a.reason);
+		gpumem_advise(&pg->g, eff, &pg->adv);
+		pg->rule = pg->adv.rule;
+		pg->policy = pg->adv.policy;
+		pg->reason = strdup(pg->adv.reason);
 		if (pg->reason == NULL)
 			return -1;
 		p->ngpus++;

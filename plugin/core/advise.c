@@ -1,168 +1,156 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The advice rules (advise.h): one GPU's profile summary in, one piece of
- * advice out, the first rule that matches winning.  The thresholds are
- * here and nowhere else; doc/ADMIN.md's table follows them.  A figure the
- * summary does not have (null: NAN here) never makes a rule match, so a
- * GPU sampled without GPM or NVLink falls to a later rule, never to a
- * wrong one.
+ * The advice (advise.h): one GPU's profile summary in, one piece of advice
+ * out, under a table of rules, the first rule that matches winning.  The
+ * built-in table is here, as data in the site file's own words (a site's
+ * advice: section replaces it: advise_site.c); its thresholds are here and
+ * nowhere else, and doc/ADMIN.md's table and etc/gpumem.yaml's commented
+ * advice: section follow them (tests/cli/advise_rules.sh compares the
+ * latter with `gpumem advise --rules`).  A figure the summary does not
+ * have (null: NAN here) never makes a rule match, so a GPU sampled without
+ * GPM or NVLink falls to a later rule, never to a wrong one.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "advise.h"
 
-/* unsampled: the GPU has no source (MIG mode: no per-instance sampling). */
-/* short: fewer samples than this cannot tell a pattern from a moment. */
-#define ADVISE_SHORT_SAMPLES 3
-/* idle: SM and HBM below these (%) and PCIe rx below this (GB/s): nothing ran. */
-#define ADVISE_IDLE_SM_PCT 10
-#define ADVISE_IDLE_DRAM_PCT 10
-#define ADVISE_IDLE_RX_GBPS 1.0
 /*
- * faulting: managed memory migrated page by page.  Steady host-link
- * traffic (rx mean at least ADVISE_FAULT_RX_GBPS) that never reaches the
- * link's speed (rx p95 below ADVISE_FAULT_RX_P95_GBPS), with traffic back
- * to the host of at least ADVISE_FAULT_TX_RATIO of it (pages evicted as
- * others fault in; a plain copy in is one-way).
+ * The built-in rules, in order.  short: fewer samples than 3 cannot tell a
+ * pattern from a moment.  idle: SM and HBM below 10% and PCIe rx below
+ * 1 GB/s: nothing ran.  faulting: managed memory migrated page by page:
+ * steady host-link traffic (rx mean at least 1 GB/s) that never reaches
+ * the link's speed (rx p95 below 30 GB/s), with traffic back to the host
+ * of at least half of it (pages evicted as others fault in; a plain copy
+ * in is one-way).  link-bound: rx p95 at least 30 GB/s, the host link ran
+ * at full speed.  hbm-bound: HBM bandwidth p95 at least 80% or mean at
+ * least 60% of the GPU's peak.  underused: SM and HBM means below 30%,
+ * room for another job.  compute-bound: none of the above.
  */
-#define ADVISE_FAULT_RX_GBPS 1.0
-#define ADVISE_FAULT_RX_P95_GBPS 30.0
-#define ADVISE_FAULT_TX_RATIO 0.5
-/* link-bound: rx p95 at least this (GB/s): the host link ran at full speed. */
-#define ADVISE_LINK_RX_P95_GBPS 30.0
-/* hbm-bound: HBM bandwidth p95 or mean at least these (% of the GPU's peak). */
-#define ADVISE_HBM_DRAM_P95_PCT 80
-#define ADVISE_HBM_DRAM_MEAN_PCT 60
-/* underused: SM and HBM means below these (%): room for another job. */
-#define ADVISE_UNDER_SM_PCT 30
-#define ADVISE_UNDER_DRAM_PCT 30
-/* compute-bound: none of the above. */
+static const struct builtin {
+	const char *name, *when[4], *policy, *reason, *in_effect[2];
+} builtin[] = {
+	{ "short", { "samples < 3" }, NULL, "too short to tell ({samples} sample{samples:s})",
+	  { NULL } },
+	{ "idle", { "sm_util.mean < 10", "dram_bw_util.mean < 10", "pcie_rx.mean < 1" },
+	  "mps-half.yaml", "the GPU was idle most of the time: share it (mps-half.yaml) or ask "
+	  "for fewer GPUs (SM mean {sm_util.mean}%, DRAM mean {dram_bw_util.mean}%, PCIe rx "
+	  "mean {pcie_rx.mean} GB/s)", { "eff.mps < 100" } },
+	{ "faulting", { "pcie_rx.mean >= 1", "pcie_rx.p95 < 30",
+			"pcie_tx.mean >= 0.5 * pcie_rx.mean" },
+	  "zerocopy.yaml", "managed memory moved page by page over the host link: zerocopy.yaml "
+	  "(data read once) or prefetch.yaml (read many times) (PCIe rx mean {pcie_rx.mean} "
+	  "GB/s, p95 {pcie_rx.p95} GB/s, tx {pcie_tx.mean} GB/s)",
+	  { "eff.um.pl has cpu and eff.um.ab has gpu or eff.um.pf has gpu" } },
+	{ "link-bound", { "pcie_rx.p95 >= 30" }, "prefetch.yaml",
+	  "bound by the host link (rx p95 {pcie_rx.p95} GB/s): keep data on the GPU; for "
+	  "managed memory read more than once, prefetch.yaml; zero-copy is already at the "
+	  "link's speed, and host memory the program pinned itself needs a change in the "
+	  "program (PCIe rx mean {pcie_rx.mean} GB/s)", { "eff.um.pf has gpu" } },
+	{ "hbm-bound", { "dram_bw_util.p95 >= 80 or dram_bw_util.mean >= 60" }, "stream.yaml",
+	  "memory-bound on HBM: stream.yaml keeps all of L2 for streaming and checks the GPU's "
+	  "bandwidth before and after the job; no policy makes a healthy GPU's HBM faster "
+	  "(DRAM mean {dram_bw_util.mean}%, p95 {dram_bw_util.p95}%)", { "eff.l2 == 0" } },
+	{ "underused", { "sm_util.mean < 30", "dram_bw_util.mean < 30" }, "mps-half.yaml",
+	  "the GPU was mostly underused: an MPS share (mps-half.yaml) lets another job use the "
+	  "rest (SM mean {sm_util.mean}%, DRAM mean {dram_bw_util.mean}%)", { "eff.mps < 100" } },
+	{ "compute-bound", { "always" }, NULL, "nothing to gain from a memory policy: "
+	  "compute-bound (SM mean {sm_util.mean}%, DRAM mean {dram_bw_util.mean}%)", { NULL } },
+};
 
-/* A figure for a sentence: "7.5", "15" (one decimal, ".0" dropped), "-" when absent. */
-static const char *fig(char *buf, size_t len, double v)
+static struct gpumem_advice_table builtin_table;
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+
+/* A built-in rule that does not compile is a bug (test_advise_rules, advise_rules.sh). */
+static void compile_builtin(void)
 {
-	if (!isfinite(v)) {
-		snprintf(buf, len, "-");
-		return buf;
+	struct gpumem_advice_table *t = &builtin_table;
+	char err[200];
+	size_t at;
+
+	snprintf(t->source, sizeof(t->source), "built-in");
+	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++) {
+		const struct builtin *b = &builtin[i];
+		struct gpumem_advice_rule *r = &t->r[i];
+
+		snprintf(r->name, sizeof(r->name), "%s", b->name);
+		snprintf(r->policy, sizeof(r->policy), "%s", b->policy ? b->policy : "");
+		snprintf(r->reason, sizeof(r->reason), "%s", b->reason);
+		for (int k = 0; k < 4 && b->when[k]; k++)
+			if (gpumem_advice_cond_add(&r->when, b->when[k], 0, err, sizeof(err), &at) < 0)
+				fprintf(stderr, "gpumem: built-in advice rule %s: %s\n", b->name, err);
+		for (int k = 0; k < 2 && b->in_effect[k]; k++)
+			if (gpumem_advice_cond_add(&r->in_effect, b->in_effect[k], 1, err,
+						   sizeof(err), &at) < 0)
+				fprintf(stderr, "gpumem: built-in advice rule %s: %s\n", b->name, err);
 	}
-	snprintf(buf, len, "%.1f", v);
-	if (strlen(buf) > 2 && strcmp(buf + strlen(buf) - 2, ".0") == 0)
-		buf[strlen(buf) - 2] = '\0';
-	return buf;
+	t->n = (int)(sizeof(builtin) / sizeof(builtin[0]));
 }
 
-/* Is WORD one of UM's space-separated words ("pl=cpu ab=gpu rm")? */
-static int um_has(const char *um, const char *word)
+/* Compiled once, on first use, whichever thread asks first. */
+const struct gpumem_advice_table *gpumem_advice_builtin(void)
 {
-	size_t n = strlen(word);
-
-	for (const char *p = um; p && *p; p += strcspn(p, " "), p += *p == ' ') {
-		if (strncmp(p, word, n) == 0 && (p[n] == ' ' || p[n] == '\0' || p[n] == ','))
-			return 1;
-	}
-	return 0;
+	pthread_once(&builtin_once, compile_builtin);
+	return &builtin_table;
 }
 
-/* Does EFF already do what POLICY does?  The words of the record's "eff" (acct.h). */
-static int in_effect(const char *policy, struct json_object *eff, char *what, size_t len)
+static void say(struct gpumem_advice *a, const char *rule, const char *policy)
 {
-	const char *um = gpumem_json_str(eff, "um"), *l2 = gpumem_json_str(eff, "l2");
-	double mps;
-
-	what[0] = '\0';
-	if (policy == NULL || eff == NULL)
-		return 0;
-	if (!strcmp(policy, "zerocopy.yaml") && um &&
-	    ((um_has(um, "pl=cpu") && (um_has(um, "ab=gpu") || strstr(um, "ab=cpu,gpu"))) ||
-	     um_has(um, "pf=gpu"))) {
-		snprintf(what, len, "um %.80s", um);
-		return 1;
-	}
-	if (!strcmp(policy, "prefetch.yaml") && um && um_has(um, "pf=gpu")) {
-		snprintf(what, len, "um %.80s", um);
-		return 1;
-	}
-	if (!strcmp(policy, "stream.yaml") && l2 && !strcmp(l2, "0")) {
-		snprintf(what, len, "l2 persisting limit 0");
-		return 1;
-	}
-	if (!strcmp(policy, "mps-half.yaml") && gpumem_json_num(eff, "mps", &mps) == 0 &&
-	    mps < 100) {
-		snprintf(what, len, "mps %.0f%%", mps);
-		return 1;
-	}
-	return 0;
+	snprintf(a->rule_buf, sizeof(a->rule_buf), "%s", rule);
+	a->rule = a->rule_buf;
+	snprintf(a->policy_buf, sizeof(a->policy_buf), "%s", policy ? policy : "");
+	a->policy = a->policy_buf[0] ? a->policy_buf : NULL;
 }
 
-static void say(struct gpumem_advice *a, const char *rule, const char *policy,
-		const char *text)
+void gpumem_advise_with(const struct gpumem_advice_table *t, const struct gpumem_prof_gpu *g,
+			struct json_object *eff, struct gpumem_advice *out)
 {
-	a->rule = rule;
-	a->policy = policy;
-	snprintf(a->reason, sizeof(a->reason), "%s", text);
-}
-
-void gpumem_advise(const struct gpumem_prof_gpu *g, struct json_object *eff,
-		   struct gpumem_advice *out)
-{
-	char t[400], f[6][24], what[128];
-	double n = isfinite(g->samples) ? g->samples : 0;
+	const struct gpumem_advice_rule *r = NULL;
+	char what[128];
 
 	memset(out, 0, sizeof(*out));
+	if (t == NULL)
+		t = gpumem_advice_builtin();
 	if (g->source[0] == '\0') {
-		snprintf(t, sizeof(t), "not sampled%s%s", g->note[0] ? ": " : "", g->note);
-		say(out, "unsampled", NULL, t);
-	} else if (n < ADVISE_SHORT_SAMPLES) {
-		snprintf(t, sizeof(t), "too short to tell (%.0f sample%s)", n, n == 1 ? "" : "s");
-		say(out, "short", NULL, t);
-	} else if (g->sm_mean < ADVISE_IDLE_SM_PCT && g->dram_mean < ADVISE_IDLE_DRAM_PCT &&
-		   g->rx_mean < ADVISE_IDLE_RX_GBPS) {
-		snprintf(t, sizeof(t), "the GPU was idle most of the time: share it (mps-half.yaml) "
-			 "or ask for fewer GPUs (SM mean %s%%, DRAM mean %s%%, PCIe rx mean %s GB/s)",
-			 fig(f[0], 24, g->sm_mean), fig(f[1], 24, g->dram_mean),
-			 fig(f[2], 24, g->rx_mean));
-		say(out, "idle", "mps-half.yaml", t);
-	} else if (g->rx_mean >= ADVISE_FAULT_RX_GBPS && g->rx_p95 < ADVISE_FAULT_RX_P95_GBPS &&
-		   g->tx_mean >= ADVISE_FAULT_TX_RATIO * g->rx_mean) {
-		snprintf(t, sizeof(t), "managed memory moved page by page over the host link: "
-			 "zerocopy.yaml (data read once) or prefetch.yaml (read many times) "
-			 "(PCIe rx mean %s GB/s, p95 %s GB/s, tx %s GB/s)",
-			 fig(f[0], 24, g->rx_mean), fig(f[1], 24, g->rx_p95),
-			 fig(f[2], 24, g->tx_mean));
-		say(out, "faulting", "zerocopy.yaml", t);
-	} else if (g->rx_p95 >= ADVISE_LINK_RX_P95_GBPS) {
-		snprintf(t, sizeof(t), "bound by the host link (rx p95 %s GB/s): keep data on the "
-			 "GPU; for managed memory read more than once, prefetch.yaml; zero-copy "
-			 "is already at the link's speed, and host memory the program pinned "
-			 "itself needs a change in the program (PCIe rx mean %s GB/s)", fig(f[0], 24, g->rx_p95),
-			 fig(f[1], 24, g->rx_mean));
-		say(out, "link-bound", "prefetch.yaml", t);
-	} else if (g->dram_p95 >= ADVISE_HBM_DRAM_P95_PCT ||
-		   g->dram_mean >= ADVISE_HBM_DRAM_MEAN_PCT) {
-		snprintf(t, sizeof(t), "memory-bound on HBM: stream.yaml keeps all of L2 for "
-			 "streaming and checks the GPU's bandwidth before and after the job; no "
-			 "policy makes a healthy GPU's HBM faster (DRAM mean %s%%, p95 %s%%)",
-			 fig(f[0], 24, g->dram_mean), fig(f[1], 24, g->dram_p95));
-		say(out, "hbm-bound", "stream.yaml", t);
-	} else if (g->sm_mean < ADVISE_UNDER_SM_PCT && g->dram_mean < ADVISE_UNDER_DRAM_PCT) {
-		snprintf(t, sizeof(t), "the GPU was mostly underused: an MPS share (mps-half.yaml) "
-			 "lets another job use the rest (SM mean %s%%, DRAM mean %s%%)",
-			 fig(f[0], 24, g->sm_mean), fig(f[1], 24, g->dram_mean));
-		say(out, "underused", "mps-half.yaml", t);
-	} else {
-		snprintf(t, sizeof(t), "nothing to gain from a memory policy: compute-bound "
-			 "(SM mean %s%%, DRAM mean %s%%)", fig(f[0], 24, g->sm_mean),
-			 fig(f[1], 24, g->dram_mean));
-		say(out, "compute-bound", NULL, t);
+		say(out, "unsampled", NULL);
+		snprintf(out->reason, sizeof(out->reason), "not sampled%s%s",
+			 g->note[0] ? ": " : "", g->note);
+		return;
 	}
-	out->in_effect = in_effect(out->policy, eff, what, sizeof(what));
+	for (int i = 0; i < t->n && r == NULL; i++)
+		if (gpumem_advice_cond_holds(&t->r[i].when, g, NULL, NULL, 0))
+			r = &t->r[i];
+	if (r == NULL) {
+		say(out, "unmatched", NULL);
+		snprintf(out->reason, sizeof(out->reason), "no rule of the advice table (%.200s) "
+			 "matched", t->source);
+		return;
+	}
+	say(out, r->name, r->policy);
+	gpumem_advice_reason(r->reason, g, out->reason, sizeof(out->reason));
+	out->in_effect = out->policy && eff && r->in_effect.nitems &&
+		gpumem_advice_cond_holds(&r->in_effect, g, eff, what, sizeof(what));
 	if (out->in_effect) {
 		size_t l = strlen(out->reason);
 
 		snprintf(out->reason + l, sizeof(out->reason) - l,
 			 "; this job already ran with that (%s)", what);
 	}
+}
+
+void gpumem_advise(const struct gpumem_prof_gpu *g, struct json_object *eff,
+		   struct gpumem_advice *out)
+{
+	gpumem_advise_with(NULL, g, eff, out);
+}
+
+void gpumem_advice_copy(struct gpumem_advice *dst, const struct gpumem_advice *src)
+{
+	*dst = *src;
+	dst->rule = src->rule ? dst->rule_buf : NULL;
+	dst->policy = src->policy ? dst->policy_buf : NULL;
 }
 
 struct json_object *gpumem_advice_json(const struct gpumem_advice *a, long index)

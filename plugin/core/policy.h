@@ -210,6 +210,7 @@ struct gpumem_site {
 	int check_timeout_s;
 	int check_min_interval_min;     /* 0: check every time */
 	int profile_interval_ms;        /* gpumem-sample's interval, >= 100 */
+	struct gpumem_advice_table *advice;     /* advice:, or NULL: built in (advise.h) */
 };
 
 void gpumem_site_init(struct gpumem_site *s);

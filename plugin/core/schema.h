@@ -56,6 +56,8 @@ struct gpumem_walk {
 /* The key tables: a policy's sections (and its "version"), the site file's top level. */
 extern const struct gpumem_key *const gpumem_policy_sections;
 extern const struct gpumem_key gpumem_site_keys[];
+/* The keys of one rule of the site's advice: list (advise_site.c; list_keys: advice.KEY). */
+extern const struct gpumem_key gpumem_advice_rule_keys[];
 /* NAMES[V], or NAMES[0] when V is past the list. */
 const char *gpumem_enum_name(const char *const *names, unsigned v);
 /* Every key bit of policy section I (GPUMEM_S_* order), from the table. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The site file (etc/gpumem.yaml): defaults, limits, named policies,
- * reference bandwidths, reports and drain.  Only root writes it, but it is
- * still parsed with every check a user's policy gets.
+ * reference bandwidths, reports, drain and the advice rules (advise_site.c).
+ * Only root writes it, but it is still parsed with every check a user's
+ * policy gets.
  */
 #include <ctype.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include "advise.h"
 #include "schema.h"
 
 #define S(field) offsetof(struct gpumem_site, field)
@@ -166,6 +168,8 @@ const struct gpumem_key gpumem_site_keys[] = {
 	{ .name = "drain", .type = GPUMEM_KT_SECTION, .sub = drain_keys },
 	{ .name = "check", .type = GPUMEM_KT_SECTION, .sub = checkcfg_keys },
 	{ .name = "profile", .type = GPUMEM_KT_SECTION, .sub = profilecfg_keys },
+	/* the advice rules, replacing the built-in table (advise_site.c) */
+	{ .name = "advice", .type = GPUMEM_KT_CUSTOM, .custom = gpumem_advice_walk },
 	{ 0 }
 };
 
@@ -266,6 +270,7 @@ void gpumem_site_free(struct gpumem_site *s)
 	free(s->drain.reason);
 	for (int i = 0; i < s->nrefs; i++)
 		free(s->refs[i].model);
+	gpumem_advice_table_free(s->advice);
 	gpumem_site_init(s);
 }
 

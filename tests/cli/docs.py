@@ -5,8 +5,9 @@ source tree as argument and tests/unit/list_keys' output on stdin.
 Keys (from the code's own tables, never re-parsed from C):
   policy SECTION.KEY  named in gpumem-policy(5) under ".SS SECTION" and in
                       policies/README.md under "## `SECTION`"
-  site KEY            named in gpumem-policy(5) SITE FILE, and its last part
-                      ("KEY:", commented out or not) in etc/gpumem.yaml
+  site KEY            named in gpumem-policy(5) SITE FILE, and each part
+                      ("KEY:", commented out or not, or "- KEY:" of a list)
+                      in etc/gpumem.yaml
   "N sections"        in the docs: N is the number of policy sections
 
 ADMIN.md's contents list links every heading of the guide, and every
@@ -104,7 +105,8 @@ msite = block(man, r"^\.SH SITE FILE", r"^\.SH ")
 for key in site:
     tap(has_word(msite, key), "gpumem-policy(5) SITE FILE names site key %s" % key)
     parts = key.split(".")
-    ok = all(re.search(r"^[ \t]*(#[ \t]*)?" + re.escape(p) + r":", yaml, re.M) for p in parts)
+    # "KEY:", commented out or not, or first in a list item ("- name:", advice's rules)
+    ok = all(re.search(r"^[ \t]*(#[ \t]*)?(-[ \t]+)?" + re.escape(p) + r":", yaml, re.M) for p in parts)
     tap(ok, "etc/gpumem.yaml has site key %s" % key)
 
 # ADMIN.md's contents, and every link to an anchor.

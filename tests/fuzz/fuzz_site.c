@@ -10,11 +10,14 @@
  * reference table hold what the schema promises, gpumem_site_ref finds
  * every model (in any case) and nothing else, named policies resolve under
  * policy_dir, and the effective policy of a few fixed user policies keeps
- * to the fuzzed limits.  gpumem_site_free releases everything, also after
- * a failed parse.
+ * to the fuzzed limits; an advice: table (advise_site.c) keeps to its caps,
+ * gives every GPU of a few fixed ones advice from its own rules, and
+ * printed as the site file's advice: section reads back the same.
+ * gpumem_site_free releases everything, also after a failed parse.
  */
 #include <ctype.h>
 #include <strings.h>
+#include "advise.h"
 #include "fuzz.h"
 
 static const char *const user_texts[] = {
@@ -128,6 +131,64 @@ static void check_resolve(const struct gpumem_site *s)
 	gpumem_diags_free(&d);
 }
 
+/* The advice table: caps, advice from its own rules, and a round trip through its YAML. */
+static void check_advice(const struct gpumem_advice_table *t)
+{
+	static const struct gpumem_prof_gpu gpus[] = {
+		{ .samples = 12, .source = "gpm", .dram_mean = 40, .dram_p95 = 95, .sm_mean = 80,
+		  .sm_p95 = 90, .occ_mean = 50, .rx_mean = 7.5, .rx_p95 = 12, .tx_mean = 15,
+		  .nvrx_mean = NAN, .nvtx_mean = NAN, .mem_max = 10 },
+		{ .samples = NAN, .source = "nvml", .dram_mean = NAN, .dram_p95 = NAN,
+		  .sm_mean = NAN, .sm_p95 = NAN, .occ_mean = NAN, .rx_mean = NAN, .rx_p95 = NAN,
+		  .tx_mean = NAN, .nvrx_mean = NAN, .nvtx_mean = NAN, .mem_max = NAN },
+		{ .samples = 1, .source = "", .note = "MIG" },
+	};
+	struct json_object *eff = json_tokener_parse("{\"l2\":\"0\",\"mps\":50,"
+		"\"daemon\":\"job\",\"um\":\"pl=cpu ab=cpu,gpu rm pf=gpu\"}");
+	struct gpumem_diags d = { 0 };
+	struct gpumem_site back;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	FUZZ_CHECK(t->n >= 0 && t->n <= GPUMEM_ADVICE_MAX_RULES, "%d rules", t->n);
+	for (size_t i = 0; i < sizeof(gpus) / sizeof(gpus[0]); i++) {
+		struct gpumem_advice a;
+		int found;
+
+		gpumem_advise_with(t, &gpus[i], eff, &a);
+		FUZZ_CHECK(a.rule && memchr(a.reason, '\0', sizeof(a.reason)), "advice");
+		found = !strcmp(a.rule, "unsampled") || !strcmp(a.rule, "unmatched");
+		for (int r = 0; r < t->n && !found; r++)
+			found = !strcmp(a.rule, t->r[r].name) &&
+				(a.policy == NULL) == (t->r[r].policy[0] == '\0');
+		FUZZ_CHECK(found, "rule '%s' is not the table's", a.rule);
+	}
+	json_object_put(eff);
+	f = open_memstream(&text, &len);
+	FUZZ_CHECK(f != NULL, "memstream");
+	fprintf(f, "version: 1\n");
+	gpumem_advice_table_yaml(t, f);
+	fclose(f);
+	gpumem_site_init(&back);
+	FUZZ_CHECK(gpumem_site_parse(text, len, "fuzz-site.yaml", &back, &d) == 0 && back.advice,
+		   "the table printed does not read back:\n%s", text);
+	FUZZ_CHECK(back.advice->n == t->n, "%d rules read back, %d printed", back.advice->n, t->n);
+	for (int r = 0; r < t->n; r++) {
+		const struct gpumem_advice_rule *x = &t->r[r], *y = &back.advice->r[r];
+
+		FUZZ_CHECK(!strcmp(x->name, y->name) && !strcmp(x->policy, y->policy) &&
+			   !strcmp(x->reason, y->reason) && x->when.nitems == y->when.nitems &&
+			   x->when.nterms == y->when.nterms &&
+			   x->in_effect.nitems == y->in_effect.nitems &&
+			   x->in_effect.nterms == y->in_effect.nterms,
+			   "rule %d reads back different:\n%s", r, text);
+	}
+	gpumem_site_free(&back);
+	gpumem_diags_free(&d);
+	free(text);
+}
+
 static void check_site(const struct gpumem_site *s)
 {
 	struct gpumem_policy eff;
@@ -160,6 +221,8 @@ static void check_site(const struct gpumem_site *s)
 		   s->check_timeout_s);
 	check_refs(s);
 	check_resolve(s);
+	if (s->advice)
+		check_advice(s->advice);
 
 	/* The site's defaults are a policy like any other. */
 	fuzz_check_policy_sane(&s->defaults);

@@ -6,7 +6,8 @@
 # AdminComment (sacct), `gpumem job` shows it to the job's user and to
 # nobody else (PrivateData=jobs), another tool's content (jobstats' JS1:)
 # survives, an 8-GPU node's record stays under 1 KiB, the job's profile reaches
-# `gpumem job` and `gpumem advise` (the sampler over the stand-in NVML), garbled records are
+# `gpumem job` and `gpumem advise` (the sampler over the stand-in NVML; the site file's
+# advice: rules where gpumem reads it), garbled records are
 # refused with a clear message.  The GPU check is the stand-in (CI has no
 # GPU); everything else is real.
 . "$top_srcdir/tests/lib.sh"
@@ -28,6 +29,11 @@ check:
   timeout: 5
 profile:
   interval_ms: 200
+advice:                          # the plugin and gpumem-acct take it; gpumem advise follows it
+  - name: hot-hbm
+    when: dram_bw_util.mean >= 70
+    policy: none
+    reason: "the site's own rule (DRAM mean {dram_bw_util.mean}%)"
 YAML
 printf 'version: 1\nunified_memory:\n  preferred_location: gpu\n  prefetch: gpu\ncheck:\n  after: true\n' >"$t/pol.yaml"
 chmod 644 "$t"/*.yaml
@@ -118,6 +124,10 @@ run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" "$GM" job "$jid
 like "$out" "HBM bandwidth: mean 70%, p95 70% of what this GPU can do: memory-bound" "gpumem job prints the profile in plain words"
 run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" "$GM" advise "$jid"
 is "$(printf '%s\n' "$out" | grep -c 'advice: stream.yaml: memory-bound')" 2 "gpumem advise: stream.yaml for the GPU of each node"
+# The site file's advice: section (issue 34) is the table in force where gpumem reads that file.
+run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" GPUMEM_SITE="$t/site.yaml" "$GM" advise "$jid"
+is "$(printf '%s\n' "$out" | grep -c "advice: the site's own rule (DRAM mean 70%)")" 2 \
+	"gpumem advise with the site file: its own rule for the GPU of each node"
 rm -f "$t/fail/gpumem2"
 
 # --- PrivateData=jobs: another user's job is not shown ---------------------------------

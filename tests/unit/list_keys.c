@@ -2,7 +2,8 @@
 /*
  * Prints every key of the policy and site file formats, from the key tables
  * themselves (plugin/core/policy.c, site.c), one per line: "section NAME"
- * for each policy section, "policy SECTION.KEY" and "site KEY".  Not a test
+ * for each policy section, "policy SECTION.KEY" and "site KEY" (the keys of
+ * one rule of the site's advice: list as "site advice.KEY").  Not a test
  * by itself: tests/cli/docs.sh checks the docs against what it prints, so
  * a key added to a table and not to the docs fails the suite.
  */
@@ -22,5 +23,6 @@ int main(void)
 	printf("policy version\n");
 	gpumem_keys_each(gpumem_policy_sections, "", put, "policy");
 	gpumem_keys_each(gpumem_site_keys, "", put, "site");
+	gpumem_keys_each(gpumem_advice_rule_keys, "advice", put, "site");
 	return 0;
 }
