@@ -113,7 +113,8 @@ static int join(struct gpumem_report_set *dst, struct gpumem_report_set *src)
 			return -1;
 		}
 	}
-	memcpy(dst->rows + dst->nrows, src->rows, src->nrows * sizeof(*src->rows));
+	if (src->nrows > 0)     /* both may be NULL when nothing matched */
+		memcpy(dst->rows + dst->nrows, src->rows, src->nrows * sizeof(*src->rows));
 	dst->nrows += src->nrows;
 	dst->nbad += src->nbad;
 	free(src->rows);
