@@ -163,7 +163,8 @@ struct gpumem_check_numa {
 };
 
 struct gpumem_check_device {
-	int ordinal;                    /* CUDA ordinal */
+	int ordinal;                    /* CUDA ordinal, in this process */
+	int index;                      /* the caller's number (report, --devices) */
 	char name[256];
 	char uuid[64];                  /* "GPU-xxxxxxxx-xxxx-..." */
 	char pci_bus_id[32];

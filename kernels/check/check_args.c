@@ -355,7 +355,7 @@ int gpumem_check_selector_matches(const struct gpumem_check_selector *s,
 
 	switch (s->kind) {
 	case GPUMEM_CHECK_SEL_ORDINAL:
-		return s->ordinal == d->ordinal;
+		return s->ordinal == d->index;
 	case GPUMEM_CHECK_SEL_UUID:
 		/* "MIG-" and "GPU-" name the same 16 bytes; compare what follows */
 		return strlen(d->uuid) > 4 && !strcasecmp(s->text + 4, d->uuid + 4);

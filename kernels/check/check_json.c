@@ -229,7 +229,7 @@ static jo *device(const struct gpumem_check_report *r, const struct gpumem_check
 	int i;
 
 	snprintf(cc, sizeof(cc), "%d.%d", d->cc_major, d->cc_minor);
-	add(o, "index", gpumem_json_int(d->ordinal));
+	add(o, "index", gpumem_json_int(d->index));
 	add(o, "name", opt_str(d->name));
 	add(o, "uuid", opt_str(d->uuid));
 	add(o, "pci_bus_id", opt_str(d->pci_bus_id));

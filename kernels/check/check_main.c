@@ -10,8 +10,9 @@
  * and hwloc start in their own threads while CUDA creates the contexts.
  *
  * main() is a row of named steps in that order; the options are in
- * check_args.c, the driver probe in check_probe.c, the check of one GPU in
- * check_gpu.c.
+ * check_args.c, the narrowing of CUDA_VISIBLE_DEVICES to a --devices list
+ * of ordinals (before cuInit) in check_visible.c, the driver probe in
+ * check_probe.c, the check of one GPU in check_gpu.c.
  *
  * Builds: gpumem-check (kernels/check/check.am).  Runs as the job's user
  * (forked by the plugin) or as an admin by hand.  Includes: this folder's
@@ -360,6 +361,7 @@ static int devices_select(struct run *r)
 		int keep = !a->nsel;
 
 		gpumem_check_device_init(&tmp, i);
+		tmp.index = gpumem_check_visible_index(a, i);
 		gpumem_check_identify(i, &tmp);
 		for (j = 0; j < a->nsel && !keep; j++)
 			keep = gpumem_check_selector_matches(&a->sel[j], &tmp);
@@ -493,6 +495,8 @@ int main(int argc, char **argv)
 		goto fail;
 	report_start(&r);
 
+	/* CUDA starts only the GPUs a --devices list of ordinals names. */
+	gpumem_check_visible_narrow(&r.a);
 	/* Nothing heavy before this: a node without a GPU answers at once. */
 	rc = driver_probe(&r);
 	if (rc != 0)

@@ -38,6 +38,8 @@ struct gpumem_check_args {
 	double min_fraction;            /* < 0: from the site */
 	double mps_share;               /* < 0: from the environment */
 	int timeout_s;                  /* < 0: from the site */
+	int narrow_index[GPUMEM_CHECK_MAX_DEVICES];     /* CUDA ordinal -> the caller's number */
+	int nnarrow;                    /* 0: CUDA_VISIBLE_DEVICES left as it was */
 };
 
 /* 0: run; 1: done (help/version printed); -1: usage error (printed). */
@@ -45,6 +47,16 @@ int gpumem_check_parse_args(int argc, char **argv, struct gpumem_check_args *a);
 /* Does --devices entry 's' name device 'd'? */
 int gpumem_check_selector_matches(const struct gpumem_check_selector *s,
 				  const struct gpumem_check_device *d);
+
+/* ------------------------------------------------------------ check_visible.c */
+/*
+ * Before cuInit: a --devices list of ordinals becomes CUDA_VISIBLE_DEVICES
+ * (within the caller's own), so that CUDA starts only the GPUs tested.
+ * Returns how many are visible now, 0 when the environment was left alone.
+ */
+int gpumem_check_visible_narrow(struct gpumem_check_args *a);
+/* The caller's number of CUDA ordinal ORD (ORD itself when not narrowed). */
+int gpumem_check_visible_index(const struct gpumem_check_args *a, int ord);
 
 /* ------------------------------------------------------------ driver probe */
 /*

@@ -91,7 +91,7 @@ void gpumem_check_table_write(FILE *f, const struct gpumem_check_report *r)
 	for (i = 0; i < r->ndevices; i++) {
 		const struct gpumem_check_device *d = &r->devices[i];
 
-		fprintf(f, "\nGPU %d  %s  %s  %s", d->ordinal, d->name[0] ? d->name : "?",
+		fprintf(f, "\nGPU %d  %s  %s  %s", d->index, d->name[0] ? d->name : "?",
 			d->uuid[0] ? d->uuid : "?", d->pci_bus_id[0] ? d->pci_bus_id : "?");
 		if (d->numa.node >= 0)
 			fprintf(f, "  NUMA %d%s", d->numa.node, d->numa.placed ? "" : " (not verified)");

@@ -176,7 +176,7 @@ void gpumem_check_device_init(struct gpumem_check_device *d, int ordinal)
 	struct gpumem_check_health *h = &d->health;
 
 	memset(d, 0, sizeof(*d));
-	d->ordinal = ordinal;
+	d->ordinal = d->index = ordinal;
 	h->compute_mode = -1;
 	h->mig_instance = -1;
 	h->ecc_enabled = h->ecc_pending = -1;

@@ -112,8 +112,9 @@ note "GPUs: ${NGPU:-?}"
 # Three runs: the first may pay for driver state (persistence mode off);
 # the budget is judged on the median, every run is printed.  The GPU is
 # chosen the way the plugin runs the check, with CUDA_VISIBLE_DEVICES:
-# cuInit initialises every GPU the process can see, so --devices alone on a
-# node of several GPUs pays for all of them (shown after, for information).
+# cuInit initialises every GPU the process can see.  --devices with an
+# ordinal narrows CUDA_VISIBLE_DEVICES itself (check_visible.c): the last
+# GPU by ordinal is checked alone, under its own number and UUID.
 walls=()
 for i in 1 2 3; do
 	CUDA_VISIBLE_DEVICES=0 run_check full1-$i "${SITEARG[@]}"
@@ -121,8 +122,13 @@ for i in 1 2 3; do
 	note "run $i: exit $rc, wall $wall s (internal $(j "$json" 'd["wall_s"]') s, start-up $(j "$json" 'd["timings_s"]'))"
 done
 if [ "${NGPU:-0}" -ge 2 ]; then
-	run_check full1-devopt --devices 0 "${SITEARG[@]}"
-	note "--devices 0 with all $NGPU GPUs visible: exit $rc, wall $wall s, start-up $(j "$json" 'd["timings_s"]') (for information)"
+	last=$((NGPU - 1))
+	run_check full1-devopt --devices "$last" "${SITEARG[@]}"
+	note "--devices $last with all $NGPU GPUs visible: exit $rc, wall $wall s, start-up $(j "$json" 'd["timings_s"]')"
+	want=$(nvidia-smi --query-gpu=index,uuid --format=csv,noheader | sed -n "s/^$last, //p")
+	got=$(j "$json" '";".join("%d %s" % (x["index"], x["uuid"]) for x in d["devices"])')
+	[ "$got" = "$last $want" ] && pass "--devices $last: only GPU $last, under its own number and UUID" ||
+		fail "--devices $last: reported '$got', want '$last $want'"
 	json=$OUT/full1-3.json
 	rc=$(j "$json" 'd["overall"]["exit_code"]')
 fi
