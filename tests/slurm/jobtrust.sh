@@ -90,7 +90,7 @@ dd if=/dev/zero of="$CUDA_MPS_LOG_DIRECTORY/fill" bs=1M count=64 2>&1 | grep -o 
 # Round four, finding 5: root's state_dir is root's alone (the job's record,
 # the MPS record, the probe cache exist while the step runs: it needs them).
 ls /run/gpumem >/dev/null 2>&1 && echo STATE-LISTED || echo STATE-NOT-LISTED
-for f in "/run/gpumem/job$SLURM_JOB_ID.$SLURMD_NODENAME.rec" "/run/gpumem/job$SLURM_JOB_ID.$(hostname).rec" "/run/gpumem/mps.$SLURM_JOB_ID" /run/gpumem/probe.cache; do
+for f in "/run/gpumem/job$SLURM_JOB_ID.$SLURMD_NODENAME.rec" "/run/gpumem/job$SLURM_JOB_ID.$(hostname).rec" "/run/gpumem/mps.$SLURM_JOB_ID.$(hostname)" /run/gpumem/probe.cache; do
 	cat "$f" >/dev/null 2>&1 && echo "STATE-READ $f"
 done
 ls /run/gpumem-mps >/dev/null 2>&1 && echo MPSDIR-LISTED || echo MPSDIR-NOT-LISTED
