@@ -43,17 +43,13 @@ static int mps_l2(const struct gpumem_jobctx *c, const struct gpumem_node *node)
 /* What the child (or the prolog itself) does: start, log, record. */
 static void mps_start_logged(const struct gpumem_mps *m)
 {
-	char why[2100];
+	char why[2100], dir[4200];
 
+	gpumem_mps_path(dir, sizeof(dir), m->base, m->job, NULL);
 	if (gpumem_mps_start(m, why, sizeof(why)) < 0)
 		gpumem_error("gpumem: job %u: per-job MPS daemon not started: %.500s", m->job, why);
 	else
-	{
-		char dir[4200];
-
-		gpumem_mps_dir(m->base, m->job, dir, sizeof(dir));
 		gpumem_info("gpumem: job %u: per-job MPS daemon started in %s", m->job, dir);
-	}
 }
 
 /*

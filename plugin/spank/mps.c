@@ -67,11 +67,6 @@ const char *gpumem_mps_find(const char *configured)
 	return NULL;
 }
 
-void gpumem_mps_dir(const char *base, unsigned job, char *dir, size_t len)
-{
-	gpumem_mps_path(dir, len, base, job, NULL);
-}
-
 /* mps_dir, made and opened safely (trust.h); one others may list is made 0711. */
 static int open_base(const char *base, char *why, size_t wlen)
 {
@@ -438,7 +433,7 @@ int gpumem_mps_prepare(const struct gpumem_mps *m, char *why, size_t wlen)
 {
 	char dir[4200];
 
-	gpumem_mps_dir(m->base, m->job, dir, sizeof(dir));
+	gpumem_mps_path(dir, sizeof(dir), m->base, m->job, NULL);
 	/* A directory of an earlier job of this id (ids restart): its daemon is long gone. */
 	if (access(dir, F_OK) == 0)
 		remove_dir(m, dir);
@@ -573,7 +568,7 @@ void gpumem_mps_stop(const struct gpumem_mps *m)
 	uid_t uid = 0;
 	int have_dir, rc = -1;
 
-	gpumem_mps_dir(m->base, m->job, dir, sizeof(dir));
+	gpumem_mps_path(dir, sizeof(dir), m->base, m->job, NULL);
 	have_dir = access(dir, F_OK) == 0;
 	/* A job that ended before its daemon was up: let the start finish first. */
 	if (have_dir && gpumem_mps_wait(m->sfd, m->job, m->timeout * 1000L, NULL, why, sizeof(why)) == -2)

@@ -26,8 +26,6 @@ struct gpumem_mps {
 
 /* The control program: plugstack mps_control=, else the usual places. */
 const char *gpumem_mps_find(const char *configured);
-/* BASE/job<JOB>, the job's MPS directory (pipe/ and log/ in it; statefiles.h). */
-void gpumem_mps_dir(const char *base, unsigned job, char *dir, size_t len);
 /*
  * As root: BASE/nomps (statefiles.h), an empty directory only root may write, the
  * CUDA_MPS_PIPE_DIRECTORY of every helper that must not use an MPS daemon
