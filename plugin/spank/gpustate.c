@@ -36,7 +36,7 @@
 #include "log.h"
 #include "trust.h"
 
-#define GPUDIR "gpus"
+#define GPUDIR GPUMEM_SF_GPUS
 
 /* state_dir/gpus, made root's and 0700 where needed (trust.c); an fd, or -1 with WHY. */
 static int gpudir_open(const struct gpumem_jobctx *c, char *why, size_t wlen)
@@ -50,7 +50,7 @@ static int gpudir_open(const struct gpumem_jobctx *c, char *why, size_t wlen)
 		snprintf(why, wlen, "%s", strerror(errno));
 		return -1;
 	}
-	snprintf(path, sizeof(path), "%s/%s", gpumem_plugin.args.state_dir, GPUDIR);
+	snprintf(path, sizeof(path), "%s/%s", c->args->state_dir, GPUDIR);
 	return gpumem_dir_open_mode(path, 0700, why, wlen);
 }
 
@@ -58,8 +58,7 @@ static int gpudir_open(const struct gpumem_jobctx *c, char *why, size_t wlen)
 static void gpu_name(const struct gpumem_jobctx *c, const char *kind, int j, char *buf,
 		     size_t len)
 {
-	snprintf(buf, len, "%s.%s.%s", kind, c->ji.node, j >= 0 ? c->list[j] : "all");
-	gpumem_safe_name(buf);
+	gpumem_sf_gpu(buf, len, kind, c->ji.node, j >= 0 ? c->list[j] : NULL);
 }
 
 /* The job's GPUs as mark keys: its list, or "all" (one key, J = -1). */
@@ -80,7 +79,7 @@ int gpumem_suspect_find(const struct gpumem_jobctx *c, char *what, size_t len)
 
 	what[0] = '\0';
 	for (int k = 0; fd >= 0 && k < nkeys(c) && !text; k++) {
-		gpu_name(c, "suspect", key_of(c, k), name, sizeof(name));
+		gpu_name(c, GPUMEM_SF_SUSPECT, key_of(c, k), name, sizeof(name));
 		text = gpumem_state_read(fd, name, 4096);
 	}
 	if (fd >= 0)
@@ -97,7 +96,6 @@ int gpumem_suspect_find(const struct gpumem_jobctx *c, char *what, size_t len)
 static void drain_twice(const struct gpumem_jobctx *c, const struct gpumem_node *node,
 			const char *prev, const char *now, struct gpumem_checkrun *r)
 {
-	const struct gpumem_plugin *st = &gpumem_plugin;
 	char reason[1400], gpus[600] = "", msg[1600];
 	size_t o = 0;
 
@@ -113,7 +111,7 @@ static void drain_twice(const struct gpumem_jobctx *c, const struct gpumem_node 
 	}
 	snprintf(reason, sizeof(reason), "gpumem: GPU check gave no verdict twice in a row%s "
 		 "(job %.300s; job %.300s)", gpus, prev, now);
-	if (!st->have_site || !st->site.drain.enabled || !c->ji.node[0]) {
+	if (!c->have_site || !c->site.drain.enabled || !c->ji.node[0]) {
 		gpumem_error("gpumem: job %u: NOT DRAINED (drain.enabled is off in the site file): "
 			     "%s", c->job, reason);
 		return;
@@ -134,7 +132,7 @@ void gpumem_suspect_update(const struct gpumem_jobctx *c, const struct gpumem_no
 	fd = gpudir_open(c, derr, sizeof(derr));
 	if (fd < 0) {
 		gpumem_error("gpumem: job %u: cannot keep the GPUs' state in %s/%s: %s", c->job,
-			     gpumem_plugin.args.state_dir, GPUDIR, derr);
+			     c->args->state_dir, GPUDIR, derr);
 		return;
 	}
 	had = gpumem_suspect_find(c, prev, sizeof(prev));
@@ -150,17 +148,17 @@ void gpumem_suspect_update(const struct gpumem_jobctx *c, const struct gpumem_no
 		if (had && !r->cut && !strstr(prev, " cut "))
 			drain_twice(c, node, prev, now, r);
 		for (int k = 0; k < nkeys(c); k++) {
-			gpu_name(c, "suspect", key_of(c, k), name, sizeof(name));
+			gpu_name(c, GPUMEM_SF_SUSPECT, key_of(c, k), name, sizeof(name));
 			strcat(now, "\n");
 			if (gpumem_state_write(fd, name, now) < 0)
 				gpumem_error("gpumem: job %u: cannot mark GPU suspect in %s/%s: %s",
-					     c->job, gpumem_plugin.args.state_dir, GPUDIR,
+					     c->job, c->args->state_dir, GPUDIR,
 					     strerror(errno));
 			now[strcspn(now, "\n")] = '\0';
 		}
 	} else if (!strncmp(r->verdict, "pass", 4) || !strcmp(r->verdict, "warn")) {
 		for (int k = 0; k < nkeys(c); k++) {
-			gpu_name(c, "suspect", key_of(c, k), name, sizeof(name));
+			gpu_name(c, GPUMEM_SF_SUSPECT, key_of(c, k), name, sizeof(name));
 			unlinkat(fd, name, 0);
 		}
 		if (had)
@@ -182,10 +180,10 @@ void gpumem_gpus_ended(const struct gpumem_jobctx *c)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	snprintf(text, sizeof(text), "%u %lld %ld\n", c->job, (long long)ts.tv_sec, ts.tv_nsec);
 	for (int k = 0; k < nkeys(c); k++) {
-		gpu_name(c, "ended", key_of(c, k), name, sizeof(name));
+		gpu_name(c, GPUMEM_SF_ENDED, key_of(c, k), name, sizeof(name));
 		if (gpumem_state_write(fd, name, text) < 0)
 			gpumem_error("gpumem: job %u: cannot record its end in %s/%s: %s", c->job,
-				     gpumem_plugin.args.state_dir, GPUDIR, strerror(errno));
+				     c->args->state_dir, GPUDIR, strerror(errno));
 	}
 	close(fd);
 }
@@ -200,7 +198,7 @@ int gpumem_gpu_ended_at(const struct gpumem_jobctx *c, int j, struct timespec *t
 
 	if (fd < 0)
 		return -1;
-	gpu_name(c, "ended", j, name, sizeof(name));
+	gpu_name(c, GPUMEM_SF_ENDED, j, name, sizeof(name));
 	text = gpumem_state_read(fd, name, 256);
 	if (text && sscanf(text, "%u %lld %ld", &job, &sec, &nsec) == 3) {
 		ts->tv_sec = (time_t)sec;

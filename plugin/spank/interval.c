@@ -71,7 +71,6 @@ static int after(const struct timespec *a, const struct timespec *b)
 int gpumem_interval_passed(const struct gpumem_jobctx *c, const struct gpumem_node *node,
 			   char *when, size_t len)
 {
-	const struct gpumem_plugin *st = &gpumem_plugin;
 	time_t newest[GPUMEM_MAX_GPUS] = { 0 }, cutoff, oldest = 0;
 	struct timespec ended[GPUMEM_MAX_GPUS];
 	int all = 1, fd;
@@ -79,15 +78,15 @@ int gpumem_interval_passed(const struct gpumem_jobctx *c, const struct gpumem_no
 	struct dirent *e;
 	DIR *d;
 
-	if (!st->have_site || st->site.check_min_interval_min <= 0 || !st->site.report.dir ||
+	if (!c->have_site || c->site.check_min_interval_min <= 0 || !c->site.report.dir ||
 	    c->ngpus <= 0)
 		return 0;
 	/* Only what ran after the last job on each GPU ended: without that record, nothing. */
 	for (int j = 0; j < c->ngpus; j++)
 		if (gpumem_gpu_ended_at(c, j, &ended[j]) < 0)
 			return 0;
-	cutoff = time(NULL) - 60 * (time_t)st->site.check_min_interval_min;
-	fd = open(st->site.report.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	cutoff = time(NULL) - 60 * (time_t)c->site.check_min_interval_min;
+	fd = open(c->site.report.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || !(d = fdopendir(fd))) {
 		if (fd >= 0)
 			close(fd);

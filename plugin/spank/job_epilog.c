@@ -18,7 +18,9 @@
  * check_user (jobcheck.c), out of reach of the user's other jobs on the
  * node.  Before all of it, the job's sampler is stopped
  * (sampler.c): its profile goes into the after-check's report, else, when
- * one was taken, into a report of its own (phase "job").  Never fails: a failing epilog would drain the node with Slurm's
+ * one was taken, into a report of its own (phase "job", no check in it:
+ * jobreport.c).  Its state, like the prolog's, is its own struct
+ * gpumem_jobctx (jobctx.h), passed down.  Never fails: a failing epilog would drain the node with Slurm's
  * reason instead of gpumem's.
  */
 #include <stdio.h>
@@ -33,7 +35,6 @@
 
 static void l2_reset(const struct gpumem_jobctx *c)
 {
-	struct gpumem_plugin *st = &gpumem_plugin;
 	char path[4200], gpus[GPUMEM_GPU_LIST_MAX + 32], timeout[32];
 	char *argv[] = { path, "--timeout", timeout, NULL };
 	char mps[4300];
@@ -42,10 +43,10 @@ static void l2_reset(const struct gpumem_jobctx *c)
 	size_t o = (size_t)snprintf(gpus, sizeof(gpus), "CUDA_VISIBLE_DEVICES=");
 	int n = 0;
 
-	snprintf(path, sizeof(path), "%s/gpumem-l2reset", st->args.libexecdir);
+	snprintf(path, sizeof(path), "%s/gpumem-l2reset", c->args->libexecdir);
 	/* No MPS daemon: the job's is stopped by now, and no other may be reached. */
-	snprintf(mps, sizeof(mps), "CUDA_MPS_PIPE_DIRECTORY=%s", st->nomps);
-	snprintf(timeout, sizeof(timeout), "%d", st->args.timeout);
+	snprintf(mps, sizeof(mps), "CUDA_MPS_PIPE_DIRECTORY=%s", c->nomps);
+	snprintf(timeout, sizeof(timeout), "%d", c->args->timeout);
 	/* Under MIG no L2 lines persist: only whole GPUs are reset. */
 	for (int i = 0; i < c->ngpus; i++)
 		if (o < sizeof(gpus) && gpumem_gpu_kind(c->list[i], NULL, 0) != GPUMEM_GPU_MIG)
@@ -63,13 +64,13 @@ static void l2_reset(const struct gpumem_jobctx *c)
 		return;
 	}
 	/* As the site's check_user, like the check: out of the user's reach. */
-	if (c->uid == st->args.check_uid) {
+	if (c->uid == c->args->check_uid) {
 		gpumem_error("gpumem: job %u: L2 reset not run: check_user (uid %u) is the job's "
 			     "own user", c->job, (unsigned)c->uid);
 		return;
 	}
-	gpumem_proc_as_site(&p, path, argv, envp, st->args.check_uid, st->args.check_gid,
-			    st->args.timeout + 5);
+	gpumem_proc_as_site(&p, path, argv, envp, c->args->check_uid, c->args->check_gid,
+			    c->args->timeout + 5);
 	if (gpumem_proc_run(&p) == 0)
 		gpumem_info("gpumem: job %u: L2 reset on GPUs %s (exit %d): %.300s", c->job,
 			    c->ngpus >= 0 ? gpus + strlen("CUDA_VISIBLE_DEVICES=") : "(all)", p.status,
@@ -80,70 +81,83 @@ static void l2_reset(const struct gpumem_jobctx *c)
 /* Did this job (its policy, or one of its steps: slurmstepd_exit.c) set a persisting-L2 limit? */
 static int used_l2(const struct gpumem_jobctx *c)
 {
-	struct gpumem_plugin *st = &gpumem_plugin;
-	char name[64], *mark;
+	char name[128], *mark;
 
 	if (c->dfd >= 0) {
-		snprintf(name, sizeof(name), GPUMEM_STATE_L2, c->job);
+		gpumem_sf_job(name, sizeof(name), GPUMEM_SF_L2, c->job, NULL);
 		mark = gpumem_state_read(c->dfd, name, 4096);
 		if (mark) {
 			free(mark);
 			return 1;
 		}
 	}
-	return st->have_eff && (st->eff.set & GPUMEM_K_L2_LIMIT) && st->eff.l2.reset_at_exit;
+	return c->have_eff && (c->eff.set & GPUMEM_K_L2_LIMIT) && c->eff.l2.reset_at_exit;
 }
 
 static void forget_job(const struct gpumem_jobctx *c)
 {
-	char name[64];
+	char name[128];
 
 	if (c->dfd < 0)
 		return;
-	snprintf(name, sizeof(name), GPUMEM_STATE_L2, c->job);
+	gpumem_sf_job(name, sizeof(name), GPUMEM_SF_L2, c->job, NULL);
 	unlinkat(c->dfd, name, 0);
 	gpumem_jobrec_forget(c->dfd, c->job, c->ji.node);
 }
 
-int gpumem_job_epilog(spank_t sp, int ac, char **av)
+/* The per-job MPS daemon, whatever the policy: a refused one may have left one. */
+static void stop_mps(const struct gpumem_jobctx *c)
 {
-	struct gpumem_plugin *st = &gpumem_plugin;
-	struct gpumem_jobctx c;
+	const struct gpumem_args *a = c->args;
+	struct gpumem_mps m = { gpumem_mps_find(a->mps_control), a->mps_dir, c->dfd, c->job,
+				c->uid, c->gid, NULL, -1, a->timeout };
+
+	if (a->mps_dir)
+		gpumem_mps_stop(&m);
+}
+
+/*
+ * check.after on the job's whole GPUs, reported (with the job's profile);
+ * with L2 it resets the persisting L2 in the same CUDA start where it can.
+ * 1 when it did.
+ */
+static int after_check(struct gpumem_jobctx *c, int l2)
+{
 	struct gpumem_node node;
 	struct gpumem_checkrun r;
-	int rc = gpumem_jobctx_init(sp, ac, av, "epilog", 0, &c), l2, reported = 0, sampled;
+	int reset;
+
+	memset(&node, 0, sizeof(node));
+	gpumem_jobctx_gpus(c, &node, 0);
+	gpumem_perjob_check(c, &node, "after", 0, l2, &r);
+	reset = l2 && gpumem_jobcheck_l2_reset_done(&r);
+	if (reset)
+		gpumem_info("gpumem: job %u: L2 reset by the after-check on GPUs %s", c->job,
+			    c->ji.gpus[0] ? c->ji.gpus : "(all)");
+	gpumem_jobcheck_free(&r);
+	return reset;
+}
+
+int gpumem_job_epilog(spank_t sp, int ac, char **av)
+{
+	struct gpumem_jobctx c;
+	int rc = gpumem_jobctx_init(sp, ac, av, "epilog", 0, &c), l2, checked, sampled;
 
 	if (rc == 0)
 		rc = gpumem_jobctx_recall(sp, &c);
 	/* The job has ended on its GPUs: from now on a check may speak for the next job. */
-	if (rc == 0 && st->has_dev && gpumem_jobctx_has_gpus(&c))
+	if (rc == 0 && c.has_dev && gpumem_jobctx_has_gpus(&c))
 		gpumem_gpus_ended(&c);
 	/* First, so that nothing of the epilog's own work is in the job's profile. */
-	st->profile = gpumem_sampler_stop(c.dfd, c.job, c.ji.node, &sampled);
-	/* Cleanup does not depend on the policy: a refused one may have left some. */
-	if (st->args.mps_dir) {
-		struct gpumem_mps m = { gpumem_mps_find(st->args.mps_control), st->args.mps_dir,
-					c.dfd, c.job, c.uid, c.gid, NULL, -1, st->args.timeout };
-
-		gpumem_mps_stop(&m);
-	}
-	l2 = st->has_dev && gpumem_jobctx_has_gpus(&c) && used_l2(&c);
-	/* One CUDA start for both: the after-check resets L2 too, where it can. */
-	if (rc == 0 && st->eff.check.after && gpumem_jobctx_has_gpus(&c)) {
-		memset(&node, 0, sizeof(node));
-		gpumem_jobctx_gpus(&c, &node, 0);
-		gpumem_perjob_check(&c, &node, "after", 0, l2, &r);
-		reported = 1;
-		if (l2 && gpumem_jobcheck_l2_reset_done(&r)) {
-			gpumem_info("gpumem: job %u: L2 reset by the after-check on GPUs %s", c.job,
-				    c.ji.gpus[0] ? c.ji.gpus : "(all)");
-			l2 = 0;
-		}
-		gpumem_jobcheck_free(&r);
-	}
+	c.profile = gpumem_sampler_stop(c.dfd, c.job, c.ji.node, &sampled);
+	stop_mps(&c);
+	l2 = c.has_dev && gpumem_jobctx_has_gpus(&c) && used_l2(&c);
+	checked = rc == 0 && c.eff.check.after && gpumem_jobctx_has_gpus(&c);
+	if (checked && after_check(&c, l2))
+		l2 = 0;
 	/* A report of its own only for a profile taken: a skip is in the slurmd log. */
-	if (sampled && !reported)
-		gpumem_perjob_profile_report(&c);
+	if (sampled && !checked)
+		gpumem_jobreport_profile(&c);
 	if (l2)
 		l2_reset(&c);
 	forget_job(&c);

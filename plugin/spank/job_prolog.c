@@ -12,7 +12,8 @@
  * written, starts the job's sampler (sampler.c, the job's profile), then
  * leaves the job's record in state_dir, with the effective policy and the
  * site file as read: the steps and the epilog act on it alone (without one
- * the steps fail and the epilog only cleans up: fail closed).
+ * the steps fail and the epilog only cleans up: fail closed).  Its state is
+ * its own struct gpumem_jobctx (jobctx.h), passed down.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,13 +26,13 @@
 #include "sampler.h"
 
 /* The persisting-L2 limit the job's tasks get, for its MPS server; -1 none. */
-static int mps_l2(const struct gpumem_node *node)
+static int mps_l2(const struct gpumem_jobctx *c, const struct gpumem_node *node)
 {
 	struct gpumem_diags quiet = { 0 };
 	struct gpumem_env env;
 	int pct = -1;
 
-	if (gpumem_policy_env(&gpumem_plugin.eff, node, &env, &quiet) == 0)
+	if (gpumem_policy_env(&c->eff, node, &env, &quiet) == 0)
 		for (int i = 0; i < env.n; i++)
 			if (!strcmp(env.var[i].name, GPUMEM_ENV_L2_PCT))
 				pct = atoi(env.var[i].value);
@@ -42,13 +43,13 @@ static int mps_l2(const struct gpumem_node *node)
 /* What the child (or the prolog itself) does: start, log, record. */
 static void mps_start_logged(const struct gpumem_mps *m)
 {
-	char why[2100];
+	char why[2100], dir[4200];
 
+	gpumem_mps_path(dir, sizeof(dir), m->base, m->job, NULL);
 	if (gpumem_mps_start(m, why, sizeof(why)) < 0)
 		gpumem_error("gpumem: job %u: per-job MPS daemon not started: %.500s", m->job, why);
 	else
-		gpumem_info("gpumem: job %u: per-job MPS daemon started in %s/job%u", m->job,
-			    m->base, m->job);
+		gpumem_info("gpumem: job %u: per-job MPS daemon started in %s", m->job, dir);
 }
 
 /*
@@ -62,14 +63,13 @@ static void mps_start_logged(const struct gpumem_mps *m)
  */
 static void start_mps(struct gpumem_jobctx *c, const struct gpumem_node *node)
 {
-	struct gpumem_plugin *st = &gpumem_plugin;
-	const char *control = gpumem_mps_find(st->args.mps_control), *skip;
-	struct gpumem_mps m = { control, st->args.mps_dir, c->dfd, c->job, c->uid, c->gid,
-				c->ngpus > 0 ? c->ji.gpus : NULL, mps_l2(node), st->args.timeout };
+	const char *control = gpumem_mps_find(c->args->mps_control), *skip;
+	struct gpumem_mps m = { control, c->args->mps_dir, c->dfd, c->job, c->uid, c->gid,
+				c->ngpus > 0 ? c->ji.gpus : NULL, mps_l2(c, node), c->args->timeout };
 	char why[2100];
 	pid_t pid;
 
-	skip = !st->has_dev ? "no GPU on this node" : !gpumem_jobctx_has_gpus(c) ?
+	skip = !c->has_dev ? "no GPU on this node" : !gpumem_jobctx_has_gpus(c) ?
 		"the job has no GPU on this node" : control == NULL ?
 		"nvidia-cuda-mps-control not found" : NULL;
 	if (skip) {
@@ -109,14 +109,13 @@ static void start_mps(struct gpumem_jobctx *c, const struct gpumem_node *node)
  */
 static void before_check(struct gpumem_jobctx *c, const struct gpumem_node *node, int forced)
 {
-	struct gpumem_plugin *st = &gpumem_plugin;
 	struct gpumem_checkrun r;
 	const char *none;
 
 	gpumem_perjob_check(c, node, "before", forced, 0, &r);
 	none = gpumem_jobcheck_no_verdict(&r);
 	if ((!strcmp(r.verdict, "fail") || none) &&
-	    (forced || st->eff.check.on_fail != GPUMEM_ONFAIL_WARN) &&
+	    (forced || c->eff.check.on_fail != GPUMEM_ONFAIL_WARN) &&
 	    asprintf(&c->rec.fail, "GPU check before the job %s on %s: %s",
 		     none ? none : "failed", c->ji.node, r.reason) < 0)
 		c->rec.fail = strdup("GPU check before the job failed");
@@ -126,29 +125,27 @@ static void before_check(struct gpumem_jobctx *c, const struct gpumem_node *node
 /* The job's profile (sampler.c): from after the before-check to the epilog. */
 static void start_sampler(struct gpumem_jobctx *c)
 {
-	struct gpumem_plugin *st = &gpumem_plugin;
 	char path[4200];
 	struct gpumem_sampler s = { path, c->dfd, c->job, c->ji.node, c->ngpus > 0 ? c->ji.gpus : NULL,
-				    st->have_site ? st->site.profile_interval_ms : 1000 };
+				    c->have_site ? c->site.profile_interval_ms : 1000 };
 	const char *skip = NULL;
 
-	if (!st->eff.profile.enabled)
+	if (!c->eff.profile.enabled)
 		return;
-	if (!st->has_dev || !gpumem_jobctx_has_gpus(c)) {
-		gpumem_info("gpumem: job %u: profile skipped: %s", c->job, !st->has_dev ?
+	if (!c->has_dev || !gpumem_jobctx_has_gpus(c)) {
+		gpumem_info("gpumem: job %u: profile skipped: %s", c->job, !c->has_dev ?
 			    "no GPU on this node" : "the job has no GPU on this node");
 		return;
 	}
 	for (int i = 0; i < c->ngpus; i++)
 		if (gpumem_gpu_kind(c->list[i], NULL, 0) == GPUMEM_GPU_MIG)
 			skip = "a MIG instance: per-instance sampling is not supported";
-	snprintf(path, sizeof(path), "%s/gpumem-sample", st->args.libexecdir);
+	snprintf(path, sizeof(path), "%s/gpumem-sample", c->args->libexecdir);
 	gpumem_sampler_start(&s, skip);
 }
 
 int gpumem_job_prolog(spank_t sp, int ac, char **av)
 {
-	struct gpumem_plugin *st = &gpumem_plugin;
 	struct gpumem_jobctx c;
 	struct gpumem_node node;
 	char suspect[700];
@@ -162,16 +159,16 @@ int gpumem_job_prolog(spank_t sp, int ac, char **av)
 	if (gpumem_jobctx_decide(sp, &c) < 0)
 		goto record;    /* the site file: nothing applies */
 	memset(&node, 0, sizeof(node));
-	if (st->has_dev && (st->eff.set & GPUMEM_K_L2_LIMIT))
+	if (c.has_dev && (c.eff.set & GPUMEM_K_L2_LIMIT))
 		gpumem_jobctx_gpus(&c, &node, 1);
-	forced = st->has_dev && gpumem_jobctx_has_gpus(&c) &&
+	forced = c.has_dev && gpumem_jobctx_has_gpus(&c) &&
 		gpumem_suspect_find(&c, suspect, sizeof(suspect));
 	if (forced)
 		gpumem_info("gpumem: job %u: GPUs %s are suspect (job %s): before-check forced",
 			    c.job, c.ji.gpus[0] ? c.ji.gpus : "all", suspect);
-	if ((st->eff.check.before || forced) && gpumem_jobctx_has_gpus(&c))
+	if ((c.eff.check.before || forced) && gpumem_jobctx_has_gpus(&c))
 		before_check(&c, &node, forced);
-	if (st->eff.mps.daemon == GPUMEM_DAEMON_JOB)
+	if (c.eff.mps.daemon == GPUMEM_DAEMON_JOB)
 		start_mps(&c, &node);
 	start_sampler(&c);
 record:

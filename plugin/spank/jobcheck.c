@@ -5,11 +5,11 @@
  * the job's user, never root: plugstack check_user=, default nobody), with
  * no groups, in a session of its own, on the job's bare GPUs (never through
  * the job's MPS daemon), bounded by the site's timeout, with a fixed
- * environment (never the job's; an MPS pipe directory always named, see
- * jobctx.h).  Its JSON is parsed, never trusted blindly (a broken GPU or
+ * environment (never the job's; an MPS pipe directory always named: root's
+ * empty mps_dir/nomps, statefiles.h).  Its JSON is parsed, never trusted blindly (a broken GPU or
  * driver could make it print anything), and wrapped into a
  * gpumem-report/1 document that root writes atomically as soon as the check
- * ends (jobreport.c).  It is read with the reports' JSON module under its
+ * ends (jobreport.c, not here).  It is read with the reports' JSON module under its
  * caps for check documents (report.h): a document grows with the node's
  * GPUs, a few KiB each, well past what the policy parser takes.  Whether a
  * check runs is the job's effective policy's, never the job's environment;
@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "jobcheck.h"
+#include "jobctx.h"
 #include "log.h"
 #include "proc.h"
 #include "report.h"
@@ -149,14 +149,14 @@ static void set_result(struct gpumem_checkrun *r, const char *status, const char
 }
 
 /* The check's fixed argument vector (16 slots); frac and tmo hold its numbers. */
-static void check_argv(const struct gpumem_plugin *st, char **argv, char *frac, char *tmo,
+static void check_argv(const struct gpumem_jobctx *c, char **argv, char *frac, char *tmo,
 		       int timeout, int l2_reset)
 {
 	int a = 0;
 
-	snprintf(frac, 32, "%g", st->eff.check.min_fraction);
+	snprintf(frac, 32, "%g", c->eff.check.min_fraction);
 	snprintf(tmo, 32, "%d", timeout);
-	argv[a++] = st->args.check;
+	argv[a++] = c->args->check;
 	argv[a++] = "--json";
 	argv[a++] = "-";
 	argv[a++] = "--min-fraction";
@@ -164,11 +164,11 @@ static void check_argv(const struct gpumem_plugin *st, char **argv, char *frac, 
 	argv[a++] = "--timeout";
 	argv[a++] = tmo;
 	/* The site file as the job prolog read it (the job's record), on stdin: never the file. */
-	if (st->have_site && st->site_text) {
+	if (c->have_site && c->site_text) {
 		argv[a++] = "--site";
 		argv[a++] = "-";
 	}
-	if (st->eff.check.l2_ab)
+	if (c->eff.check.l2_ab)
 		argv[a++] = "--l2-ab";
 	if (l2_reset)
 		argv[a++] = "--l2-reset";
@@ -188,22 +188,21 @@ struct check_envbuf {
  * nomps (without one CUDA tries /tmp/nvidia-mps, where any user may run a
  * daemon), and the thresholds are the whole GPU's, not the job's share.
  */
-static void check_envp(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
-		       char **envp, struct check_envbuf *b)
+static void check_envp(const struct gpumem_jobctx *c, char **envp, struct check_envbuf *b)
 {
 	int e = 0;
 
 	envp[e++] = "PATH=/usr/bin:/bin";
 	/* Which node this is, for the check's own messages. */
-	snprintf(b->node, sizeof(b->node), "SLURMD_NODENAME=%s", ji->node);
+	snprintf(b->node, sizeof(b->node), "SLURMD_NODENAME=%s", c->ji.node);
 	envp[e++] = b->node;
 	/* The job's GPUs in the node's numbering (none: all, gpus=all). */
-	if (ji->gpus[0]) {
-		snprintf(b->gpus, sizeof(b->gpus), "CUDA_VISIBLE_DEVICES=%s", ji->gpus);
+	if (c->ji.gpus[0]) {
+		snprintf(b->gpus, sizeof(b->gpus), "CUDA_VISIBLE_DEVICES=%s", c->ji.gpus);
 		envp[e++] = b->gpus;
 	}
 	snprintf(b->pipe, sizeof(b->pipe), "CUDA_MPS_PIPE_DIRECTORY=%s",
-		 st->nomps ? st->nomps : "/nonexistent/gpumem-nomps");
+		 c->nomps ? c->nomps : GPUMEM_MPS_NOMPS_NONE);
 	envp[e++] = b->pipe;
 	envp[e] = NULL;
 }
@@ -242,14 +241,14 @@ static void read_result(struct gpumem_proc *p, const struct gpumem_jobinfo *ji,
 	}
 }
 
-void gpumem_jobcheck_run(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
-			 const char *phase, int has_gpu, int l2_reset, struct gpumem_checkrun *r)
+void gpumem_jobcheck_run(const struct gpumem_jobctx *c, const char *phase, int l2_reset,
+			 struct gpumem_checkrun *r)
 {
 	char frac[32], tmo[32], why[4200];
 	char *argv[16], *envp[5];
 	struct check_envbuf eb;
 	struct gpumem_proc p = { 0 };
-	int timeout = st->have_site ? st->site.check_timeout_s : st->args.timeout;
+	int timeout = c->have_site ? c->site.check_timeout_s : c->args->timeout;
 	long left;
 
 	memset(r, 0, sizeof(*r));
@@ -257,19 +256,19 @@ void gpumem_jobcheck_run(const struct gpumem_plugin *st, const struct gpumem_job
 	r->exit_code = -1;
 	snprintf(r->phase, sizeof(r->phase), "%s", phase);
 	iso_now(r->time, sizeof(r->time));
-	if (!has_gpu) {
+	if (!c->has_dev) {
 		set_result(r, "skipped", "skipped", "no GPU device on this node");
 		return;
 	}
-	if (access(st->args.check, X_OK) != 0) {
-		snprintf(why, sizeof(why), "gpumem-check not installed at %s", st->args.check);
+	if (access(c->args->check, X_OK) != 0) {
+		snprintf(why, sizeof(why), "gpumem-check not installed at %s", c->args->check);
 		set_result(r, "not_run", "error", why);
 		return;
 	}
-	if (ji->uid == st->args.check_uid) {
+	if (c->ji.uid == c->args->check_uid) {
 		snprintf(why, sizeof(why), "check_user (uid %u) is the job's own user: the check "
-			 "would be within the job's reach, not run", (unsigned)ji->uid);
-		gpumem_error("gpumem: job %u: %s", ji->job, why);
+			 "would be within the job's reach, not run", (unsigned)c->ji.uid);
+		gpumem_error("gpumem: job %u: %s", c->ji.job, why);
 		set_result(r, "not_run", "error", why);
 		return;
 	}
@@ -277,18 +276,18 @@ void gpumem_jobcheck_run(const struct gpumem_plugin *st, const struct gpumem_job
 	left = gpumem_proc_left_ms((timeout + 5) * 1000L) / 1000;
 	if (left < timeout + 5)
 		timeout = left > 3 ? (int)left - 2 : 1;
-	check_argv(st, argv, frac, tmo, timeout, l2_reset);
-	check_envp(st, ji, envp, &eb);
+	check_argv(c, argv, frac, tmo, timeout, l2_reset);
+	check_envp(c, envp, &eb);
 	/* As the site's check_user: out of the job's user's reach (signals, ptrace, /proc). */
-	gpumem_proc_as_site(&p, st->args.check, argv, envp, st->args.check_uid,
-			    st->args.check_gid, timeout + 5);
+	gpumem_proc_as_site(&p, c->args->check, argv, envp, c->args->check_uid,
+			    c->args->check_gid, timeout + 5);
 	/* The site file as the job's record holds it (gpumem-check --site -). */
-	p.input = st->have_site ? st->site_text : NULL;
+	p.input = c->have_site ? c->site_text : NULL;
 	p.drop_stderr = 1;
 	/* One byte over the cap: more output than that is refused, not cut. */
 	p.out_max = GPUMEM_CHECK_MAX_BYTES + 1;
 	if (gpumem_proc_run(&p) < 0) {
-		snprintf(why, sizeof(why), "cannot run %s", st->args.check);
+		snprintf(why, sizeof(why), "cannot run %s", c->args->check);
 		set_result(r, "failed", "error", why);
 	} else if (p.cut) {
 		snprintf(why, sizeof(why), "stopped at the job %s's time limit (%s, less a margin)",
@@ -299,7 +298,7 @@ void gpumem_jobcheck_run(const struct gpumem_plugin *st, const struct gpumem_job
 		snprintf(why, sizeof(why), "killed: no answer within %d s", timeout + 5);
 		set_result(r, "timed_out", "error", why);
 	} else {
-		read_result(&p, ji, r);
+		read_result(&p, &c->ji, r);
 	}
 	gpumem_proc_free(&p);
 }

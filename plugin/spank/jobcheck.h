@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The GPU check of a job (prolog and epilog): run it (jobcheck.c), report it and drain on failure (jobreport.c). */
+/*
+ * The GPU check of a job (prolog and epilog): run it (jobcheck.c); its
+ * report, the drain on failure, and the report of a job's profile alone
+ * are jobreport.c's.  Both take the job's state (jobctx.h).
+ */
 #ifndef GPUMEM_JOBCHECK_H
 #define GPUMEM_JOBCHECK_H
 #include <sys/types.h>
@@ -17,6 +21,7 @@ struct gpumem_jobinfo {
 };
 
 struct json_object;
+struct gpumem_jobctx;
 
 struct gpumem_checkrun {
 	int done;               /* a result is here to report */
@@ -34,13 +39,13 @@ struct gpumem_checkrun {
 };
 
 /*
- * Run gpumem-check for the job prolog/epilog as the site's check_user on
- * the job's bare GPUs (bounded by the site timeout); never when check_user
- * is the job's user (not_run); L2_RESET: it also resets the persisting L2
- * at its end (--l2-reset).
+ * Run gpumem-check for the job prolog/epilog of C as the site's check_user
+ * on the job's bare GPUs (bounded by the site timeout); skipped on a node
+ * without GPU device; never when check_user is the job's user (not_run);
+ * L2_RESET: it also resets the persisting L2 at its end (--l2-reset).
  */
-void gpumem_jobcheck_run(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
-			 const char *phase, int has_gpu, int l2_reset, struct gpumem_checkrun *r);
+void gpumem_jobcheck_run(const struct gpumem_jobctx *c, const char *phase, int l2_reset,
+			 struct gpumem_checkrun *r);
 /*
  * The node's index of the check's device IDX (numbered from 0): entry IDX of
  * GPUS (the job's list, as in SLURM_STEP_GPUS), else IDX itself; OUT holds it.
@@ -49,12 +54,18 @@ const char *gpumem_jobcheck_node_index(const char *gpus, const char *idx, char *
 /* Did the check reset the persisting L2 of every GPU it checked (--l2-reset)? */
 int gpumem_jobcheck_l2_reset_done(const struct gpumem_checkrun *r);
 /*
- * As root, as soon as the check ends: write the report atomically, the
- * node_exporter textfile, one summary line in the slurmd log, and drain the
- * node when the check failed and both the policy and the site ask for it.
+ * jobreport.c, as root, as soon as the check ends: write the report
+ * atomically, the node_exporter textfile, one summary line in the slurmd
+ * log, and drain the node when the check failed and both the policy and
+ * the site ask for it.
  */
-void gpumem_jobcheck_report(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
-			    struct gpumem_checkrun *r);
+void gpumem_jobreport_check(const struct gpumem_jobctx *c, struct gpumem_checkrun *r);
+/*
+ * jobreport.c, the epilog of a job with no after-check that took a
+ * profile: a report of phase "job" carrying c->profile, no check in it
+ * (status and verdict "not_run", check null).
+ */
+void gpumem_jobreport_profile(const struct gpumem_jobctx *c);
 /*
  * A check that gave no verdict of its own (killed, crashed, timed out,
  * could not run, printed no valid report): why, for the steps' message

@@ -71,19 +71,43 @@ static void fill_jobinfo(struct gpumem_jobctx *c, const char *step)
 }
 
 /* Root's empty mps_dir/nomps, else a path no one can make (mps_dir is unusable). */
-static char *nomps(void)
+static char *nomps(const char *mps_dir)
 {
 	char path[4200];
 
-	if (gpumem_mps_nomps(gpumem_plugin.args.mps_dir, path, sizeof(path)) < 0)
-		snprintf(path, sizeof(path), "/nonexistent/gpumem-nomps");
+	if (gpumem_mps_nomps(mps_dir, path, sizeof(path)) < 0)
+		snprintf(path, sizeof(path), "%s", GPUMEM_MPS_NOMPS_NONE);
 	return strdup(path);
+}
+
+/* The plugstack arguments (the one setup, setup.c) and, in the prolog only, the site file. */
+static int setup(struct gpumem_jobctx *c, int ac, char **av, int prolog)
+{
+	int rv = -1;
+
+	gpumem_site_init(&c->site);
+	/* Even when they are wrong: the epilog still cleans up with what they say. */
+	c->args = &gpumem_plugin.args;
+	if (gpumem_plugin_setup(ac, av, S_CTX_JOB_SCRIPT) < 0)
+		goto fail;
+	c->has_dev = gpumem_plugin.has_dev;
+	/* Only the prolog reads the site file: the epilog has the job's record. */
+	if (prolog) {
+		int have = gpumem_plugin_site(c->args->site, 0, &c->site, &c->site_text,
+					    &c->site_error);
+
+		if (have < 0)
+			goto fail;      /* out of memory: no record, every step fails */
+		c->have_site = have > 0;
+	}
+	rv = 0;
+fail:
+	return rv;
 }
 
 int gpumem_jobctx_init(spank_t sp, int ac, char **av, const char *step, int create,
 		       struct gpumem_jobctx *c)
 {
-	struct gpumem_plugin *pl = &gpumem_plugin;
 	long started = gpumem_mono_ms();
 	const char *src;
 
@@ -94,18 +118,15 @@ int gpumem_jobctx_init(spank_t sp, int ac, char **av, const char *step, int crea
 	spank_get_item(sp, S_JOB_ID, &c->job);
 	spank_get_item(sp, S_JOB_UID, &c->uid);
 	spank_get_item(sp, S_JOB_GID, &c->gid);
-	if (gpumem_plugin_setup(ac, av, S_CTX_JOB_SCRIPT) < 0)
+	if (setup(c, ac, av, !strcmp(step, "prolog")) < 0)
 		return -1;
-	/* Only the prolog reads the site file: the epilog has the job's record. */
-	if (!strcmp(step, "prolog") && gpumem_plugin_site(S_CTX_JOB_SCRIPT) < 0)
-		return -1;      /* out of memory: no record, every step fails */
-	c->dfd = gpumem_state_open(pl->args.state_dir, create, c->dir_err, sizeof(c->dir_err));
+	c->dfd = gpumem_state_open(c->args->state_dir, create, c->dir_err, sizeof(c->dir_err));
 	/* Everything the hook runs ends before Slurm's own limit would kill it. */
 	gpumem_hook_deadline(!strcmp(step, "epilog"), started, c->dfd);
-	pl->nomps = nomps();
+	c->nomps = nomps(c->args->mps_dir);
 	c->ngpus = gpumem_gpus_from_env(env_get, NULL, c->list, GPUMEM_MAX_GPUS, &src);
 	/* No list where Slurm allocates the GPUs (gpus=gres): the job has none here. */
-	if (c->ngpus < 0 && !pl->args.all_gpus)
+	if (c->ngpus < 0 && !c->args->all_gpus)
 		c->ngpus = 0;
 	fill_jobinfo(c, step);
 	return 0;
@@ -120,10 +141,9 @@ int gpumem_jobctx_has_gpus(const struct gpumem_jobctx *c)
 static int user_policy(spank_t sp, const struct gpumem_jobctx *c, struct gpumem_policy *p,
 		       char *name, size_t nlen, struct gpumem_diags *d)
 {
-	struct gpumem_plugin *pl = &gpumem_plugin;
 	struct gpumem_policy_src src = {
 		.data = getenv("SPANK_" GPUMEM_FWD_DATA), .fwd_name = getenv("SPANK_" GPUMEM_FWD_NAME),
-		.as_root = 1, .uid = c->uid, .gid = c->gid, .timeout = pl->args.timeout,
+		.as_root = 1, .uid = c->uid, .gid = c->gid, .timeout = c->args->timeout,
 	};
 	char *opt = NULL;
 
@@ -134,7 +154,7 @@ static int user_policy(spank_t sp, const struct gpumem_jobctx *c, struct gpumem_
 	if (src.data == NULL && !src.data_too_big &&
 	    spank_option_getopt(sp, &gpumem_policy_option, &opt) == ESPANK_SUCCESS)
 		src.option = opt;
-	return gpumem_policy_of_job(pl->have_site ? &pl->site : NULL, &src, p, name, nlen, d);
+	return gpumem_policy_of_job(c->have_site ? &c->site : NULL, &src, p, name, nlen, d);
 }
 
 /* The merge's warnings (clamps), said once for the job: every step applies its result. */
@@ -150,27 +170,24 @@ static void log_warnings(const struct gpumem_jobctx *c, const struct gpumem_diag
 	free(all);
 }
 
-/* The policy decided (pl->eff) and the site file it was decided under, into the record. */
+/* The policy decided (c->eff) and the site file it was decided under, into the record. */
 static int record_policy(struct gpumem_jobctx *c, struct gpumem_diags *d)
 {
-	struct gpumem_plugin *pl = &gpumem_plugin;
-
-	return gpumem_jobpolicy_record(&pl->eff, pl->site_text, pl->have_site ? pl->args.site : NULL,
+	return gpumem_jobpolicy_record(&c->eff, c->site_text, c->have_site ? c->args->site : NULL,
 				       &c->rec, d);
 }
 
 /* The site's defaults in full, for a job whose own policy was refused. */
 static int site_defaults(struct gpumem_jobctx *c)
 {
-	struct gpumem_plugin *pl = &gpumem_plugin;
 	struct gpumem_diags d = { 0 };
-	int rv = gpumem_policy_effective(pl->have_site ? &pl->site : NULL, NULL, "site defaults",
-					 &pl->eff, &d);
+	int rv = gpumem_policy_effective(c->have_site ? &c->site : NULL, NULL, "site defaults",
+					 &c->eff, &d);
 
 	if (rv == 0)
 		rv = record_policy(c, &d);
 	gpumem_diags_free(&d);
-	pl->have_eff = rv == 0;
+	c->have_eff = rv == 0;
 	snprintf(c->policy, sizeof(c->policy), "site defaults");
 	snprintf(c->ji.policy, sizeof(c->ji.policy), "%s", c->policy);
 	return rv;
@@ -193,22 +210,21 @@ static char *refusal(const struct gpumem_diags *d)
 
 int gpumem_jobctx_decide(spank_t sp, struct gpumem_jobctx *c)
 {
-	struct gpumem_plugin *pl = &gpumem_plugin;
 	struct gpumem_diags d = { 0 };
 	struct gpumem_policy user;
 	char name[4200] = "";
 	char *msg;
 	int have;
 
-	if (pl->deferred_error) {       /* the site file: nothing applies, every step fails */
-		c->rec.rejected = strdup(pl->deferred_error);
+	if (c->site_error) {            /* the site file: nothing applies, every step fails */
+		c->rec.rejected = strdup(c->site_error);
 		return -1;
 	}
 	have = user_policy(sp, c, &user, name, sizeof(name), &d);
-	if (have >= 0 && gpumem_policy_effective(pl->have_site ? &pl->site : NULL,
-						  have ? &user : NULL, name, &pl->eff, &d) == 0 &&
+	if (have >= 0 && gpumem_policy_effective(c->have_site ? &c->site : NULL,
+						  have ? &user : NULL, name, &c->eff, &d) == 0 &&
 	    record_policy(c, &d) == 0) {
-		pl->have_eff = 1;
+		c->have_eff = 1;
 		log_warnings(c, &d);
 		if (have) {
 			c->rec.name = strdup(name);
@@ -232,7 +248,6 @@ int gpumem_jobctx_decide(spank_t sp, struct gpumem_jobctx *c)
 
 int gpumem_jobctx_recall(spank_t sp, struct gpumem_jobctx *c)
 {
-	struct gpumem_plugin *pl = &gpumem_plugin;
 	struct gpumem_diags d = { 0 };
 	char why[256];
 	int have;
@@ -245,7 +260,7 @@ int gpumem_jobctx_recall(spank_t sp, struct gpumem_jobctx *c)
 			    c->job, why);
 		return -1;
 	}
-	have = gpumem_jobpolicy_recall(&c->rec, &pl->eff, &pl->site, &pl->have_site, &d);
+	have = gpumem_jobpolicy_recall(&c->rec, &c->eff, &c->site, &c->have_site, &d);
 	if (have < 0) {
 		char *msg = gpumem_diags_join(&d, 1);
 
@@ -256,10 +271,10 @@ int gpumem_jobctx_recall(spank_t sp, struct gpumem_jobctx *c)
 	gpumem_diags_free(&d);
 	/* What gpumem-check gets as its site file: the recorded one. */
 	if (have >= 0 && c->rec.site)
-		pl->site_text = strdup(c->rec.site);
+		c->site_text = strdup(c->rec.site);
 	if (have <= 0)
 		return -1;      /* the site file was unusable at the prolog: nothing applied */
-	pl->have_eff = 1;
+	c->have_eff = 1;
 	gpumem_escape(c->policy, sizeof(c->policy), c->rec.policy == NULL ? "site defaults" :
 		      c->rec.name ? c->rec.name : "policy");
 	snprintf(c->ji.policy, sizeof(c->ji.policy), "%s", c->policy);
@@ -272,28 +287,34 @@ void gpumem_jobctx_free(struct gpumem_jobctx *c)
 		close(c->dfd);
 	c->dfd = -1;
 	gpumem_jobrec_free(&c->rec);
+	gpumem_site_free(&c->site);
+	free(c->site_text);
+	free(c->site_error);
+	free(c->nomps);
+	free(c->profile);
+	c->args = NULL;
 	gpumem_plugin_teardown();
 }
 
 static void probe_to_cache(struct gpumem_jobctx *c)
 {
-	struct gpumem_plugin *st = &gpumem_plugin;
+	const struct gpumem_args *a = c->args;
 	struct gpumem_proc p = { 0 };
 
 	/*
 	 * As root, not as the user: the cache serves every later job, so no
 	 * user may have had a hand in what it says.
 	 */
-	if (gpumem_probe_run(&p, st->args.libexecdir, st->nomps ? st->nomps : "/nonexistent",
-			     c->ji.gpus, 0, 0, st->args.timeout) < 0) {
-		gpumem_info("gpumem: job %u: %s/gpumem-probe: %s", c->job, st->args.libexecdir,
+	if (gpumem_probe_run(&p, a->libexecdir, c->nomps ? c->nomps : GPUMEM_MPS_NOMPS_NONE,
+			     c->ji.gpus, 0, 0, a->timeout) < 0) {
+		gpumem_info("gpumem: job %u: %s/gpumem-probe: %s", c->job, a->libexecdir,
 			   p.timed_out ? "timed out" : p.out ? p.out : "cannot run");
 	} else if (gpumem_probe_cache_merge(c->dfd, p.out, c->list, c->ngpus) < 0) {
 		gpumem_error("gpumem: job %u: cannot write the probe cache in %s", c->job,
-			    st->args.state_dir);
+			    a->state_dir);
 	} else {
 		gpumem_info("gpumem: job %u: probed GPUs %s, cached in %s/%s", c->job, c->ji.gpus,
-			   st->args.state_dir, GPUMEM_PROBE_CACHE);
+			   a->state_dir, GPUMEM_SF_PROBE_CACHE);
 	}
 	gpumem_proc_free(&p);
 }
@@ -329,30 +350,20 @@ static void no_check(struct gpumem_checkrun *r, const char *phase, const char *s
 	snprintf(r->reason, sizeof(r->reason), "%s", why);
 }
 
-void gpumem_perjob_profile_report(struct gpumem_jobctx *c)
-{
-	struct gpumem_checkrun r;
-
-	no_check(&r, "job", "not_run", "no check at the job's end: the report carries the "
-		 "job's profile");
-	gpumem_jobcheck_report(&gpumem_plugin, &c->ji, &r);
-}
-
 void gpumem_perjob_check(struct gpumem_jobctx *c, const struct gpumem_node *node,
 			 const char *phase, int forced, int l2_reset, struct gpumem_checkrun *r)
 {
-	struct gpumem_plugin *st = &gpumem_plugin;
 	char when[32], why[64];
 
 	/* The job's own after-check always runs: min_interval spares only a before-check. */
-	if (!strcmp(phase, "before") && !forced && st->has_dev &&
+	if (!strcmp(phase, "before") && !forced && c->has_dev &&
 	    gpumem_interval_passed(c, node, when, sizeof(when))) {
 		snprintf(why, sizeof(why), "passed at %s", when);
 		no_check(r, phase, "skipped", why);
 	} else {
-		gpumem_jobcheck_run(st, &c->ji, phase, st->has_dev, l2_reset, r);
-		if (st->has_dev)
+		gpumem_jobcheck_run(c, phase, l2_reset, r);
+		if (c->has_dev)
 			gpumem_suspect_update(c, node, r);
 	}
-	gpumem_jobcheck_report(st, &c->ji, r);
+	gpumem_jobreport_check(c, r);
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the job prolog and the job epilog share (jobctx.c): the job, its
- * user, its GPUs on this node, root's state directory, and the job's one
- * agreed policy (statedir.h's record: the effective policy, decided once
- * by the prolog, and the site file as it read it).
+ * What the job prolog and the job epilog share (jobctx.c): their whole
+ * state, one struct gpumem_jobctx made by each and passed down (of the
+ * process-wide gpumem_plugin they use only the plugstack arguments): the
+ * job, its user, its GPUs on this node, root's state directory, and the
+ * job's one agreed policy (statedir.h's record: the effective policy,
+ * decided once by the prolog, and the site file as it read it).
  */
 #ifndef GPUMEM_JOBCTX_H
 #define GPUMEM_JOBCTX_H
@@ -14,6 +16,17 @@
 #include "statedir.h"
 
 struct gpumem_jobctx {
+	const struct gpumem_args *args; /* the plugstack arguments (gpumem_plugin.args) */
+	int has_dev;                    /* this node has an NVIDIA device */
+	struct gpumem_site site;        /* prolog: the site file; epilog: as the record holds it */
+	int have_site;
+	char *site_text;                /* its text: the prolog's, for the record; the epilog's
+					 * from the record, for gpumem-check --site - */
+	char *site_error;               /* prolog: the site file is unusable (every step fails) */
+	struct gpumem_policy eff;       /* the job's effective policy */
+	int have_eff;
+	char *nomps;                    /* root's empty mps_dir/nomps: helpers' MPS pipe directory */
+	char *profile;                  /* epilog: the report's "profile" member (sampler.h), or NULL */
 	uint32_t job;
 	uid_t uid;
 	gid_t gid;
@@ -25,9 +38,6 @@ struct gpumem_jobctx {
 	struct gpumem_jobrec rec;       /* the job's record (prolog: being made) */
 	struct gpumem_jobinfo ji;
 };
-
-/* State files of job N in state_dir, besides the record (statedir.h). */
-#define GPUMEM_STATE_L2 "job%u.l2"             /* a step set a persisting-L2 limit */
 
 /*
  * The plugin's setup (setup.c, which Slurm does not call in this context),
@@ -41,14 +51,14 @@ int gpumem_jobctx_init(spank_t sp, int ac, char **av, const char *step, int crea
  * and validated (jobpolicy.c), over the site's defaults, clamped to its
  * limits; a policy that is refused is recorded with the reason and the
  * site's defaults apply in full.  Fills c->rec (the effective policy and
- * the site file's text, gpumem_jobpolicy_record) and gpumem_plugin.eff.
+ * the site file's text, gpumem_jobpolicy_record) and c->eff.
  * -1 when not even the site's defaults can apply (the site file is
  * unusable: c->rec.rejected says so).
  */
 int gpumem_jobctx_decide(spank_t sp, struct gpumem_jobctx *c);
 /*
  * The job's policy as the epilog finds it: the prolog's record, with the
- * site file as the prolog read it (gpumem_plugin.site, .site_text), never
+ * site file as the prolog read it (c->site, c->site_text), never
  * the file.  -1 when there is no record (logged: cleanup only) or it holds
  * no policy.
  */
@@ -95,11 +105,6 @@ void gpumem_suspect_update(const struct gpumem_jobctx *c, const struct gpumem_no
 void gpumem_gpus_ended(const struct gpumem_jobctx *c);
 /* When the last job on the job's GPU J ended; 0, or -1 when no record says. */
 int gpumem_gpu_ended_at(const struct gpumem_jobctx *c, int j, struct timespec *ts);
-/*
- * The epilog's report when no after-check ran: phase "job", status and
- * verdict "not_run", carrying gpumem_plugin.profile.
- */
-void gpumem_perjob_profile_report(struct gpumem_jobctx *c);
 /* Make fds 0-2 open (on /dev/null): Slurm may start these hooks with them closed. */
 void gpumem_stdio_open(void);
 #endif

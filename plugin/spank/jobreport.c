@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The report of a job's GPU check (jobcheck.c runs it), as root, as soon as
- * the check ends: the gpumem-report/1 document (doc/REPORT-JSON.md)
- * written atomically into the site's report.dir, one node_exporter
- * textfile per GPU, one summary line in the slurmd log, and the drain (or
- * resume) the policy and the site ask for.  The check's own output is
+ * The job prolog's and epilog's reports (jobcheck.h), as root.  Of a check
+ * (jobcheck.c runs it), as soon as it ends: the gpumem-report/1 document
+ * (doc/REPORT-JSON.md) written atomically into the site's report.dir, one
+ * node_exporter textfile per GPU, one summary line in the slurmd log, and
+ * the drain (or resume) the policy and the site ask for.  Of a job whose
+ * epilog ran no check but took its profile: a document of phase "job"
+ * with the same head and the profile, no check, no drain, no textfile.  The check's own output is
  * never trusted: a GPU whose UUID or index is not a plain token gets no
  * textfile, a figure that is not a plain number is left out.  The
  * directories root writes into are opened without following links
@@ -19,10 +21,11 @@
 #include <time.h>
 #include <unistd.h>
 #include "drain.h"
-#include "jobcheck.h"
+#include "jobctx.h"
 #include "json.h"
 #include "log.h"
 #include "report.h"
+#include "statefiles.h"
 #include "trust.h"
 
 /*
@@ -37,7 +40,10 @@ static int write_atomic(int dfd, const char *shown, const char *name, const char
 	size_t len = strlen(buf);
 	int fd, rv = -1;
 
-	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", name, (int)getpid());
+	if (gpumem_sf_tmp(tmp, sizeof(tmp), name) < 0) {
+		snprintf(err, elen, "%s/%s: name too long", shown, name);
+		return -1;
+	}
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		snprintf(err, elen, "%s/%s: %s", shown, tmp, strerror(errno));
@@ -83,44 +89,68 @@ static int prom_number(const char *s)
 	return s && *s && strspn(s, "0123456789.eE+-") == strlen(s);
 }
 
-/* The gpumem-report/1 document (doc/REPORT-JSON.md), the check's text inside as it came. */
-static char *report_json(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
-			 const struct gpumem_checkrun *r)
+/*
+ * The report's head (doc/REPORT-JSON.md): the job, its node and GPUs, the
+ * policy's name, PHASE and TIME; the status, reason, verdict and drain
+ * are the caller's.
+ */
+static struct json_object *report_head(const struct gpumem_jobctx *c, const char *phase,
+				       const char *time)
 {
 	struct json_object *o = json_object_new_object();
+
+	if (o == NULL)
+		return NULL;
+	gpumem_json_add(o, "schema", gpumem_json_string("gpumem-report/1"));
+	gpumem_json_add(o, "job", gpumem_json_int(c->ji.job));
+	gpumem_json_add(o, "step", gpumem_json_string(c->ji.step));
+	gpumem_json_add(o, "node", gpumem_json_string(c->ji.node));
+	gpumem_json_add(o, "user", gpumem_json_string(c->ji.user));
+	gpumem_json_add(o, "uid", gpumem_json_int(c->ji.uid));
+	gpumem_json_add(o, "policy", gpumem_json_string(c->ji.policy));
+	gpumem_json_add(o, "phase", gpumem_json_string(phase));
+	gpumem_json_add(o, "time", gpumem_json_string(time));
+	gpumem_json_add(o, "gpus", gpumem_json_string(c->ji.gpus));
+	return o;
+}
+
+/*
+ * The whole document from its head O (consumed): the head line
+ * (report_head.c), then the policy the job ran under, after the site's
+ * clamps (for the accounting record), written by the JSON module
+ * (format.c), the check's text CHECK and the job's profile PROFILE, both
+ * taken as they are.
+ */
+static char *report_text(const struct gpumem_jobctx *c, struct json_object *o, const char *check,
+			 struct json_object *check_doc, const char *profile)
+{
 	char *text, *eff;
 
 	if (o == NULL)
 		return NULL;
-	/* The policy the step ran under, after the site's clamps (for the accounting record). */
-	eff = st->have_eff ? gpumem_policy_format(&st->eff, GPUMEM_FMT_JSON, 0) : NULL;
+	eff = c->have_eff ? gpumem_policy_format(&c->eff, GPUMEM_FMT_JSON, 0) : NULL;
 	if (eff)
 		eff[strcspn(eff, "\n")] = '\0';
-	gpumem_json_add(o, "schema", gpumem_json_string("gpumem-report/1"));
-	gpumem_json_add(o, "job", gpumem_json_int(ji->job));
-	gpumem_json_add(o, "step", gpumem_json_string(ji->step));
-	gpumem_json_add(o, "node", gpumem_json_string(ji->node));
-	gpumem_json_add(o, "user", gpumem_json_string(ji->user));
-	gpumem_json_add(o, "uid", gpumem_json_int(ji->uid));
-	gpumem_json_add(o, "policy", gpumem_json_string(ji->policy));
-	gpumem_json_add(o, "phase", gpumem_json_string(r->phase));
-	gpumem_json_add(o, "time", gpumem_json_string(r->time));
-	gpumem_json_add(o, "gpus", gpumem_json_string(ji->gpus));
+	text = gpumem_report_text(o, eff && eff[0] ? eff : NULL, check, check_doc, profile);
+	free(eff);
+	json_object_put(o);
+	return text;
+}
+
+/* The report of check R, the check's text inside as it came. */
+static char *check_json(const struct gpumem_jobctx *c, const struct gpumem_checkrun *r)
+{
+	struct json_object *o = report_head(c, r->phase, r->time);
+
+	if (o == NULL)
+		return NULL;
 	gpumem_json_add(o, "status", gpumem_json_string(r->status));
 	gpumem_json_add(o, "reason", gpumem_json_string(r->reason[0] ? r->reason : NULL));
 	gpumem_json_add(o, "exit_code", r->exit_code >= 0 ? gpumem_json_int(r->exit_code) : NULL);
 	gpumem_json_add(o, "verdict", gpumem_json_string(r->verdict));
 	gpumem_json_add(o, "drained", gpumem_json_bool(r->drained));
-	/*
-	 * The head line (report_head.c), then the policy, written by the JSON
-	 * module (format.c), and the check, both taken as they are.
-	 */
-	/* The job's profile goes with the epilog's report (the after-check's, or phase "job"). */
-	text = gpumem_report_text(o, eff && eff[0] ? eff : NULL, r->json, r->doc,
-				  strcmp(r->phase, "before") ? st->profile : NULL);
-	free(eff);
-	json_object_put(o);
-	return text;
+	/* The job's profile goes with the epilog's report (the after-check's). */
+	return report_text(c, o, r->json, r->doc, strcmp(r->phase, "before") ? c->profile : NULL);
 }
 
 /* One node_exporter textfile per GPU, so steps on other GPUs never clash. */
@@ -221,13 +251,13 @@ static void check_uuids(const struct gpumem_checkrun *r, int failed, char *out, 
 }
 
 /* Drain on a failed check (naming the failed GPUs), resume on a pass. */
-static void drain_or_resume(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
+static void drain_or_resume(const struct gpumem_jobctx *c,
 			    struct gpumem_checkrun *r)
 {
 	char msg[1200], uuids[512];
 
-	if (!strcmp(r->verdict, "fail") && st->eff.check.on_fail == GPUMEM_ONFAIL_DRAIN &&
-	    st->have_site && st->site.drain.enabled && ji->node[0]) {
+	if (!strcmp(r->verdict, "fail") && c->eff.check.on_fail == GPUMEM_ONFAIL_DRAIN &&
+	    c->have_site && c->site.drain.enabled && c->ji.node[0]) {
 		char reason[1400], cause[204], gpus[520];
 
 		/* The cause comes from the check's output: escaped. */
@@ -235,57 +265,76 @@ static void drain_or_resume(const struct gpumem_plugin *st, const struct gpumem_
 		check_uuids(r, 1, uuids, sizeof(uuids));
 		snprintf(gpus, sizeof(gpus), uuids[0] ? " {%s}" : "", uuids);
 		snprintf(reason, sizeof(reason), "%s%s (job %u.%s %s: %s)",
-			 st->site.drain.reason ? st->site.drain.reason : "gpumem: GPU check failed",
-			 gpus, ji->job, ji->step, r->phase, cause);
-		r->drained = gpumem_drain(ji->node, reason, msg, sizeof(msg)) == 1;
+			 c->site.drain.reason ? c->site.drain.reason : "gpumem: GPU check failed",
+			 gpus, c->ji.job, c->ji.step, r->phase, cause);
+		r->drained = gpumem_drain(c->ji.node, reason, msg, sizeof(msg)) == 1;
 		gpumem_info("gpumem: %s", msg);
-	} else if (!strncmp(r->verdict, "pass", 4) && st->have_site && st->site.drain.enabled &&
-		   ji->node[0]) {
+	} else if (!strncmp(r->verdict, "pass", 4) && c->have_site && c->site.drain.enabled &&
+		   c->ji.node[0]) {
 		check_uuids(r, 0, uuids, sizeof(uuids));
-		if (gpumem_resume(ji->node, uuids, msg, sizeof(msg)) != 0)
+		if (gpumem_resume(c->ji.node, uuids, msg, sizeof(msg)) != 0)
 			gpumem_info("gpumem: %s", msg);
 	}
 }
 
-void gpumem_jobcheck_report(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
-			    struct gpumem_checkrun *r)
+/* Write the report TEXT of PHASE (malloc'd, freed here) into report.dir, when the site has one. */
+static void write_report(const struct gpumem_jobctx *c, const char *phase, char *text)
 {
-	const char *dir = st->have_site ? st->site.report.dir : NULL;
+	const char *dir = c->have_site ? c->site.report.dir : NULL;
 	char name[256], err[4400], why[600];
-	char *json;
 	int dfd;
 
+	if (dir == NULL)
+		goto out;
+	dfd = gpumem_dir_open_safe(dir, why, sizeof(why));
+	if (dfd < 0) {
+		gpumem_error("gpumem: report directory %s: refused, no report written: %s", dir, why);
+		goto out;
+	}
+	snprintf(name, sizeof(name), "job%u.%s.%s.%s.json", c->ji.job, c->ji.step, c->ji.node,
+		 phase);
+	gpumem_safe_name(name);
+	if (text == NULL || write_atomic(dfd, dir, name, text, err, sizeof(err)) < 0)
+		gpumem_error("gpumem: report not written: %s", text ? err : "out of memory");
+	close(dfd);
+out:
+	free(text);
+}
+
+void gpumem_jobreport_check(const struct gpumem_jobctx *c, struct gpumem_checkrun *r)
+{
 	if (!r->done)
 		return;
-	if (!strcmp(r->phase, "job"))   /* no check: the job's profile only */
-		goto write;
 	/* Drain first, so the report can say so. */
-	drain_or_resume(st, ji, r);
-	gpumem_info("gpumem: check %s job %u.%s node %s GPUs %s: %s%s%s%s%s", r->phase, ji->job,
-		   ji->step, ji->node, ji->gpus[0] ? ji->gpus : "(not set)", r->verdict,
-		   r->reason[0] ? " (" : "", r->reason, r->reason[0] ? ")" : "",
-		   r->figures[0] ? "" : "");
+	drain_or_resume(c, r);
+	gpumem_info("gpumem: check %s job %u.%s node %s GPUs %s: %s%s%s%s", r->phase, c->ji.job,
+		    c->ji.step, c->ji.node, c->ji.gpus[0] ? c->ji.gpus : "(not set)", r->verdict,
+		    r->reason[0] ? " (" : "", r->reason, r->reason[0] ? ")" : "");
 	if (r->figures[0])
-		gpumem_info("gpumem: check %s job %u.%s node %s: %s", r->phase, ji->job, ji->step,
-			   ji->node, r->figures);
-write:
-	if (dir) {
-		dfd = gpumem_dir_open_safe(dir, why, sizeof(why));
-		if (dfd < 0) {
-			gpumem_error("gpumem: report directory %s: refused, no report written: %s",
-				     dir, why);
-		} else {
-			snprintf(name, sizeof(name), "job%u.%s.%s.%s.json", ji->job, ji->step,
-				 ji->node, r->phase);
-			gpumem_safe_name(name);
-			json = report_json(st, ji, r);
-			if (json == NULL || write_atomic(dfd, dir, name, json, err, sizeof(err)) < 0)
-				gpumem_error("gpumem: report not written: %s",
-					     json ? err : "out of memory");
-			free(json);
-			close(dfd);
-		}
+		gpumem_info("gpumem: check %s job %u.%s node %s: %s", r->phase, c->ji.job,
+			    c->ji.step, c->ji.node, r->figures);
+	write_report(c, r->phase, check_json(c, r));
+	if (c->have_site && c->site.report.textfile_dir)
+		textfiles(c->site.report.textfile_dir, &c->ji, r);
+}
+
+void gpumem_jobreport_profile(const struct gpumem_jobctx *c)
+{
+	struct json_object *o;
+	char now[32];
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	o = report_head(c, "job", now);
+	if (o) {
+		gpumem_json_add(o, "status", gpumem_json_string("not_run"));
+		gpumem_json_add(o, "reason", gpumem_json_string("no check at the job's end: the "
+								"report carries the job's profile"));
+		gpumem_json_add(o, "exit_code", NULL);
+		gpumem_json_add(o, "verdict", gpumem_json_string("not_run"));
+		gpumem_json_add(o, "drained", gpumem_json_bool(0));
 	}
-	if (st->have_site && st->site.report.textfile_dir)
-		textfiles(st->site.report.textfile_dir, ji, r);
+	write_report(c, "job", report_text(c, o, NULL, NULL, c->profile));
 }

@@ -17,7 +17,7 @@
  *    made by the prolog itself, before Slurm makes a job's mount namespace;
  *    the user cannot rename or replace them (the parent is root's);
  *  - the daemon runs in the foreground (-f), a child of root's, so root
- *    knows its pid; it records "ready PID START UID" in state_dir/mps.N,
+ *    knows its pid; it records "ready PID START UID" in state_dir/mps.<JOB>.<HOST>,
  *    and the pipe directory's and /dev/shm's device and inode, which each
  *    task compares with its own (a private /tmp, /dev/shm per job);
  *  - its real and saved gid are GPUMEM_MPS_GID, its effective gid the
@@ -48,9 +48,9 @@
 #include "mps.h"
 #include "proc.h"
 #include "statedir.h"
+#include "statefiles.h"
 #include "trust.h"
 
-#define RECORD "mps.%u"
 #define TMPFS_OPTS "size=16m,nr_inodes=4096,mode=0755"
 
 const char *gpumem_mps_find(const char *configured)
@@ -67,11 +67,6 @@ const char *gpumem_mps_find(const char *configured)
 	return NULL;
 }
 
-void gpumem_mps_dir(const char *base, unsigned job, char *dir, size_t len)
-{
-	snprintf(dir, len, "%s/job%u", base, job);
-}
-
 /* mps_dir, made and opened safely (trust.h); one others may list is made 0711. */
 static int open_base(const char *base, char *why, size_t wlen)
 {
@@ -84,13 +79,13 @@ int gpumem_mps_nomps(const char *base, char *path, size_t plen)
 	char why[600];
 	int bfd, fd, rv = -1;
 
-	snprintf(path, plen, "%s/nomps", base);
+	gpumem_mps_nomps_path(path, plen, base);
 	bfd = open_base(base, why, sizeof(why));
 	if (bfd < 0)
 		return -1;
-	if (mkdirat(bfd, "nomps", 0755) < 0 && errno != EEXIST)
+	if (mkdirat(bfd, GPUMEM_MPS_NOMPS, 0755) < 0 && errno != EEXIST)
 		goto out;
-	fd = openat(bfd, "nomps", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(bfd, GPUMEM_MPS_NOMPS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		goto out;
 	/* Root's, and only root may add to it; every helper may search it. */
@@ -105,9 +100,9 @@ out:
 
 int gpumem_mps_record_failed(int sfd, unsigned job, const char *why)
 {
-	char name[64], text[2100];
+	char name[128], text[2100];
 
-	snprintf(name, sizeof(name), RECORD, job);
+	gpumem_sf_job(name, sizeof(name), GPUMEM_SF_MPS, job, NULL);
 	snprintf(text, sizeof(text), "failed %.2000s\n", why);
 	return gpumem_state_write(sfd, name, text);
 }
@@ -128,18 +123,17 @@ void gpumem_mps_place_here(const char *pipe_dir, struct gpumem_mps_place *w)
 }
 
 /* "ready PID START UID PIPE_DEV PIPE_INO SHM_DEV SHM_INO": the daemon, and where it lives. */
-static int record_ready(int sfd, unsigned job, pid_t pid, unsigned long long start, uid_t uid,
-			const char *dir)
+static int record_ready(const struct gpumem_mps *m, pid_t pid, unsigned long long start)
 {
 	struct gpumem_mps_place w;
-	char name[64], text[256], pipe[4300];
+	char name[128], text[256], pipe[4300];
 
-	snprintf(pipe, sizeof(pipe), "%s/pipe", dir);
+	gpumem_mps_path(pipe, sizeof(pipe), m->base, m->job, GPUMEM_MPS_PIPE);
 	gpumem_mps_place_here(pipe, &w);
-	snprintf(name, sizeof(name), RECORD, job);
+	gpumem_sf_job(name, sizeof(name), GPUMEM_SF_MPS, m->job, NULL);
 	snprintf(text, sizeof(text), "ready %d %llu %u %llu %llu %llu %llu\n", (int)pid, start,
-		 (unsigned)uid, w.pipe_dev, w.pipe_ino, w.shm_dev, w.shm_ino);
-	return gpumem_state_write(sfd, name, text);
+		 (unsigned)m->uid, w.pipe_dev, w.pipe_ino, w.shm_dev, w.shm_ino);
+	return gpumem_state_write(m->sfd, name, text);
 }
 
 /*
@@ -150,11 +144,11 @@ static int read_record(int sfd, unsigned job, pid_t *pid, unsigned long long *st
 		       struct gpumem_mps_place *where, char *why, size_t wlen)
 {
 	struct gpumem_mps_place w = { 0 };
-	char name[64], *text;
+	char name[128], *text;
 	unsigned u;
 	int p, rv = -1;
 
-	snprintf(name, sizeof(name), RECORD, job);
+	gpumem_sf_job(name, sizeof(name), GPUMEM_SF_MPS, job, NULL);
 	text = sfd >= 0 ? gpumem_state_read(sfd, name, 4096) : NULL;
 	if (text == NULL)
 		return -1;
@@ -200,18 +194,19 @@ static int user_dir(int dfd, const char *name, uid_t uid, gid_t gid)
 	return fchownat(dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW);
 }
 
-/* Run the control program as the user on DIR, with INPUT on its stdin. */
-static int control_cmd(const struct gpumem_mps *m, const char *dir, const char *input,
-		       char **out)
+/* Run the control program as the user on the job's daemon, with INPUT on its stdin. */
+static int control_cmd(const struct gpumem_mps *m, const char *input, char **out)
 {
-	char pipe_env[4300], log_env[4300];
+	char pipe_env[4300], log_env[4300], pipe[4200], log[4200];
 	char *argv[] = { (char *)m->control, NULL };
 	char *envp[] = { "PATH=/usr/bin:/bin", pipe_env, log_env, NULL };
 	struct gpumem_proc p = { 0 };
 	int rv;
 
-	snprintf(pipe_env, sizeof(pipe_env), "CUDA_MPS_PIPE_DIRECTORY=%s/pipe", dir);
-	snprintf(log_env, sizeof(log_env), "CUDA_MPS_LOG_DIRECTORY=%s/log", dir);
+	gpumem_mps_path(pipe, sizeof(pipe), m->base, m->job, GPUMEM_MPS_PIPE);
+	gpumem_mps_path(log, sizeof(log), m->base, m->job, GPUMEM_MPS_LOG);
+	snprintf(pipe_env, sizeof(pipe_env), "CUDA_MPS_PIPE_DIRECTORY=%s", pipe);
+	snprintf(log_env, sizeof(log_env), "CUDA_MPS_LOG_DIRECTORY=%s", log);
 	gpumem_proc_as_user(&p, m->control, argv, envp, m->uid, m->gid, m->timeout);
 	p.input = input;
 	if (gpumem_proc_run(&p) < 0)
@@ -236,8 +231,8 @@ static void remove_dir(const struct gpumem_mps *m, const char *dir)
 
 	if (umount2(dir, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL && errno != ENOENT)
 		gpumem_error("gpumem: job %u: cannot unmount %s: %s", m->job, dir, strerror(errno));
-	snprintf(pipe, sizeof(pipe), "%s/pipe", dir);
-	snprintf(log, sizeof(log), "%s/log", dir);
+	gpumem_mps_path(pipe, sizeof(pipe), m->base, m->job, GPUMEM_MPS_PIPE);
+	gpumem_mps_path(log, sizeof(log), m->base, m->job, GPUMEM_MPS_LOG);
 	argv[3] = pipe;
 	argv[4] = log;
 	if (access(pipe, F_OK) == 0 || access(log, F_OK) == 0) {
@@ -248,14 +243,14 @@ static void remove_dir(const struct gpumem_mps *m, const char *dir)
 		gpumem_proc_free(&p);
 	}
 	bfd = gpumem_dir_open_safe(m->base, why, sizeof(why));
-	snprintf(name, sizeof(name), "job%u", m->job);
+	gpumem_mps_job_name(name, sizeof(name), m->job);
 	if (bfd >= 0) {
 		/* pipe/ and log/ (root may remove empty ones), then the job's directory. */
 		int jfd = openat(bfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 		if (jfd >= 0) {
-			unlinkat(jfd, "pipe", AT_REMOVEDIR);
-			unlinkat(jfd, "log", AT_REMOVEDIR);
+			unlinkat(jfd, GPUMEM_MPS_PIPE, AT_REMOVEDIR);
+			unlinkat(jfd, GPUMEM_MPS_LOG, AT_REMOVEDIR);
 			close(jfd);
 		}
 		if (unlinkat(bfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
@@ -278,7 +273,7 @@ static int make_dir(const struct gpumem_mps *m, const char *dir, char *why, size
 	bfd = open_base(m->base, why, wlen);
 	if (bfd < 0)
 		return -1;
-	snprintf(name, sizeof(name), "job%u", m->job);
+	gpumem_mps_job_name(name, sizeof(name), m->job);
 	if (mkdirat(bfd, name, 0755) < 0) {
 		snprintf(why, wlen, "%s: %s", dir, strerror(errno));
 		goto out;
@@ -287,8 +282,8 @@ static int make_dir(const struct gpumem_mps *m, const char *dir, char *why, size
 		gpumem_info("gpumem: job %u: %s is no tmpfs of its own (mount: %s): the job's "
 			    "user can fill the file system it is on", m->job, dir, strerror(errno));
 	jfd = openat(bfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (jfd < 0 || user_dir(jfd, "pipe", m->uid, m->gid) < 0 ||
-	    user_dir(jfd, "log", m->uid, m->gid) < 0) {
+	if (jfd < 0 || user_dir(jfd, GPUMEM_MPS_PIPE, m->uid, m->gid) < 0 ||
+	    user_dir(jfd, GPUMEM_MPS_LOG, m->uid, m->gid) < 0) {
 		snprintf(why, wlen, "%s: %s", dir, strerror(errno));
 		goto out;
 	}
@@ -310,11 +305,11 @@ struct spawn {
 	int ngroups;
 };
 
-static int spawn_prepare(const struct gpumem_mps *m, const char *dir, struct spawn *s,
+static int spawn_prepare(const struct gpumem_mps *m, struct spawn *s,
 			 char *why, size_t wlen)
 {
 	struct passwd pw, *res = NULL;
-	char buf[4096];
+	char buf[4096], path[4200];
 	int e = 0;
 
 	s->control = m->control;
@@ -331,8 +326,10 @@ static int spawn_prepare(const struct gpumem_mps *m, const char *dir, struct spa
 			return -1;
 		}
 	s->envp[e++] = "PATH=/usr/bin:/bin";
-	snprintf(s->env[0], sizeof(s->env[0]), "CUDA_MPS_PIPE_DIRECTORY=%s/pipe", dir);
-	snprintf(s->env[1], sizeof(s->env[1]), "CUDA_MPS_LOG_DIRECTORY=%s/log", dir);
+	gpumem_mps_path(path, sizeof(path), m->base, m->job, GPUMEM_MPS_PIPE);
+	snprintf(s->env[0], sizeof(s->env[0]), "CUDA_MPS_PIPE_DIRECTORY=%s", path);
+	gpumem_mps_path(path, sizeof(path), m->base, m->job, GPUMEM_MPS_LOG);
+	snprintf(s->env[1], sizeof(s->env[1]), "CUDA_MPS_LOG_DIRECTORY=%s", path);
 	s->envp[e++] = s->env[0];
 	s->envp[e++] = s->env[1];
 	if (m->gpus && *m->gpus) {
@@ -346,7 +343,7 @@ static int spawn_prepare(const struct gpumem_mps *m, const char *dir, struct spa
 		s->envp[e++] = s->env[3];
 	}
 	s->envp[e] = NULL;
-	snprintf(s->out, sizeof(s->out), "%s/log/control.out", dir);
+	gpumem_mps_path(s->out, sizeof(s->out), m->base, m->job, GPUMEM_MPS_CONTROL_OUT);
 	return 0;
 }
 
@@ -376,13 +373,13 @@ static void spawn_child(const struct gpumem_mps *m, const struct spawn *s)
 }
 
 /* Why the daemon ended before it listened: its status and its last words. */
-static void ended(const char *dir, int status, char *why, size_t wlen)
+static void ended(const struct gpumem_mps *m, int status, char *why, size_t wlen)
 {
 	char path[4300], buf[301] = "", *last;
 	ssize_t n = 0;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/log/control.out", dir);
+	gpumem_mps_path(path, sizeof(path), m->base, m->job, GPUMEM_MPS_CONTROL_OUT);
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd >= 0) {
 		struct stat st;
@@ -405,7 +402,7 @@ static void ended(const char *dir, int status, char *why, size_t wlen)
 }
 
 /* Wait until the daemon's control socket exists; 0, or -1 with WHY (the daemon ended). */
-static int wait_listening(const struct gpumem_mps *m, const char *dir, pid_t pid, char *why,
+static int wait_listening(const struct gpumem_mps *m, pid_t pid, char *why,
 			  size_t wlen)
 {
 	char sock[4300];
@@ -413,11 +410,11 @@ static int wait_listening(const struct gpumem_mps *m, const char *dir, pid_t pid
 	long limit = gpumem_proc_left_ms(m->timeout * 1000L);   /* the hook's deadline first */
 	int status;
 
-	snprintf(sock, sizeof(sock), "%s/pipe/control", dir);
+	gpumem_mps_path(sock, sizeof(sock), m->base, m->job, GPUMEM_MPS_CONTROL_SOCKET);
 
 	for (long waited = 0; waited <= limit; waited++) {
 		if (waitpid(pid, &status, WNOHANG) == pid) {
-			ended(dir, status, why, wlen);
+			ended(m, status, why, wlen);
 			return -1;
 		}
 		if (lstat(sock, &st) == 0 && !S_ISLNK(st.st_mode))
@@ -436,7 +433,7 @@ int gpumem_mps_prepare(const struct gpumem_mps *m, char *why, size_t wlen)
 {
 	char dir[4200];
 
-	gpumem_mps_dir(m->base, m->job, dir, sizeof(dir));
+	gpumem_mps_path(dir, sizeof(dir), m->base, m->job, NULL);
 	/* A directory of an earlier job of this id (ids restart): its daemon is long gone. */
 	if (access(dir, F_OK) == 0)
 		remove_dir(m, dir);
@@ -450,12 +447,10 @@ int gpumem_mps_prepare(const struct gpumem_mps *m, char *why, size_t wlen)
 int gpumem_mps_start(const struct gpumem_mps *m, char *why, size_t wlen)
 {
 	struct spawn s;
-	char dir[4200];
 	unsigned long long start;
 	pid_t pid;
 
-	gpumem_mps_dir(m->base, m->job, dir, sizeof(dir));
-	if (spawn_prepare(m, dir, &s, why, wlen) < 0)
+	if (spawn_prepare(m, &s, why, wlen) < 0)
 		goto fail;
 	pid = fork();
 	if (pid < 0) {
@@ -464,10 +459,10 @@ int gpumem_mps_start(const struct gpumem_mps *m, char *why, size_t wlen)
 	}
 	if (pid == 0)
 		spawn_child(m, &s);
-	if (wait_listening(m, dir, pid, why, wlen) < 0)
+	if (wait_listening(m, pid, why, wlen) < 0)
 		goto fail;
 	start = gpumem_proc_start_time(pid);
-	if (record_ready(m->sfd, m->job, pid, start, m->uid, dir) < 0) {
+	if (record_ready(m, pid, start) < 0) {
 		snprintf(why, wlen, "cannot write its record in the state directory");
 		kill(pid, SIGKILL);
 		goto fail;
@@ -545,13 +540,13 @@ static int kill_tree(const struct proc_id *t, size_t n, uid_t uid)
 }
 
 /* Quit, wait, then kill: the daemon of the record and what it started. */
-static void stop_daemon(const struct gpumem_mps *m, const char *dir, pid_t pid,
+static void stop_daemon(const struct gpumem_mps *m, pid_t pid,
 			unsigned long long start)
 {
 	struct proc_id t[256];
 	size_t n = tree(pid, t, 256);
 	char *out = NULL;
-	int quit = m->control && control_cmd(m, dir, "quit\n", &out) == 0, killed;
+	int quit = m->control && control_cmd(m, "quit\n", &out) == 0, killed;
 
 	if (m->control && !quit)
 		gpumem_info("gpumem: job %u: MPS quit failed: %.300s", m->job,
@@ -567,13 +562,13 @@ static void stop_daemon(const struct gpumem_mps *m, const char *dir, pid_t pid,
 
 void gpumem_mps_stop(const struct gpumem_mps *m)
 {
-	char dir[4200], why[2100] = "", name[64];
+	char dir[4200], why[2100] = "", name[128];
 	unsigned long long start = 0;
 	pid_t pid = 0;
 	uid_t uid = 0;
 	int have_dir, rc = -1;
 
-	gpumem_mps_dir(m->base, m->job, dir, sizeof(dir));
+	gpumem_mps_path(dir, sizeof(dir), m->base, m->job, NULL);
 	have_dir = access(dir, F_OK) == 0;
 	/* A job that ended before its daemon was up: let the start finish first. */
 	if (have_dir && gpumem_mps_wait(m->sfd, m->job, m->timeout * 1000L, NULL, why, sizeof(why)) == -2)
@@ -581,13 +576,13 @@ void gpumem_mps_stop(const struct gpumem_mps *m)
 			     m->job);
 	rc = read_record(m->sfd, m->job, &pid, &start, &uid, NULL, why, sizeof(why));
 	if (rc == 1 && uid == m->uid)
-		stop_daemon(m, dir, pid, start);
+		stop_daemon(m, pid, start);
 	else if (rc == 1)
 		gpumem_error("gpumem: job %u: the MPS record names uid %u, not the job's: left alone",
 			     m->job, (unsigned)uid);
 	if (have_dir)
 		remove_dir(m, dir);
-	snprintf(name, sizeof(name), RECORD, m->job);
+	gpumem_sf_job(name, sizeof(name), GPUMEM_SF_MPS, m->job, NULL);
 	if (m->sfd >= 0)
 		unlinkat(m->sfd, name, 0);
 }

@@ -26,10 +26,8 @@ struct gpumem_mps {
 
 /* The control program: plugstack mps_control=, else the usual places. */
 const char *gpumem_mps_find(const char *configured);
-/* BASE/jobJOB, the job's MPS directory (pipe/ and log/ in it). */
-void gpumem_mps_dir(const char *base, unsigned job, char *dir, size_t len);
 /*
- * As root: BASE/nomps, an empty directory only root may write, the
+ * As root: BASE/nomps (statefiles.h), an empty directory only root may write, the
  * CUDA_MPS_PIPE_DIRECTORY of every helper that must not use an MPS daemon
  * (without one CUDA tries /tmp/nvidia-mps, where any user may run one);
  * in mps_dir, which helpers of the user's may search, as state_dir is
@@ -49,7 +47,7 @@ int gpumem_mps_prepare(const struct gpumem_mps *m, char *why, size_t wlen);
 /*
  * As root (a child of the job prolog, after gpumem_mps_prepare): start
  * the daemon as the user, wait until it listens, and write the record
- * (state_dir/mps.JOB) the steps and the epilog wait for, with where the
+ * (state_dir/mps.<JOB>.<HOST>) the steps and the epilog wait for, with where the
  * daemon listens and its /dev/shm (gpumem_mps_place).  0, or -1 with WHY
  * (also recorded).
  */

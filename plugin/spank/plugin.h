@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem.so: what the plugin keeps in each process it runs in (struct
- * gpumem_plugin, one copy per process), and the entry points of each
+ * gpumem_plugin, one copy per process: the plugstack arguments, parsed in
+ * every process, slurmd's init included, and what srun and a step's
+ * slurmstepd keep between Slurm's calls), and the entry points of each
  * process, one file each:
  *
  *   srun.c             srun, sbatch, salloc (local and allocator contexts, as the user)
@@ -11,7 +13,9 @@
  *   job_epilog.c       "slurmstepd spank epilog" (the same), once per job and node
  *
  * dispatch.c routes Slurm's callbacks to them; setup.c is the one setup and
- * teardown they share.  The lifecycle is told once, in doc/ADMIN.md
+ * teardown they share.  The job prolog and epilog, each one call of
+ * Slurm's, keep their state in their own struct gpumem_jobctx (jobctx.h),
+ * passed down; of this struct they use only the arguments.  The lifecycle is told once, in doc/ADMIN.md
  * ("Per job, not per step").
  */
 #ifndef GPUMEM_PLUGIN_H
@@ -28,16 +32,15 @@
 #define GPUMEM_FWD_NAME "GPUMEM_POLICY_NAME"
 
 struct gpumem_plugin {
-	struct gpumem_args args;
-	struct gpumem_site site;        /* srun side and job prolog: the site file; steps and
-					 * the job epilog: as the job's record holds it */
+	struct gpumem_args args;        /* the plugstack arguments, in every process */
+	int has_dev;                    /* this node has an NVIDIA device (args.nvidia_dev) */
+	/* srun/sbatch/salloc and a step's slurmstepd */
+	struct gpumem_site site;        /* srun side: the site file; a step: as the job's record
+					 * holds it */
 	int have_site;
-	char *site_text;                /* the site file's text: the prolog's, for the record; the
-					 * epilog's from the record, for gpumem-check --site - */
 	char *opt_policy;       /* --gpumem-policy, as typed (srun side) */
-	struct gpumem_policy eff; /* the effective policy (node side) */
+	struct gpumem_policy eff; /* the step's effective policy */
 	int have_eff;
-	int has_dev;            /* this node has an NVIDIA device (args.nvidia_dev) */
 	/* slurmstepd */
 	char *deferred_error;   /* reported from task_init: user_init cannot fail srun */
 	char *user_notes;       /* node-side warnings, shown by the first task */
@@ -48,9 +51,6 @@ struct gpumem_plugin {
 	char *mps_devices;      /* the tasks' CUDA_VISIBLE_DEVICES as its clients, or NULL */
 	struct gpumem_mps_place mps_place; /* where its daemon lives (its record); pipe_ino 0: unknown */
 	int torn_down;
-	/* job prolog/epilog */
-	char *nomps;            /* an empty root-only directory: helpers' CUDA_MPS_PIPE_DIRECTORY */
-	char *profile;          /* job epilog: the report's "profile" member (sampler.h), or NULL */
 };
 
 extern struct gpumem_plugin gpumem_plugin;
@@ -63,13 +63,16 @@ extern struct spank_option gpumem_policy_option;
  */
 int gpumem_plugin_setup(int ac, char **av, spank_context_t ctx);
 /*
- * Load the site file, keeping its text (site_text), where a job's policy is
- * decided: srun/sbatch/salloc and the job prolog, never a step or the job
- * epilog.  On a node a site file that is unusable becomes deferred_error
- * (every job there fails with it); on a login node it is a warning and the
- * policy is checked on its own.  0, or -1.
+ * Load the site file PATH into SITE (gpumem_site_init'd), its text into
+ * *TEXT (unless TEXT is NULL), where a job's policy is decided:
+ * srun/sbatch/salloc (LOGIN) and the job prolog, never a step or the job
+ * epilog.  On a node a site file that is unusable is logged and becomes
+ * *ERROR (every job there fails with it); on a login node it is a warning
+ * and the policy is checked on its own.  1 loaded, 0 none (no site file,
+ * or unusable: SITE freed), -1 out of memory.
  */
-int gpumem_plugin_site(spank_context_t ctx);
+int gpumem_plugin_site(const char *path, int login, struct gpumem_site *site, char **text,
+		     char **error);
 /* The one teardown: everything setup and the hooks left in gpumem_plugin. */
 void gpumem_plugin_teardown(void);
 

@@ -6,8 +6,8 @@
  * before the prolog goes on), as GPUMEM_SAMPLE_UID (never the
  * job's user: the user can neither signal it, trace it nor write what it
  * writes), outside the job's cgroup like the prolog itself; its stdout is
- * state_dir/prof.JOB.NODE, opened by root before the fork, so the document
- * lands in a file only root can open.  Root's record state_dir/sample.JOB.NODE
+ * state_dir/prof.<JOB>.<NODE>, opened by root before the fork, so the document
+ * lands in a file only root can open.  Root's record state_dir/sample.<JOB>.<NODE>
  * says "ran PID START" (the epilog signals that process only while its
  * start time still matches) or "skipped WHY".  The epilog stops it, reads
  * the document under its caps and checks it (gpumem_profile_check): the
@@ -29,26 +29,14 @@
 #include "statedir.h"
 #include "trust.h"
 
-#define RECORD "sample.%u.%s"
-#define OUTPUT "prof.%u.%s"
 #define TERM_WAIT_MS 2000
 #define KILL_WAIT_MS 500
-
-/* The name of a state file of JOB on NODE (the node's name made safe). */
-static void state_name(char *name, size_t len, const char *fmt, unsigned job, const char *node)
-{
-	char n[65];
-
-	snprintf(n, sizeof(n), "%s", node ? node : "");
-	gpumem_safe_name(n);
-	snprintf(name, len, fmt, job, n);
-}
 
 static void record(int sfd, unsigned job, const char *node, const char *text)
 {
 	char name[128];
 
-	state_name(name, sizeof(name), RECORD, job, node);
+	gpumem_sf_job(name, sizeof(name), GPUMEM_SF_SAMPLE, job, node);
 	if (gpumem_state_write(sfd, name, text) < 0)
 		gpumem_error("gpumem: job %u: cannot record the sampler: %s", job, strerror(errno));
 }
@@ -105,7 +93,7 @@ void gpumem_sampler_start(const struct gpumem_sampler *s, const char *skip)
 	snprintf(interval, sizeof(interval), "%d", s->interval_ms);
 	if (s->gpus == NULL || !s->gpus[0])
 		argv[3] = NULL;
-	state_name(name, sizeof(name), OUTPUT, s->job, s->node);
+	gpumem_sf_job(name, sizeof(name), GPUMEM_SF_PROF, s->job, s->node);
 	unlinkat(s->sfd, name, 0);
 	out = openat(s->sfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0) {
@@ -200,8 +188,8 @@ char *gpumem_sampler_stop(int sfd, unsigned job, const char *node, int *ran)
 	*ran = 0;
 	if (sfd < 0)
 		return NULL;
-	state_name(name, sizeof(name), RECORD, job, node);
-	state_name(output, sizeof(output), OUTPUT, job, node);
+	gpumem_sf_job(name, sizeof(name), GPUMEM_SF_SAMPLE, job, node);
+	gpumem_sf_job(output, sizeof(output), GPUMEM_SF_PROF, job, node);
 	rec = gpumem_state_read(sfd, name, 4096);
 	if (rec == NULL)
 		return NULL;

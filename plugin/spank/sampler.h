@@ -26,7 +26,7 @@ struct gpumem_sampler {
 /*
  * As root (the job prolog): start the sampler in its own session, its
  * stdout a file in state_dir only root can open, and record its pid and
- * start time (state_dir/sample.JOB.NODE).  SKIP, when not NULL, is recorded
+ * start time (state_dir/sample.<JOB>.<NODE>, statefiles.h).  SKIP, when not NULL, is recorded
  * instead: the profile then says why there is none.  Returns at once.
  */
 void gpumem_sampler_start(const struct gpumem_sampler *s, const char *skip);

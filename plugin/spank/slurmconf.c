@@ -74,7 +74,7 @@ static int conf_limit(int epilog, const char **name)
  * process that runs the hooks is given only part of it: from 24.11 its
  * slurm_conf holds no PrologEpilogTimeout/PrologTimeout (NO_VAL16 whatever
  * slurm.conf says; 22.05's does).  So slurmd's init leaves them in root's
- * state directory (GPUMEM_STATE_LIMITS), rewritten at each slurmd start,
+ * state directory (GPUMEM_SF_LIMITS), rewritten at each slurmd start,
  * for the hooks to read.
  */
 void gpumem_slurmd_limits_save(const char *state_dir)
@@ -85,7 +85,7 @@ void gpumem_slurmd_limits_save(const char *state_dir)
 	int dfd = gpumem_state_open(state_dir, 1, err, sizeof(err));
 
 	snprintf(text, sizeof(text), "prolog %d epilog %d\n", p < 0 ? 0 : p, e < 0 ? 0 : e);
-	if (dfd < 0 || gpumem_state_write(dfd, GPUMEM_STATE_LIMITS, text) < 0)
+	if (dfd < 0 || gpumem_state_write(dfd, GPUMEM_SF_LIMITS, text) < 0)
 		gpumem_error("gpumem: cannot record Slurm's prolog/epilog time limits in %s: %s "
 			     "(the job prolog and epilog then keep no deadline of their own)",
 			     state_dir, dfd < 0 ? err : "write failed");
@@ -101,7 +101,7 @@ static int hook_limit(int epilog, int dfd, const char **name)
 
 	if (v >= 0)
 		return v;
-	text = dfd >= 0 ? gpumem_state_read(dfd, GPUMEM_STATE_LIMITS, 256) : NULL;
+	text = dfd >= 0 ? gpumem_state_read(dfd, GPUMEM_SF_LIMITS, 256) : NULL;
 	if (text && sscanf(text, "prolog %d epilog %d", &p, &e) == 2)
 		v = epilog ? e : p;
 	free(text);

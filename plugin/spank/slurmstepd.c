@@ -218,7 +218,7 @@ static int step_mps(spank_t sp, struct gpumem_plugin *st, const struct gpumem_jo
 		    struct gpumem_node *node, uint32_t job, struct gpumem_diags *notes)
 {
 	static char pipe_dir[4300], log_dir[4300];
-	char err[600], why[2100] = "", dir[4200], devs[GPUMEM_GPU_LIST_MAX];
+	char err[600], why[2100] = "", devs[GPUMEM_GPU_LIST_MAX];
 	int dfd, rc = -2, saved;
 
 	if (rec->mps == NULL || strcmp(rec->mps, "start")) {
@@ -249,9 +249,8 @@ static int step_mps(spank_t sp, struct gpumem_plugin *st, const struct gpumem_jo
 		goto fail;
 	}
 	st->mps_devices = devs[0] ? strdup(devs) : NULL;
-	gpumem_mps_dir(st->args.mps_dir, job, dir, sizeof(dir));
-	snprintf(pipe_dir, sizeof(pipe_dir), "%s/pipe", dir);
-	snprintf(log_dir, sizeof(log_dir), "%s/log", dir);
+	gpumem_mps_path(pipe_dir, sizeof(pipe_dir), st->args.mps_dir, job, GPUMEM_MPS_PIPE);
+	gpumem_mps_path(log_dir, sizeof(log_dir), st->args.mps_dir, job, GPUMEM_MPS_LOG);
 	node->mps_pipe_dir = pipe_dir;
 	node->mps_log_dir = log_dir;
 	/* Where the daemon lives (its record, above), for task_init to compare with the tasks'. */

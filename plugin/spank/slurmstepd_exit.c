@@ -13,13 +13,13 @@
 #include "log.h"
 #include "slurmstepd.h"
 
-/* state_dir/jobN.l2: its being there is the word; it holds nothing of the user's. */
+/* state_dir/job<JOB>.<HOST>.l2: its being there is the word; it holds nothing of the user's. */
 static void mark_l2(struct gpumem_plugin *st, uint32_t job)
 {
-	char err[4400], name[64];
+	char err[4400], name[128];
 	int dfd = gpumem_state_open(st->args.state_dir, 1, err, sizeof(err));
 
-	snprintf(name, sizeof(name), GPUMEM_STATE_L2, job);
+	gpumem_sf_job(name, sizeof(name), GPUMEM_SF_L2, job, NULL);
 	if (dfd < 0 || gpumem_state_write(dfd, name, "set\n") < 0)
 		gpumem_error("gpumem: job %u: the epilog will not know to reset L2: %s", job,
 			     dfd < 0 ? err : "cannot write");

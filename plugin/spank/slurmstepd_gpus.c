@@ -32,7 +32,7 @@ static void probe(const struct gpumem_args *a, uid_t uid, gid_t gid, char list[]
 	char nomps[4300];
 	struct gpumem_proc p = { 0 };
 
-	snprintf(nomps, sizeof(nomps), "%s/nomps", a->mps_dir);
+	gpumem_mps_nomps_path(nomps, sizeof(nomps), a->mps_dir);
 	if (gpumem_probe_run(&p, a->libexecdir, nomps, NULL, uid, gid, a->timeout) == 0)
 		gpumem_gpus_match(p.out, list, n, node);
 	else

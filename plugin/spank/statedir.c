@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Root's state directory (see statedir.h).  Everything here is
+ * Root's state directory (see statedir.h; the names of its files,
+ * statefiles.h).  Everything here is
  * done relative to one directory fd opened with O_NOFOLLOW and checked for
  * owner and mode, so a user who made the path first (a link, their own
  * directory) gets it refused, never written through.  The directory is
@@ -87,7 +88,8 @@ int gpumem_state_write(int dfd, const char *name, const char *text)
 	size_t len = strlen(text);
 	int fd, rv = -1;
 
-	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", name, (int)getpid());
+	if (gpumem_sf_tmp(tmp, sizeof(tmp), name) < 0)
+		return -1;
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
@@ -119,7 +121,7 @@ static int append(char **buf, size_t *len, const char *line, size_t n)
 
 int gpumem_probe_cache_lookup(int dfd, char list[][64], int n, struct gpumem_node *node)
 {
-	char *cache = dfd >= 0 && n > 0 ? gpumem_state_read(dfd, GPUMEM_PROBE_CACHE, 256 * 1024) :
+	char *cache = dfd >= 0 && n > 0 ? gpumem_state_read(dfd, GPUMEM_SF_PROBE_CACHE, 256 * 1024) :
 		NULL;
 	int rv = cache && gpumem_gpus_match(cache, list, n, node) == n;
 
@@ -145,7 +147,7 @@ int gpumem_probe_run(struct gpumem_proc *p, const char *libexecdir, const char *
 
 int gpumem_probe_cache_merge(int dfd, const char *out, char list[][64], int n)
 {
-	char *old = gpumem_state_read(dfd, GPUMEM_PROBE_CACHE, 256 * 1024);
+	char *old = gpumem_state_read(dfd, GPUMEM_SF_PROBE_CACHE, 256 * 1024);
 	char *buf = NULL, uuids[GPUMEM_MAX_GPUS][64];
 	size_t len = 0;
 	int nu = 0, rv;
@@ -185,7 +187,7 @@ int gpumem_probe_cache_merge(int dfd, const char *out, char list[][64], int n)
 			goto oom;
 	}
 	free(old);
-	rv = buf ? gpumem_state_write(dfd, GPUMEM_PROBE_CACHE, buf) : 0;
+	rv = buf ? gpumem_state_write(dfd, GPUMEM_SF_PROBE_CACHE, buf) : 0;
 	free(buf);
 	return rv;
 oom:
@@ -194,23 +196,13 @@ oom:
 	return -1;
 }
 
-#define JOBREC "job%u.%s.rec"
-
 /*
- * The record of JOB for NODE's epilog (its Slurm name), or (NODE NULL)
- * for the steps, which know no node name: this host's name (a step and
- * its prolog run on one host).  Made safe.
+ * The record of JOB for NODE's epilog, or (NODE NULL) for the steps, which
+ * know no node name: by this host's name (statefiles.h).
  */
 static void jobrec_name(char *name, size_t len, unsigned job, const char *node)
 {
-	char n[65] = "";
-
-	if (node)
-		snprintf(n, sizeof(n), "%s", node);
-	else
-		gethostname(n, sizeof(n) - 1);
-	gpumem_safe_name(n);
-	snprintf(name, len, JOBREC, job, n);
+	gpumem_sf_job(name, len, GPUMEM_SF_REC, job, node);
 }
 /* The user policy, the effective one and the site file, each capped at GPUMEM_MAX_FILE_BYTES. */
 #define JOBREC_MAX (4 * GPUMEM_MAX_FILE_BYTES + 16384)

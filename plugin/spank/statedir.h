@@ -3,7 +3,9 @@
  * Root's state directory (plugstack state_dir=, default /run/gpumem): what
  * the job prolog leaves for the job's steps and its epilog (the job's
  * record, the MPS daemon's record), what gpumem-probe learnt of the
- * node's GPUs, and Slurm's time limits for the hooks as slurmd read them.  Only root writes there, and nothing in it is a user's:
+ * node's GPUs, and Slurm's time limits for the hooks as slurmd read them;
+ * the files' names are statefiles.h's.  Only root writes there, and
+ * nothing in it is a user's:
  * readers trust a file only when root owns it and no one else may write it.
  * Only root reads there too (the directory 0700, its files 0600): a hook
  * that runs with the user's effective ids (slurmstepd's user_init) reads
@@ -14,6 +16,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include "policy.h"
+#include "statefiles.h"
 
 /*
  * Open (as root: create, when CREATE) the state directory through
@@ -42,13 +45,9 @@ char *gpumem_state_read(int dfd, const char *name, size_t max);
 /* Write NAME atomically (temporary file and rename), mode 0600.  0 or -1. */
 int gpumem_state_write(int dfd, const char *name, const char *text);
 
-/* Slurm's prolog/epilog time limits as slurmd read them: "prolog P epilog E" (slurmconf.c). */
-#define GPUMEM_STATE_LIMITS "slurmd.limits"
-
-/* The probe cache: "gpu PHYS_INDEX UUID PCI L2 PMAX NAME" lines, per UUID. */
-#define GPUMEM_PROBE_CACHE "probe.cache"
 /*
- * NODE->gpus for the N GPUs of LIST from the cache, numbered as LIST;
+ * The probe cache (GPUMEM_SF_PROBE_CACHE): "gpu PHYS_INDEX UUID PCI L2 PMAX
+ * NAME" lines, per UUID: NODE->gpus for the N GPUs of LIST from the cache, numbered as LIST;
  * 1 when the cache knows every one of them, else 0 (NODE emptied).
  */
 int gpumem_probe_cache_lookup(int dfd, char list[][64], int n, struct gpumem_node *node);
@@ -70,7 +69,7 @@ int gpumem_probe_run(struct gpumem_proc *p, const char *libexecdir, const char *
 		     const char *visible, uid_t uid, gid_t gid, int timeout);
 
 /*
- * The job's record, JOBN.rec: what the job prolog decided, written once by
+ * The job's record (GPUMEM_SF_REC): what the job prolog decided, written once by
  * it (root) and read by the job's steps and its epilog, so that all three
  * act on one agreed policy, decided once: the effective policy and the site
  * file as the prolog read it, which steps and the epilog use instead of
@@ -91,10 +90,9 @@ struct gpumem_jobrec {
 	char *mps_gpus;         /* the GPUs the daemon was started with; NULL: all */
 };
 /*
- * Written twice: JOBN.NODE.rec for the epilog of NODE (the node's name,
- * from Slurm's prolog environment) and JOBN.HOST.rec for the job's steps
- * (this host's name: slurmstepd is told no node name), one file where the
- * two are the same.  So where several slurmd share one state directory (a
+ * Written twice: job<JOB>.<NODE>.rec for the epilog of NODE (the node's
+ * name, from Slurm's prolog environment) and job<JOB>.<HOST>.rec for the
+ * job's steps (statefiles.h), one file where the two are the same.  So where several slurmd share one state directory (a
  * test cluster) each epilog keeps its own until it ends, and nodes that are
  * hosts of their own (tests/slurm/hosts.sh) each keep their own policy.
  */

@@ -15,7 +15,8 @@
 #   4. a job Slurm gave no GPU on a GRES node gets no GPU work;
 #   5. no scan of user-writable places: a user's 4000 look-alike
 #      directories do not slow or drain the epilog;
-#   6. helpers never reach a user's MPS daemon at /tmp/nvidia-mps;
+#   6. helpers never reach a user's MPS daemon at /tmp/nvidia-mps (the node's
+#      /tmp, never the host's: 5 and 6 give the node a /tmp of its own);
 #   7. nothing of the user's in root's state_dir, and a state_dir root
 #      cannot write fails the job, never runs it unchecked;
 #   (round four, 5: the user lists and reads nothing in state_dir)
@@ -90,7 +91,7 @@ dd if=/dev/zero of="$CUDA_MPS_LOG_DIRECTORY/fill" bs=1M count=64 2>&1 | grep -o 
 # Round four, finding 5: root's state_dir is root's alone (the job's record,
 # the MPS record, the probe cache exist while the step runs: it needs them).
 ls /run/gpumem >/dev/null 2>&1 && echo STATE-LISTED || echo STATE-NOT-LISTED
-for f in "/run/gpumem/job$SLURM_JOB_ID.$SLURMD_NODENAME.rec" "/run/gpumem/job$SLURM_JOB_ID.$(hostname).rec" "/run/gpumem/mps.$SLURM_JOB_ID" /run/gpumem/probe.cache; do
+for f in "/run/gpumem/job$SLURM_JOB_ID.$SLURMD_NODENAME.rec" "/run/gpumem/job$SLURM_JOB_ID.$(hostname).rec" "/run/gpumem/mps.$SLURM_JOB_ID.$(hostname)" /run/gpumem/probe.cache; do
 	cat "$f" >/dev/null 2>&1 && echo "STATE-READ $f"
 done
 ls /run/gpumem-mps >/dev/null 2>&1 && echo MPSDIR-LISTED || echo MPSDIR-NOT-LISTED
@@ -137,34 +138,72 @@ run asuser srun --gres=gpu:1 --gpumem-policy="$t/l2.yaml" true
 wait_idle
 is "$(wc -l <"$B/runs") $(cut -d' ' -f2 "$B/check-l2reset.runs" "$B/l2reset.runs")" "2 0" "4: a job with a GPU gets its checks and the L2 reset (by its after-check) on its GPU"
 
-# --- 6. helpers never reach a user's MPS daemon at /tmp/nvidia-mps -----------------
-asuser mkdir -p /tmp/nvidia-mps
-asuser touch /tmp/nvidia-mps/control
-: >"$B/runs"; : >"$B/probe.runs"; : >"$B/l2reset.runs"
-run asuser srun --gres=gpu:1 --gpumem-policy="$t/l2.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
-jid=$(jobid_of "$out")
-wait_idle
-is "$(cut -d' ' -f3 "$B/runs" "$B/l2reset.runs" | sort -u)" "/run/gpumem-mps/nomps" "6: the checks and the L2 reset get root's empty /run/gpumem-mps/nomps as their MPS pipe directory"
-run asuser srun --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
-jid=$(jobid_of "$out")
-wait_idle
-like "$(tail -2 "$B/runs" | cut -d' ' -f3 | tr '\n' ' ')" "^(/run/gpumem-mps/nomps ){2}$" "6: an MPS job's checks use no daemon: the job's serves its user only, the checks run as check_user (issue 32)"
-is "$(stat -c '%U %a' "$GPUMEM_CLUSTER_MPS_DIR/nomps") $(ls -A "$GPUMEM_CLUSTER_MPS_DIR/nomps" | wc -l) $(stat -c %a "$GPUMEM_CLUSTER_MPS_DIR")" "root 755 0 711" "6: ... which is root's and empty (in mps_dir, 0711: state_dir is root's alone)"
-asuser rm -rf /tmp/nvidia-mps
+# --- 5, 6: the node's /tmp, never the host's ------------------------------------------
+# What a user plants in /tmp for parts 5 and 6 must be in the /tmp the node
+# sees (its slurmd, the job prolog and epilog, the jobs' tasks), yet never
+# in the host's: another run of this test, or a real user, may be there.
+# The node's slurmd runs in a mount namespace of its own (tests/slurm/cluster
+# exec): there /tmp becomes this test's $NT for the while, holding this
+# test's own $t (and the cluster's dir) at their paths, bound from the host.
+NT=$t/nodetmp
+node_tmp_private() {
+	local p
+	mkdir -p "$NT" && chmod 1777 "$NT" || return 1
+	for p in "$t" "$GPUMEM_CLUSTER_DIR"; do
+		case $p in "$t"/*) ;; /tmp/*) mkdir -p "$NT/${p#/tmp/}" && "$CL" exec mount --bind "$p" "$NT/${p#/tmp/}" || return 1 ;; esac
+	done
+	"$CL" exec mount --rbind "$NT" /tmp
+}
+node_tmp_host() { "$CL" exec umount -R /tmp; }
+# nodeuser CMD...: CMD as the test user, in the node's mount namespace.
+nodeuser() { "$CL" exec runuser -u "$U" -- "$@"; }
+private=0
+if grep -qx "HOSTRUN=1" "$GPUMEM_CLUSTER_DIR/cluster.state" 2>/dev/null; then
+	skip "5, 6: the nodes run in the host's mount namespace (--tmpfs alone): no /tmp of their own to plant in"
+elif node_tmp_private; then
+	private=1
+else
+	skip "5, 6: cannot give the node a /tmp of its own (a mount in its namespace)"
+fi
+if [ "$private" = 1 ]; then
+	[ "$("$CL" exec stat -c %d:%i /tmp)" = "$(stat -c %d:%i "$NT")" ] && [ ! -e "$NT/nvidia-mps" ] &&
+		pass "5, 6: the node's /tmp is this test's own ($NT), the host's is not touched" ||
+		fail "5, 6: the node's /tmp is this test's own"
 
-# --- 5. a user's look-alike directories: no scan, no slow or drained epilog -----
-next=$(( $(last_job) + 1 ))
-asuser sh -c 'i=0; while [ $i -lt 4000 ]; do mkdir "/tmp/gpumem-mps.$1.$i"; i=$((i + 1)); done; for i in 0 1 2 3; do echo $$ >"/tmp/gpumem-mps.$1.$i/pid"; done' sh "$next"
-t0=$(date +%s%N)
-run asuser srun --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
-jid=$(jobid_of "$out")
-wait_idle
-took=$(( ($(date +%s%N) - t0) / 1000000 ))
-is "$jid" "$next" "5: the job is the one the user planted 4000 directories for"
-is "$(node_state)" "IDLE" "5: its epilog did not drain the node (PrologEpilogTimeout=10)"
-# Not a timed assert (a loaded machine is slow): the bound is PrologEpilogTimeout, above.
-diag "5: the job and its epilog took ${took} ms"
-asuser sh -c 'rm -rf /tmp/gpumem-mps.*'
+	# --- 6. helpers never reach a user's MPS daemon at /tmp/nvidia-mps -----------------
+	# The user's daemon at the default /tmp/nvidia-mps, as the node sees it.
+	nodeuser mkdir -p /tmp/nvidia-mps
+	nodeuser touch /tmp/nvidia-mps/control
+	[ -e "$NT/nvidia-mps/control" ] && pass "6: the user's daemon is at /tmp/nvidia-mps on the node" || fail "6: the user's daemon is at /tmp/nvidia-mps on the node"
+	: >"$B/runs"; : >"$B/probe.runs"; : >"$B/l2reset.runs"
+	run asuser srun --gres=gpu:1 --gpumem-policy="$t/l2.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+	jid=$(jobid_of "$out")
+	wait_idle
+	is "$(cut -d' ' -f3 "$B/runs" "$B/l2reset.runs" | sort -u)" "/run/gpumem-mps/nomps" "6: the checks and the L2 reset get root's empty /run/gpumem-mps/nomps as their MPS pipe directory"
+	run asuser srun --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+	jid=$(jobid_of "$out")
+	wait_idle
+	like "$(tail -2 "$B/runs" | cut -d' ' -f3 | tr '\n' ' ')" "^(/run/gpumem-mps/nomps ){2}$" "6: an MPS job's checks use no daemon: the job's serves its user only, the checks run as check_user (issue 32)"
+	is "$(stat -c '%U %a' "$GPUMEM_CLUSTER_MPS_DIR/nomps") $(ls -A "$GPUMEM_CLUSTER_MPS_DIR/nomps" | wc -l) $(stat -c %a "$GPUMEM_CLUSTER_MPS_DIR")" "root 755 0 711" "6: ... which is root's and empty (in mps_dir, 0711: state_dir is root's alone)"
+	nodeuser rm -rf /tmp/nvidia-mps
+
+	# --- 5. a user's look-alike directories: no scan, no slow or drained epilog -----
+	# Where an older gpumem looked for its daemons (/tmp/gpumem-mps.JOB.*), as the node sees /tmp.
+	next=$(( $(last_job) + 1 ))
+	nodeuser sh -c 'i=0; while [ $i -lt 4000 ]; do mkdir "/tmp/gpumem-mps.$1.$i"; i=$((i + 1)); done; for i in 0 1 2 3; do echo $$ >"/tmp/gpumem-mps.$1.$i/pid"; done' sh "$next"
+	t0=$(date +%s%N)
+	run asuser srun --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+	jid=$(jobid_of "$out")
+	wait_idle
+	took=$(( ($(date +%s%N) - t0) / 1000000 ))
+	is "$jid" "$next" "5: the job is the one the user planted 4000 directories for"
+	is "$(node_state)" "IDLE" "5: its epilog did not drain the node (PrologEpilogTimeout=10)"
+	# Not a timed assert (a loaded machine is slow): the bound is PrologEpilogTimeout, above.
+	diag "5: the job and its epilog took ${took} ms"
+	is "$(ls "$NT" | grep -c "^gpumem-mps\.$next\.")" 4000 "5: ... all in the node's /tmp"
+	nodeuser sh -c 'rm -rf /tmp/gpumem-mps.*'
+	node_tmp_host || fail "5, 6: the node's /tmp given back"
+fi
 
 # --- 7. a state_dir root cannot write fails the job: never unchecked ---------------
 mkdir -p "$t/ro"

@@ -111,7 +111,7 @@ like "$(printf '%s\n' "$log" | head -1)" "check before job $jid\.prolog" "... th
 like "$(printf '%s\n' "$log" | tail -1)" "per-job MPS daemon started" "... and the daemon starts after it"
 like "$(tail -1 "$B/runs" | cut -d' ' -f3,4)" "^/run/gpumem(-mps)?/nomps 65534$" "... the check had root's empty nomps as its MPS pipe directory, and ran as 65534"
 wait_idle gpumem1
-is "$(ls "$GPUMEM_CLUSTER_STATE_DIR" "$GPUMEM_CLUSTER_MPS_DIR" | grep -c -e "^mps\.$jid$" -e "^job$jid")" 0 "the epilog removed its directory and records"
+is "$(ls "$GPUMEM_CLUSTER_STATE_DIR" "$GPUMEM_CLUSTER_MPS_DIR" | grep -c -e "^mps\.$jid\." -e "^job$jid")" 0 "the epilog removed its directory and records"
 touch "$B/mps.fail"
 run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo TASK-RAN'
 rm -f "$B/mps.fail"

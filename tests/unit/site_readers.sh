@@ -15,10 +15,11 @@ for f in slurmstepd.c slurmstepd_exit.c slurmstepd_gpus.c job_epilog.c jobcheck.
 	mps.c sampler.c jobpolicy.c statedir.c; do
 	unlike "$(grep -n "$READ" "$S/$f")" "." "$f reads no site file"
 done
-like "$(grep 'gpumem_plugin_site(' "$S/jobctx.c")" 'if \(!strcmp\(step, "prolog"\) && gpumem_plugin_site\(S_CTX_JOB_SCRIPT\) < 0\)' \
-	"jobctx.c loads it for the job prolog only"
-is "$(grep -c 'gpumem_plugin_site(\|gpumem_read_file(\|args\.site' "$S/jobctx.c")" 2 "... once, and names its path once (for the record)"
-like "$(grep -B2 'return gpumem_plugin_site(ctx);' "$S/setup.c" | tr '\n' ' ')" \
+like "$(grep -B2 'gpumem_plugin_site(' "$S/jobctx.c" | tr '\n' ' ')" 'if \(prolog\) \{[[:space:]]+int have = gpumem_plugin_site\(c->args->site, 0,' \
+	"jobctx.c loads it (as a node does: not the login side's) ..."
+like "$(grep 'setup(c, ' "$S/jobctx.c")" 'setup\(c, ac, av, !strcmp\(step, "prolog"\)\)' "... for the job prolog only"
+is "$(grep -c 'gpumem_plugin_site(\|gpumem_read_file(\|args->site\|args\.site' "$S/jobctx.c")" 2 "... once, and names its path once (for the record)"
+like "$(grep -B3 'gpumem_plugin_site(pl->args.site, 1,' "$S/setup.c" | tr '\n' ' ')" \
 	'if \(ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR\)[[:space:]]+return 0;' \
 	"setup.c loads it in srun/sbatch/salloc only (slurmd and slurmstepd never)"
 like "$(grep -A1 '"--site";' "$S/jobcheck.c" | tr '\n' ' ')" '"-";' "the checks get the recorded site file on stdin, never its path"

@@ -2,7 +2,7 @@
 /*
  * The GPU check around a step, without Slurm: gpumem_jobcheck_run forks
  * the stand-in check of the real-Slurm tests (tests/slurm/standin-check)
- * through the plugin's own helper runner, and gpumem_jobcheck_report
+ * through the plugin's own helper runner, and gpumem_jobreport_check
  * writes the report and the node_exporter textfiles.  The case that
  * matters: a node of 64 GPUs, whose gpumem-check document (about 170 KiB,
  * 9,600 values) is past what the policy parser and the 64 KiB default of
@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "args.h"
-#include "jobcheck.h"
+#include "jobctx.h"
 #include "report.h"
 #include "tap.h"
 
@@ -175,8 +175,8 @@ static void clear_dir(const char *d)
 	closedir(dp);
 }
 
-static struct gpumem_plugin st;
-static struct gpumem_jobinfo ji;
+static struct gpumem_args args;
+static struct gpumem_jobctx jc;    /* the job prolog's or epilog's state (jobctx.h) */
 static char reports[300], textfiles[300];
 
 /* Run the check and write the report; *doc is the report read back. */
@@ -188,8 +188,8 @@ static int check(struct gpumem_checkrun *r, struct json_object **doc, char *err,
 
 	clear_dir(reports);
 	clear_dir(textfiles);
-	gpumem_jobcheck_run(&st, &ji, "after", 1, 0, r);
-	gpumem_jobcheck_report(&st, &ji, r);
+	gpumem_jobcheck_run(&jc, "after", 0, r);
+	gpumem_jobreport_check(&jc, r);
 	snprintf(path, sizeof(path), "%s/job42.batch.node1.after.json", reports);
 	buf = slurp(path, &len);
 	if (buf == NULL) {
@@ -252,24 +252,26 @@ int main(void)
 	snprintf(textfiles, sizeof(textfiles), "%s/textfile", dir);
 	mkdir(textfiles, 0755);
 
-	gpumem_site_init(&st.site);
-	gpumem_policy_init(&st.eff);
-	st.args.check = standin;
-	st.args.timeout = 30;
-	st.have_site = 1;
-	st.site.check_timeout_s = 30;
-	st.site.report.dir = reports;
-	st.site.report.textfile_dir = textfiles;
-	ji.job = 42;
-	snprintf(ji.step, sizeof(ji.step), "batch");
-	snprintf(ji.node, sizeof(ji.node), "node1");
-	snprintf(ji.user, sizeof(ji.user), "someone");
+	jc.args = &args;
+	jc.has_dev = 1;
+	gpumem_site_init(&jc.site);
+	gpumem_policy_init(&jc.eff);
+	args.check = standin;
+	args.timeout = 30;
+	jc.have_site = 1;
+	jc.site.check_timeout_s = 30;
+	jc.site.report.dir = reports;
+	jc.site.report.textfile_dir = textfiles;
+	jc.ji.job = 42;
+	snprintf(jc.ji.step, sizeof(jc.ji.step), "batch");
+	snprintf(jc.ji.node, sizeof(jc.ji.node), "node1");
+	snprintf(jc.ji.user, sizeof(jc.ji.user), "someone");
 	/* The check runs as check_user: here this test's own ids, the job's another uid. */
-	st.args.check_uid = getuid();
-	st.args.check_gid = getgid();
-	ji.uid = getuid() + 1;
-	ji.gid = getgid();
-	snprintf(ji.policy, sizeof(ji.policy), "after.yaml");
+	args.check_uid = getuid();
+	args.check_gid = getgid();
+	jc.ji.uid = getuid() + 1;
+	jc.ji.gid = getgid();
+	snprintf(jc.ji.policy, sizeof(jc.ji.policy), "after.yaml");
 
 	/* --- the stand-in as the real-Slurm tests use it: one short device ----- */
 	CHECK_OK(&r, &doc, "one GPU: report written and readable");
@@ -294,13 +296,13 @@ int main(void)
 	gpumem_jobcheck_free(&r);
 
 	/* --- check_user is the job's own user: never run (issue 32) ------------ */
-	ji.uid = st.args.check_uid;
-	gpumem_jobcheck_run(&st, &ji, "after", 1, 0, &r);
+	jc.ji.uid = args.check_uid;
+	gpumem_jobcheck_run(&jc, "after", 0, &r);
 	is_str(r.status, "not_run", "check_user = the job's user: not run");
 	like(r.reason, "is the job's own user", "... saying why");
 	like(gpumem_jobcheck_no_verdict(&r), "could not run", "... no verdict: counted as failed");
 	gpumem_jobcheck_free(&r);
-	ji.uid = getuid() + 1;
+	jc.ji.uid = getuid() + 1;
 
 	/* --- check_user= (plugstack): a name, UID[:GID], never root ------------ */
 	{
@@ -331,14 +333,14 @@ int main(void)
 
 	/* --- killed: no verdict -------------------------------------------------- */
 	put("fail/killed", "");
-	gpumem_jobcheck_run(&st, &ji, "after", 1, 0, &r);
+	gpumem_jobcheck_run(&jc, "after", 0, &r);
 	is_str(r.status, "failed", "killed by SIGKILL: failed");
 	like(gpumem_jobcheck_no_verdict(&r), "did not finish", "... no verdict: did not finish");
 	gpumem_jobcheck_free(&r);
 	drop("fail/killed");
 
 	/* --- the effective policy in the report (for the accounting record) ---- */
-	st.have_eff = 1;
+	jc.have_eff = 1;
 	CHECK_OK(&r, &doc, "effective policy: report written and readable");
 	eff = gpumem_json_get(doc, "effective");
 	ok(gpumem_json_is(gpumem_json_get(eff, "l2"), json_type_object) &&
@@ -349,7 +351,7 @@ int main(void)
 	       "effective: version 1, as gpumem show --json writes it");
 	json_object_put(doc);
 	gpumem_jobcheck_free(&r);
-	st.have_eff = 0;
+	jc.have_eff = 0;
 
 	/* --- 64 GPUs: every one reaches the report and a textfile ------------- */
 	put("gpus", "64\n");
