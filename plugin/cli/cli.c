@@ -30,6 +30,7 @@ static void usage(FILE *out)
 		"                  [--um-library PATH] [POLICY]\n"
 		"       gpumem report [--site FILE] [FILTERS] [--json | --svg FILE] [DIR]\n"
 		"       gpumem job JOBID [--json]\n"
+		"       gpumem job --report FILE [--json | --svg OUT]\n"
 		"       gpumem advise JOBID [--json]\n"
 		"       gpumem --help | --version\n"
 		"\n"

@@ -7,7 +7,8 @@
  * same records, the advice alone (the profile block: job_profile.c).
  * No report directory is read, except with --report FILE: the record
  * gpumem-acct would build from the reports beside that file (a node
- * without accounting, or before gpumem-acct ran).  sacct runs as the caller, so Slurm decides
+ * without accounting, or before gpumem-acct ran); with --svg OUT, the job's
+ * picture from the reports (job_svg.c).  sacct runs as the caller, so Slurm decides
  * which jobs they may see (PrivateData=jobs: only their own).  Records are
  * read, and --json written, with the JSON module (json.h, libjson-c).
  *
@@ -24,6 +25,7 @@
 #include "acct.h"
 #include "policy.h"
 #include "job_cli.h"
+#include "job_svg.h"
 #include "json.h"
 #include "proc.h"
 #include "trust.h"
@@ -331,16 +333,21 @@ static int job_or_advise(int argc, char **argv, int advise)
 	char err[512], *line, *save = NULL;
 	int json = 0, first = 1, bad = 0, rc;
 	struct json_object *arr = NULL;
-	const char *job = NULL, *report = NULL;
+	const char *job = NULL, *report = NULL, *svg = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
 			json = 1;
 		else if (!strcmp(argv[i], "--report") && i + 1 < argc && report == NULL)
 			report = argv[++i];
+		else if (!advise && !strcmp(argv[i], "--svg") && i + 1 < argc && svg == NULL)
+			svg = argv[++i];
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			printf("Usage: gpumem %s JOBID [--json]\n"
 			       "       gpumem %s --report FILE [--json]\n", cmd, cmd);
+			if (!advise)
+				printf("       gpumem job --report FILE --svg OUT.svg (OUT - : "
+				       "stdout)\n");
 			return JOB_OK;
 		} else if (job == NULL && argv[i][0] != '-')
 			job = argv[i];
@@ -349,6 +356,17 @@ static int job_or_advise(int argc, char **argv, int advise)
 			return JOB_USAGE;
 		}
 	}
+	if (svg && (json || job || report == NULL)) {
+		fprintf(stderr, "gpumem: job: --svg draws the timelines of a job's profile, which "
+			"only its report files hold (the accounting record keeps a summary per GPU, "
+			"within AdminComment's %d-byte segment): gpumem job --report "
+			"REPORT_DIR/job%s.<HOOK>.<NODE>.after.json --svg OUT.svg%s\n",
+			GPUMEM_ACCT_MAX_SEGMENT, job && strspn(job, "0123456789_") == strlen(job) ?
+			job : "<JOB>", json ? " (without --json)" : "");
+		return JOB_USAGE;
+	}
+	if (svg)
+		return gpumem_job_svg(report, svg);
 	if (report && job == NULL)
 		return from_report(cmd, report, json, advise);
 	if (job == NULL || strspn(job, "0123456789_") != strlen(job) || !*job) {
