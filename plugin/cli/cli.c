@@ -32,6 +32,7 @@ static void usage(FILE *out)
 		"       gpumem job JOBID [--json]\n"
 		"       gpumem job --report FILE [--json | --svg OUT]\n"
 		"       gpumem advise JOBID [--json]\n"
+		"       gpumem advise --mine [--since TIME] [--json]\n"
 		"       gpumem --help | --version\n"
 		"\n"
 		"POLICY is a file path or the name of a policy in the site's policy_dir.\n"

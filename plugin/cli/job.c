@@ -4,7 +4,8 @@
  * verdicts and figures, drain, GPU memory profile and the advice from it),
  * read from Slurm's accounting: sacct's AdminComment, where gpumem-acct
  * left one record per node (acct.h).  gpumem advise JOBID [--json]: the
- * same records, the advice alone (the profile block: job_profile.c).
+ * same records, the advice alone (the profile block: job_profile.c);
+ * --mine, the caller's recent jobs by name (advise_mine.c).
  * No report directory is read, except with --report FILE: the record
  * gpumem-acct would build from the reports beside that file (a node
  * without accounting, or before gpumem-acct ran); with --svg OUT, the job's
@@ -24,6 +25,7 @@
 #include <unistd.h>
 #include "acct.h"
 #include "policy.h"
+#include "advise_mine.h"
 #include "job_cli.h"
 #include "job_svg.h"
 #include "json.h"
@@ -333,7 +335,8 @@ static int job_or_advise(int argc, char **argv, int advise)
 	char err[512], *line, *save = NULL;
 	int json = 0, first = 1, bad = 0, rc;
 	struct json_object *arr = NULL;
-	const char *job = NULL, *report = NULL, *svg = NULL;
+	const char *job = NULL, *report = NULL, *svg = NULL, *since = NULL;
+	int mine = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
@@ -342,12 +345,18 @@ static int job_or_advise(int argc, char **argv, int advise)
 			report = argv[++i];
 		else if (!advise && !strcmp(argv[i], "--svg") && i + 1 < argc && svg == NULL)
 			svg = argv[++i];
+		else if (advise && !strcmp(argv[i], "--mine"))
+			mine = 1;
+		else if (advise && !strcmp(argv[i], "--since") && i + 1 < argc && since == NULL)
+			since = argv[++i];
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			printf("Usage: gpumem %s JOBID [--json]\n"
 			       "       gpumem %s --report FILE [--json]\n", cmd, cmd);
 			if (!advise)
 				printf("       gpumem job --report FILE --svg OUT.svg (OUT - : "
 				       "stdout)\n");
+			else
+				printf("       gpumem advise --mine [--since TIME] [--json]\n");
 			return JOB_OK;
 		} else if (job == NULL && argv[i][0] != '-')
 			job = argv[i];
@@ -355,6 +364,13 @@ static int job_or_advise(int argc, char **argv, int advise)
 			fprintf(stderr, "gpumem: %s: unexpected argument '%s'\n", cmd, argv[i]);
 			return JOB_USAGE;
 		}
+	}
+	if (mine || since) {
+		if (mine && !job && !report)
+			return gpumem_advise_mine(since, json);
+		fprintf(stderr, "gpumem: advise: %s\n", mine ? "--mine takes no JOBID nor --report" :
+			"--since goes with --mine");
+		return JOB_USAGE;
 	}
 	if (svg && (json || job || report == NULL)) {
 		fprintf(stderr, "gpumem: job: --svg draws the timelines of a job's profile, which "
