@@ -206,8 +206,11 @@ static void print_text(const struct mine *m, const char *from)
 	for (size_t i = 0; i < m->n; i++) {
 		const struct group *g = &m->g[i];
 
-		printf("\n%s: %ld job%s, %.2f GPU-hours%s", gpumem_job_text(g->name), g->jobs,
-		       g->jobs == 1 ? "" : "s", g->gpu_h, g->gpus_guessed ? " (GPUs from the "
+		char h[32];
+
+		snprintf(h, sizeof(h), g->gpu_h > 0 && g->gpu_h < 0.005 ? "<0.01" : "%.2f", g->gpu_h);
+		printf("\n%s: %ld job%s, %s GPU-hours%s", gpumem_job_text(g->name), g->jobs,
+		       g->jobs == 1 ? "" : "s", h, g->gpus_guessed ? " (GPUs from the "
 		       "profiles: accounting does not track gres/gpu)" : "");
 		if (g->latest < 0) {
 			printf("; no profiled job\n");

@@ -8,6 +8,8 @@
 # job), with GPU-hours and the advice of the latest profiled job of each
 # name; a job name with shell and terminal metacharacters (and sacct's
 # own '|') is one name, cleaned on the terminal and exact in --json.
+# Last, gpumem job --svg on the report of one of these jobs (the picture of
+# a real sampler's profile, as the plugin wrote it).
 . "$top_srcdir/tests/lib.sh"
 slurm_test mine
 GM="$top_builddir/plugin/cli/gpumem"
@@ -69,7 +71,7 @@ run asu "$GM" advise --mine
 diag "$out"
 is "$rc" 0 "advise --mine as $U: exit 0"
 like "$out" "^Your jobs since [0-9-]*T[0-9:]*: 2 names, 3 jobs" "the head line"
-like "$out" "train: 2 jobs, [0-9.]* GPU-hours; advice of the latest profiled job, $t2:" "train's line"
+like "$out" "train: 2 jobs, <?[0-9.]+ GPU-hours; advice of the latest profiled job, $t2:" "train's line"
 like "$out" "  mps-half.yaml \(idle, 1 GPU\): the GPU was idle" "  its advice"
 like "$out" 'x\$\(id\)`id`;\|<b>\?\[31mred\?\[0m: 1 job' "the odd name as one name, its escapes shown as '?'"
 unlike "$out" "$(printf '\033')" "no escape byte reaches the terminal"
@@ -88,6 +90,19 @@ is "$(printf '%s' "$out" | json_in 'd["jobs"]')" 3 "--since a date: the same thr
 run asu env SLURM_CONF=/nonexistent "$GM" advise --mine
 is "$rc" 2 "sacct failing: 2"
 like "$out" "gpumem: advise: --mine: sacct failed: " "  said so"
+
+# The job's picture from the reports the plugin wrote (gpumem job --svg),
+# and JOBID --svg saying it needs them.
+rep=$(ls "$t/reports/job$t1".*.gpumem1.after.json "$t/reports/job$t1".*.gpumem1.job.json 2>/dev/null | head -1)
+run asu "$GM" job --report "$rep" --svg "$GPUMEM_CLUSTER_TMP/job$t1.svg"
+is "$rc" 0 "job --report (the plugin's report of job $t1) --svg: exit 0" || diag "report '$rep': $out"
+svg=$(cat "$GPUMEM_CLUSTER_TMP/job$t1.svg" 2>/dev/null)
+like "$svg" ">gpumem1 GPU 0, .*: [0-9]* samples, .* s a point, source gpm</text>" "  the GPU's caption, from the real sampler's profile"
+like "$svg" "Advice: try policy stream.yaml \(rule hbm-bound\)" "  the advice in the caption"
+is "$(grep -c 'class="series"' "$GPUMEM_CLUSTER_TMP/job$t1.svg")" 5 "  five lines: HBM, SM, rx, tx, memory"
+run asu "$GM" job "$t1" --svg "$GPUMEM_CLUSTER_TMP/x.svg"
+is "$rc" 64 "job JOBID --svg: 64, it needs the report"
+like "$out" "only its report files hold" "  and says why"
 
 "$CL" stop
 done_testing
