@@ -101,6 +101,43 @@ SH
 	chmod 755 "$1/gpumem-sample"; chmod 644 "$1/sample.values"
 }
 
+# acct_setup: the nodes of the accounting tests (accounting.sh, mine.sh),
+# or a skip where MariaDB, slurmdbd or gpumem-acct ($ACCT) is missing:
+# the stand-in check (slurm_standin), $t/site.yaml (reports in $t/reports,
+# profile every 200 ms), the real sampler over the stand-in NVML in
+# $t/libexec, $t/plug.conf, and $t/epilog running gpumem-acct ($ACCT; its
+# messages in $t/acct.log).
+acct_setup() {
+	for p in mariadbd mariadb-install-db slurmdbd; do
+		command -v "$p" >/dev/null || skip_all "$p is not installed (contrib/setup-debian installs mariadb-server and slurmdbd)"
+	done
+	ACCT="$top_builddir/plugin/acct/gpumem-acct"
+	[ -x "$ACCT" ] || skip_all "gpumem-acct was not built"
+	mkdir -p "$t/reports" "$t/libexec"
+	slurm_standin
+	printf 'version: 1\nreport:\n  dir: %s\ncheck:\n  timeout: 5\nprofile:\n  interval_ms: 200\n' \
+		"$t/reports" >"$t/site.yaml"
+	chmod 644 "$t/site.yaml"
+	ln -s "$top_builddir/plugin/probe/gpumem-probe" "$t/libexec/gpumem-probe"
+	sampler_standin "$t/libexec"
+	plugstack "$t/plug.conf" site=$t/site.yaml libexecdir=$t/libexec check=$t/standin-check nvidia_dev=$t/nvidiactl
+	printf '#!/bin/sh\nexec %s epilog --site %s 2>>%s\n' "$ACCT" "$t/site.yaml" "$t/acct.log" >"$t/epilog"
+	chmod 755 "$t/epilog"
+	chmod 644 "$t/plug.conf"
+}
+
+# acct_cluster_start ARGS: "$CL" start --accounting ARGS, its output in
+# $t/start.log; skips the test where MariaDB cannot start, fails it where
+# the cluster does not start.
+acct_cluster_start() {
+	"$CL" start --accounting "$@" >"$t/start.log" 2>&1 && return 0
+	why=$(grep -m1 'MariaDB cannot start here' "$t/start.log")
+	[ -n "$why" ] && skip_all "${why#cluster: error: --accounting: }"
+	cat "$t/start.log" >&2
+	fail "the local Slurm with accounting did not start"
+	done_testing
+}
+
 # site_checks FILE [TIMEOUT [MIN_INTERVAL]]: a site file for the checks'
 # tests: reports in $t/reports, drain on, every on_fail allowed, the check
 # timeout (default 20 s) and min_interval (default 0) given.

@@ -5,10 +5,12 @@
  * read from Slurm's accounting: sacct's AdminComment, where gpumem-acct
  * left one record per node (acct.h).  gpumem advise JOBID [--json]: the
  * same records, the advice alone (the profile block: job_profile.c);
- * gpumem advise --rules: the advice table in force (job_rules.c).
+ * gpumem advise --rules: the advice table in force (job_rules.c);
+ * --mine, the caller's recent jobs by name (advise_mine.c).
  * No report directory is read, except with --report FILE: the record
  * gpumem-acct would build from the reports beside that file (a node
- * without accounting, or before gpumem-acct ran).  sacct runs as the caller, so Slurm decides
+ * without accounting, or before gpumem-acct ran); with --svg OUT, the job's
+ * picture from the reports (job_svg.c).  sacct runs as the caller, so Slurm decides
  * which jobs they may see (PrivateData=jobs: only their own).  Records are
  * read, and --json written, with the JSON module (json.h, libjson-c).
  *
@@ -24,7 +26,9 @@
 #include <unistd.h>
 #include "acct.h"
 #include "policy.h"
+#include "advise_mine.h"
 #include "job_cli.h"
+#include "job_svg.h"
 #include "json.h"
 #include "proc.h"
 #include "trust.h"
@@ -332,7 +336,8 @@ static int job_or_advise(int argc, char **argv, int advise)
 	char err[512], *line, *save = NULL;
 	int json = 0, first = 1, bad = 0, rc, rules = 0;
 	struct json_object *arr = NULL;
-	const char *job = NULL, *report = NULL, *site = NULL;
+	const char *job = NULL, *report = NULL, *site = NULL, *svg = NULL, *since = NULL;
+	int mine = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
@@ -343,12 +348,23 @@ static int job_or_advise(int argc, char **argv, int advise)
 			site = argv[++i];
 		else if (!strcmp(argv[i], "--rules") && advise)
 			rules = 1;
+		else if (!advise && !strcmp(argv[i], "--svg") && i + 1 < argc && svg == NULL)
+			svg = argv[++i];
+		else if (advise && !strcmp(argv[i], "--mine"))
+			mine = 1;
+		else if (advise && !strcmp(argv[i], "--since") && i + 1 < argc && since == NULL)
+			since = argv[++i];
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			printf("Usage: gpumem %s JOBID [--json]\n"
-			       "       gpumem %s --report FILE [--json]\n%s"
-			       "  --site FILE  the site file whose advice: rules apply (default "
-			       "$GPUMEM_SITE, else the installed one)\n", cmd, cmd,
-			       advise ? "       gpumem advise --rules [--json]: the rules in force\n" : "");
+			       "       gpumem %s --report FILE [--json]\n", cmd, cmd);
+			if (!advise)
+				printf("       gpumem job --report FILE --svg OUT.svg (OUT - : "
+				       "stdout)\n");
+			else
+				printf("       gpumem advise --rules [--json]: the rules in force\n"
+				       "       gpumem advise --mine [--since TIME] [--json]\n");
+			printf("  --site FILE  the site file whose advice: rules apply (default "
+			       "$GPUMEM_SITE, else the installed one)\n");
 			return JOB_OK;
 		} else if (job == NULL && argv[i][0] != '-')
 			job = argv[i];
@@ -360,8 +376,26 @@ static int job_or_advise(int argc, char **argv, int advise)
 	/* The advice table in force: the site file's advice: section, else built in. */
 	if (gpumem_job_rules_load(cmd, site) < 0)
 		return JOB_BAD;
-	if (rules && job == NULL && report == NULL)
+	if (rules && job == NULL && report == NULL && !mine && !since && !svg)
 		return gpumem_job_rules_print(json) < 0 ? JOB_BAD : JOB_OK;
+	if (mine || since) {
+		if (mine && !job && !report && !rules)
+			return gpumem_advise_mine(since, json);
+		fprintf(stderr, "gpumem: advise: %s\n", mine ? "--mine takes no JOBID, --report "
+			"nor --rules" : "--since goes with --mine");
+		return JOB_USAGE;
+	}
+	if (svg && (json || job || report == NULL)) {
+		fprintf(stderr, "gpumem: job: --svg draws the timelines of a job's profile, which "
+			"only its report files hold (the accounting record keeps a summary per GPU, "
+			"within AdminComment's %d-byte segment): gpumem job --report "
+			"REPORT_DIR/job%s.<HOOK>.<NODE>.after.json --svg OUT.svg%s\n",
+			GPUMEM_ACCT_MAX_SEGMENT, job && strspn(job, "0123456789_") == strlen(job) ?
+			job : "<JOB>", json ? " (without --json)" : "");
+		return JOB_USAGE;
+	}
+	if (svg)
+		return gpumem_job_svg(report, svg);
 	if (report && job == NULL && !rules)
 		return from_report(cmd, report, json, advise);
 	if (rules) {

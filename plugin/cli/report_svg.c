@@ -15,42 +15,6 @@
 #include <time.h>
 #include "report_svg.h"
 
-/* Text wrapped at spaces to a width; returns the number of lines. */
-static int wrapped(FILE *f, double x, double y, double size, double width, const char *text,
-		   int draw)
-{
-	size_t per = (size_t)(width / (size * 0.6)), len = strlen(text);
-	int lines = 0;
-
-	if (per < 10)
-		per = 10;
-	for (size_t at = 0; at < len; lines++) {
-		size_t end = at + per < len ? at + per : len;
-
-		if (end < len) {
-			size_t sp = end;
-
-			while (sp > at && text[sp] != ' ')
-				sp--;
-			if (sp > at)
-				end = sp;
-		}
-		if (draw) {
-			char line[512];
-
-			snprintf(line, sizeof(line), "%.*s", (int)(end - at), text + at);
-			fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"%.1f\" fill=\"#78909c\">",
-				x, y + lines * size * 1.35, size);
-			gpumem_svg_xml(f, line);
-			fputs("</text>\n", f);
-		}
-		at = end;
-		while (at < len && text[at] == ' ')
-			at++;
-	}
-	return lines;
-}
-
 static int cmp_ptr(const void *a, const void *b)
 {
 	uintptr_t x = (uintptr_t)*(const void *const *)a, y = (uintptr_t)*(const void *const *)b;
@@ -245,7 +209,8 @@ int gpumem_report_svg(FILE *f, struct gpumem_report_row *const *rows, size_t n,
 	if (shown < np)
 		snprintf(foot + strlen(foot), sizeof(foot) - strlen(foot),
 			 " Showing the %zu worst of %zu GPUs (--limit).", shown, np);
-	page_h = grid_y + grid_h + 16 + 14 * wrapped(f, 0, 0, 10, page_w - 2 * MARGIN, foot, 0);
+	page_h = grid_y + grid_h + 16 +
+		 14 * gpumem_svg_wrapped(f, 0, 0, 10, page_w - 2 * MARGIN, "#78909c", foot, 0);
 
 	head(f, page_w, page_h, mname, sub);
 	legend(f, 72, page_w, 1);
@@ -256,7 +221,8 @@ int gpumem_report_svg(FILE *f, struct gpumem_report_row *const *rows, size_t n,
 	if (!shown)
 		fprintf(f, "<text x=\"%d\" y=\"%.0f\" font-size=\"13\" fill=\"#78909c\">No report "
 			"matches: nothing to draw.</text>\n", MARGIN, grid_y + 20);
-	wrapped(f, MARGIN, grid_y + grid_h + 20, 10, page_w - 2 * MARGIN, foot, 1);
+	gpumem_svg_wrapped(f, MARGIN, grid_y + grid_h + 20, 10, page_w - 2 * MARGIN, "#78909c",
+			   foot, 1);
 	fputs("</svg>\n", f);
 	free_panels(ps, np);
 	gpumem_fleet_free(&fl);

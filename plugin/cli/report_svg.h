@@ -63,6 +63,12 @@ size_t gpumem_svg_nchars(const char *s);
 double gpumem_svg_text_w(const char *s, double size);
 /* XML text: markup escaped, what XML 1.0 cannot hold replaced. */
 void gpumem_svg_xml(FILE *f, const char *s);
+/*
+ * Text wrapped at spaces to a width, in lines 1.35 x SIZE apart, drawn when
+ * DRAW; returns the number of lines.
+ */
+int gpumem_svg_wrapped(FILE *f, double x, double y, double size, double width, const char *fill,
+		       const char *text, int draw);
 /* s cut to at most max characters, ending in an ellipsis. */
 void gpumem_svg_cut(const char *s, size_t max, char *out, size_t outlen);
 void gpumem_svg_gbps(double v, char *buf, size_t len);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The picture's primitives: text widths (estimated: DejaVu Sans averages
- * about 0.55 em a character, 0.6 leaves room), XML escaping, cutting long
- * names, round scale steps, the time axis's ticks, and the verdict markers
+ * The picture's primitives, shared by `gpumem report --svg` and `gpumem
+ * job --svg` (job_svg*.c): text widths (estimated: DejaVu Sans averages
+ * about 0.55 em a character, 0.6 leaves room), XML escaping, wrapping and
+ * cutting long text, round scale steps, the time axis's ticks, and the verdict markers
  * every part of the picture shares.
  */
 #include <math.h>
@@ -51,6 +52,43 @@ void gpumem_svg_xml(FILE *f, const char *s)
 				fputc(*c, f);
 		}
 	}
+}
+
+int gpumem_svg_wrapped(FILE *f, double x, double y, double size, double width, const char *fill,
+		       const char *text, int draw)
+{
+	size_t per = (size_t)(width / (size * 0.6)), len = strlen(text);
+	int lines = 0;
+
+	if (per < 10)
+		per = 10;
+	for (size_t at = 0; at < len; lines++) {
+		size_t end = at + per < len ? at + per : len;
+
+		if (end < len) {
+			size_t sp = end;
+
+			while (sp > at && text[sp] != ' ')
+				sp--;
+			if (sp > at)
+				end = sp;
+			while (end > at + 1 && ((unsigned char)text[end] & 0xc0) == 0x80)
+				end--;  /* never inside a UTF-8 character */
+		}
+		if (draw) {
+			char line[512];
+
+			snprintf(line, sizeof(line), "%.*s", (int)(end - at), text + at);
+			fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"%.1f\" fill=\"%s\">",
+				x, y + lines * size * 1.35, size, fill);
+			gpumem_svg_xml(f, line);
+			fputs("</text>\n", f);
+		}
+		at = end;
+		while (at < len && text[at] == ' ')
+			at++;
+	}
+	return lines;
 }
 
 /* Cut s (UTF-8) to at most max characters, ending in an ellipsis. */

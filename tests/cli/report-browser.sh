@@ -5,7 +5,7 @@
 # must show what the picture is for: the overview's cloud of passing GPUs
 # (green), the failing GPU's red mark apart from it, on its left (lower
 # bandwidth), and the warn GPU's orange one between.  The PNG is decoded
-# here with Python's zlib (no imaging library on a CI machine).
+# with Python's zlib (tests/cli/pngrows.py: no imaging library on a CI machine).
 . "$top_srcdir/tests/lib.sh"
 command -v chromium >/dev/null 2>&1 || skip_all "chromium is not installed (contrib/setup-debian installs it)"
 command -v python3 >/dev/null 2>&1 || skip_all "python3 is not installed"
@@ -45,37 +45,15 @@ timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --u
 	--window-size="$w,$((fy + fh + 40))" --screenshot="$t/shot.png" "file://$t/fleet.svg" >"$t/chromium.log" 2>&1
 is "$?" 0 "chromium rendered the picture" || diag "$(tail -5 "$t/chromium.log")"
 run python3 - "$t/shot.png" "$fy" "$fh" <<'EOF'
-import struct, sys, zlib
-data = open(sys.argv[1], "rb").read()
-assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-pos, idat, w = 8, b"", 0
-while pos < len(data):
-    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-    body = data[pos + 8:pos + 8 + n]
-    if kind == b"IHDR":
-        w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
-        assert depth == 8 and ctype in (2, 6) and interlace == 0, (depth, ctype, interlace)
-    elif kind == b"IDAT":
-        idat += body
-    pos += 12 + n
-bpp = 3 if ctype == 2 else 4
-raw, stride = zlib.decompress(idat), w * bpp
+import os, sys
+sys.dont_write_bytecode = True     # nothing written to the source tree
+sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "tests/cli"))
+import pngrows
+w, h, bpp, rows = pngrows.read(sys.argv[1])
 y0, y1 = int(sys.argv[2]), int(sys.argv[2]) + int(sys.argv[3])
-prev, red, green, orange = bytearray(stride), [], [], []
-for y in range(h):
-    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-    for i in range(stride):
-        a = line[i - bpp] if i >= bpp else 0
-        b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-        if f == 1: line[i] = (line[i] + a) & 255
-        elif f == 2: line[i] = (line[i] + b) & 255
-        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
-        elif f == 4:
-            p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-    prev = line
-    if not y0 <= y < y1:
-        continue
+red, green, orange = [], [], []
+for y in range(y0, min(y1, h)):
+    line = rows[y]
     for x in range(w):
         r, g, bl = line[x * bpp:x * bpp + 3]
         if r > 180 and g < 90 and bl < 90: red.append(x)            # fail #d32f2f

@@ -12,23 +12,11 @@
 # GPU); everything else is real.
 . "$top_srcdir/tests/lib.sh"
 slurm_test accounting
-for p in mariadbd mariadb-install-db slurmdbd; do
-	command -v "$p" >/dev/null || skip_all "$p is not installed (contrib/setup-debian installs mariadb-server and slurmdbd)"
-done
-ACCT="$top_builddir/plugin/acct/gpumem-acct"
 GM="$top_builddir/plugin/cli/gpumem"
-[ -x "$ACCT" ] || skip_all "gpumem-acct was not built"
-mkdir -p "$t/reports" "$t/fail" "$t/syn"
+acct_setup
+mkdir -p "$t/fail" "$t/syn"
 chmod 777 "$t/fail"
-slurm_standin
-cat >"$t/site.yaml" <<YAML
-version: 1
-report:
-  dir: $t/reports
-check:
-  timeout: 5
-profile:
-  interval_ms: 200
+cat >>"$t/site.yaml" <<YAML
 advice:                          # the plugin and gpumem-acct take it; gpumem advise follows it
   - name: hot-hbm
     when: dram_bw_util.mean >= 70
@@ -36,15 +24,7 @@ advice:                          # the plugin and gpumem-acct take it; gpumem ad
     reason: "the site's own rule (DRAM mean {dram_bw_util.mean}%)"
 YAML
 printf 'version: 1\nunified_memory:\n  preferred_location: gpu\n  prefetch: gpu\ncheck:\n  after: true\n' >"$t/pol.yaml"
-chmod 644 "$t"/*.yaml
-# The job's profile: the real sampler over the stand-in NVML (tests/lib.sh).
-mkdir -p "$t/libexec"
-ln -s "$top_builddir/plugin/probe/gpumem-probe" "$t/libexec/gpumem-probe"
-sampler_standin "$t/libexec"
-plugstack "$t/plug.conf" site=$t/site.yaml libexecdir=$t/libexec check=$t/standin-check nvidia_dev=$t/nvidiactl
-printf '#!/bin/sh\nexec %s epilog --site %s 2>>%s\n' "$ACCT" "$t/site.yaml" "$t/acct.log" >"$t/epilog"
-chmod 755 "$t/epilog"
-chmod 644 "$t/plug.conf"
+chmod 644 "$t/pol.yaml"
 
 # --- an 8-GPU node's record: at most 1 KiB, with every GPU failing ---------------
 {
@@ -79,13 +59,7 @@ unlike "$seg" '[A-Za-z0-9+/='"'"'"\\]' "the segment has no base64 character, quo
 
 # --- the cluster, with accounting ------------------------------------------------------
 t0=$(date +%s%N)
-if ! "$CL" start --nodes 2 --gpus 1 --accounting --epilog "$t/epilog" --plugstack "$t/plug.conf" >"$t/start.log" 2>&1; then
-	why=$(grep -m1 'MariaDB cannot start here' "$t/start.log")
-	[ -n "$why" ] && skip_all "${why#cluster: error: --accounting: }"
-	cat "$t/start.log" >&2
-	fail "the local Slurm with accounting did not start"
-	done_testing
-fi
+acct_cluster_start --nodes 2 --gpus 1 --epilog "$t/epilog" --plugstack "$t/plug.conf"
 diag "$(grep '^cluster: ' "$t/start.log")" "start --accounting took $((($(date +%s%N) - t0) / 1000000)) ms"
 eval "$("$CL" env)"
 cd "$GPUMEM_CLUSTER_TMP" || exit 1
