@@ -145,7 +145,7 @@ cmd[cupyfault]="$PY $t/cupyfault.py 2 4"; est[cupyfault]=55
 cmd[loop]="$PY $t/loop.py 1 10 30"; est[loop]=65
 cmd[tempting]="$PY $t/tempting.py 2 2000"; est[tempting]=50
 cmd[hbm]="$PY $t/copyloop.py 1500"; est[hbm]=58
-cmd[compute]="$PY $t/matmul.py 2500"; est[compute]=65
+cmd[compute]="$PY $t/matmul.py 3500"; est[compute]=70
 cmd[idle]="$PY $t/idle.py 250"; est[idle]=40
 for p in cupyfault loop tempting hbm compute idle; do fig[$p]='s/.* \([0-9.][0-9.]*\)$/\1/p'; done
 unit() { case $1 in compute) echo TFLOP/s ;; idle) echo steps/s ;; uvm) echo GiB/s ;; *) echo GB/s ;; esac; }
