@@ -158,21 +158,7 @@ if [ -f "$uvmsrc" ]; then
 fi
 
 # --- the site, the cluster with accounting ----------------------------------------------------
-mkdir -p "$t/reports" "$t/libexec"
-ln -s "$B/plugin/probe/gpumem-probe" "$t/libexec/gpumem-probe"
-ln -s "$B/plugin/sample/gpumem-sample" "$t/libexec/gpumem-sample"
-[ -x "$B/kernels/l2reset/gpumem-l2reset" ] && ln -s "$B/kernels/l2reset/gpumem-l2reset" "$t/libexec/gpumem-l2reset"
-cat >"$t/site.yaml" <<YAML
-version: 1
-limits:
-  sections: [l2, mps, unified_memory, check, profile]
-policy_dir: $top_srcdir/policies
-report:
-  dir: $t/reports
-profile:
-  interval_ms: ${GPUMEM_PROFILE_INTERVAL_MS:-200}
-YAML
-echo "required $SO site=$t/site.yaml libexecdir=$t/libexec check=$B/kernels/check/gpumem-check um_library=$B/kernels/um/.libs/libgpumem-um.so" >"$t/plugstack.conf"
+gpu_profile_site
 # slurmd runs the Epilog with an environment of its own: the prefix's
 # sacct and sacctmgr (tests/gpu/run) named here.
 {
