@@ -33,7 +33,7 @@
 #     (GPUMEM_ADVISED_LOSER: the one program whose advice may lose once).
 # Skips, saying why, without a GPU, without accounting (.debs-acct) or
 # when the plugin does not know --gpumem-policy=advised.  Programs that
-# would not end within GPUMEM_ADVISED_BUDGET_S (default 400) are skipped;
+# would not end within GPUMEM_ADVISED_BUDGET_S (default 380) are skipped;
 # GPUMEM_ADVISED_PROGRAMS picks and orders them.
 # Usage: tests/gpu/advised_gpu.sh BUILD_DIR   (tests/gpu/run, part advised)
 B=$(cd "${1:?usage: advised_gpu.sh BUILD_DIR}" && pwd)
@@ -51,7 +51,7 @@ for p in slurmdbd mariadbd mariadb-install-db; do
 	command -v "$p" >/dev/null || skip_all "advised needs Slurm's accounting: no $p (carry .debs-acct, tests/slurm/DEBS.acct; tests/gpu/run unpacks it)"
 done
 start=$(date +%s)
-BUDGET=${GPUMEM_ADVISED_BUDGET_S:-400}
+BUDGET=${GPUMEM_ADVISED_BUDGET_S:-380}
 GAIN_RULES=${GPUMEM_ADVISED_GAIN_RULES:-faulting link-bound}
 LOSER=${GPUMEM_ADVISED_LOSER:-loop}
 CARRIED=${GPUMEM_GPU_CARRIED:-$top_srcdir/.debs-acct}
