@@ -220,3 +220,26 @@ wait_idle() { for _ in $(seq 1 240); do [ "$(node_state "${1:-gpumem1}")" = IDLE
 wait_file() { for _ in $(seq 1 240); do [ -f "$1" ] && return 0; sleep 0.25; done; return 1; }
 # jobid_of TEXT: N of the first line "job=N..." of TEXT.
 jobid_of() { printf '%s\n' "$1" | sed -n 's/^job=\([0-9][0-9]*\).*/\1/p' | head -1; }
+# gpu_profile_site: for the GPU scripts (tests/gpu/*_gpu.sh, $B the build):
+# $t/libexec with the real probe, sampler and L2 reset, $t/site.yaml (the
+# example policies, reports in $t/reports, profiles every
+# GPUMEM_PROFILE_INTERVAL_MS, default 200) and $t/plugstack.conf with the
+# real check and UM library.
+gpu_profile_site() {
+	mkdir -p "$t/reports" "$t/libexec"
+	ln -s "$B/plugin/probe/gpumem-probe" "$t/libexec/gpumem-probe"
+	ln -s "$B/plugin/sample/gpumem-sample" "$t/libexec/gpumem-sample"
+	[ -x "$B/kernels/l2reset/gpumem-l2reset" ] && ln -s "$B/kernels/l2reset/gpumem-l2reset" "$t/libexec/gpumem-l2reset"
+	cat >"$t/site.yaml" <<YAML
+version: 1
+limits:
+  sections: [l2, mps, unified_memory, check, profile]
+policy_dir: $top_srcdir/policies
+report:
+  dir: $t/reports
+profile:
+  interval_ms: ${GPUMEM_PROFILE_INTERVAL_MS:-200}
+YAML
+	echo "required $B/plugin/spank/.libs/gpumem.so site=$t/site.yaml libexecdir=$t/libexec check=$B/kernels/check/gpumem-check um_library=$B/kernels/um/.libs/libgpumem-um.so" >"$t/plugstack.conf"
+	chmod 644 "$t/site.yaml" "$t/plugstack.conf"
+}

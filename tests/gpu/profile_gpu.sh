@@ -45,22 +45,8 @@ while time.time() < end:
     torch.cuda.synchronize(); k += 10
 print("matmul: TFLOP/s %.1f" % (k * 2 * n ** 3 / (time.time() - t0) / 1e12))
 PY
-mkdir -p "$t/reports" "$t/libexec"
-ln -s "$B/plugin/probe/gpumem-probe" "$t/libexec/gpumem-probe"
-ln -s "$B/plugin/sample/gpumem-sample" "$t/libexec/gpumem-sample"
-[ -x "$B/kernels/l2reset/gpumem-l2reset" ] && ln -s "$B/kernels/l2reset/gpumem-l2reset" "$t/libexec/gpumem-l2reset"
-cat >"$t/site.yaml" <<YAML
-version: 1
-limits:
-  sections: [l2, mps, unified_memory, check, profile]
-policy_dir: $top_srcdir/policies
-report:
-  dir: $t/reports
-profile:
-  interval_ms: ${GPUMEM_PROFILE_INTERVAL_MS:-200}
-YAML
+gpu_profile_site
 printf 'version: 1\nprofile:\n  enabled: false\n' >"$t/off.yaml"
-echo "required $B/plugin/spank/.libs/gpumem.so site=$t/site.yaml libexecdir=$t/libexec check=$B/kernels/check/gpumem-check um_library=$B/kernels/um/.libs/libgpumem-um.so" >"$t/plugstack.conf"
 chmod 644 "$t"/*.yaml "$t"/*.conf "$t"/*.py
 "$CL" start --gpus 1 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 || { cat "$t/start.log"; skip_all "local Slurm did not start"; }
 eval "$("$CL" env)"
