@@ -11,8 +11,8 @@
  * check_user, as they run gpumem-check (plugin/spank/evidence.c), to
  * decide whether the bandwidth check is due (doc/ADMIN.md, "Reuse").
  *
- *   gpumem-health [--gpus LIST]   LIST: the node's GPU indexes (minor
- *                                 numbers, as Slurm gives them); default all
+ *   gpumem-health [--gpus LIST]   LIST: the node's GPU indexes (NVML's
+ *                                 order, as Slurm gives them); default all
  * Exit 0: NVML answered for every GPU; 1: not for some; 3: no NVML.
  */
 #include <stdio.h>

@@ -20,7 +20,7 @@
 #define GPUMEM_HEALTH_HW_POWER_BRAKE 0x80ULL
 
 struct gpumem_health_dev {
-	char gpu[16];                   /* the node's index asked for (the minor number) */
+	char gpu[16];                   /* the node's index asked for (NVML's, as gpumem-sample's) */
 	int found;                      /* NVML answered for it */
 	char note[200];                 /* why not, when not found */
 	char uuid[96];
@@ -40,7 +40,7 @@ struct gpumem_health_nvml;
 /* Load and initialise NVML: a handle, or NULL with why in NOTE (*missing: no library). */
 struct gpumem_health_nvml *gpumem_health_open(char *driver, size_t dlen, char *note,
 					      size_t nlen, int *missing);
-/* The node's GPUs by index (minor number) in order, at most MAX, into IDX; how many. */
+/* The node's GPUs by index in order, at most MAX, into IDX; how many. */
 int gpumem_health_list(struct gpumem_health_nvml *n, char idx[][16], int max);
 /* Fill D (d->gpu set) from NVML. */
 void gpumem_health_read(struct gpumem_health_nvml *n, struct gpumem_health_dev *d);

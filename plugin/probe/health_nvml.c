@@ -45,7 +45,6 @@ struct gpumem_health_nvml {
 	gpumem_nvmlReturn_t (*shutdown)(void);
 	gpumem_nvmlReturn_t (*count)(unsigned int *);
 	gpumem_nvmlReturn_t (*by_index)(unsigned int, gpumem_nvmlDevice_t *);
-	gpumem_nvmlReturn_t (*minor)(gpumem_nvmlDevice_t, unsigned int *);
 	gpumem_nvmlReturn_t (*uuid)(gpumem_nvmlDevice_t, char *, unsigned int);
 	gpumem_nvmlReturn_t (*ecc_mode)(gpumem_nvmlDevice_t, int *, int *);
 	gpumem_nvmlReturn_t (*ecc_total)(gpumem_nvmlDevice_t, int, int, unsigned long long *);
@@ -75,7 +74,6 @@ static void load(struct gpumem_health_nvml *n)
 	GPUMEM_DLSYM_OR(n->lib, n->count, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
 	GPUMEM_DLSYM_OR(n->lib, n->by_index, "nvmlDeviceGetHandleByIndex_v2",
 			"nvmlDeviceGetHandleByIndex");
-	GPUMEM_DLSYM(n->lib, n->minor, "nvmlDeviceGetMinorNumber");
 	GPUMEM_DLSYM(n->lib, n->uuid, "nvmlDeviceGetUUID");
 	GPUMEM_DLSYM(n->lib, n->ecc_mode, "nvmlDeviceGetEccMode");
 	GPUMEM_DLSYM(n->lib, n->ecc_total, "nvmlDeviceGetTotalEccErrors");
@@ -147,13 +145,16 @@ void gpumem_health_close(struct gpumem_health_nvml *n)
 	free(n);
 }
 
-/* NVML device I's node index: its minor number (/dev/nvidiaN), else I. */
+/*
+ * NVML device I's node index: I, as gpumem-sample numbers them (NVML's
+ * order is the PCI bus order Slurm's gres numbering follows).
+ */
 static unsigned int node_index(struct gpumem_health_nvml *n, unsigned int i,
 			       gpumem_nvmlDevice_t dev)
 {
-	unsigned int m;
-
-	return n->minor && ok(n->minor(dev, &m)) ? m : i;
+	(void)n;
+	(void)dev;
+	return i;
 }
 
 int gpumem_health_list(struct gpumem_health_nvml *n, char idx[][16], int max)

@@ -16,8 +16,8 @@
  *                     in a row, both "own", drains the node naming both
  *                     jobs (the site's drain settings allow it), else logs.
  *   ended.NODE.GPU    "JOB SEC NSEC": when the last job on the GPU ended
- *                     (its epilog began), on CLOCK_REALTIME: check.min_interval
- *                     reuses only a pass whose report was written after it.
+ *                     (its epilog began), on CLOCK_REALTIME (for the record:
+ *                     reuse rests on evidence.c's pass.* and hbmlow.* here).
  *
  * The checks run as the site's check_user, out of the user's reach, so a
  * user can neither cause a no-verdict at will (to drain nodes) nor turn a
@@ -60,6 +60,18 @@ static void gpu_name(const struct gpumem_jobctx *c, const char *kind, int j, cha
 {
 	snprintf(buf, len, "%s.%s.%s", kind, c->ji.node, j >= 0 ? c->list[j] : "all");
 	gpumem_safe_name(buf);
+}
+
+/* For evidence.c's files beside these (evidence.h). */
+int gpumem_gpudir_open(const struct gpumem_jobctx *c, char *why, size_t wlen)
+{
+	return gpudir_open(c, why, wlen);
+}
+
+void gpumem_gpu_name(const struct gpumem_jobctx *c, const char *kind, int j, char *buf,
+		     size_t len)
+{
+	gpu_name(c, kind, j, buf, len);
 }
 
 /* The job's GPUs as mark keys: its list, or "all" (one key, J = -1). */

@@ -11,20 +11,23 @@
  * record that the job on its GPUs has ended (gpustate.c, for
  * check.min_interval), stop the per-job MPS daemon (mps.c: its quit runs as
  * the user, whose daemon it is; nothing it does decides a site outcome),
- * run check.after on the whole GPUs (never skipped by min_interval; a
- * no-verdict marks the GPUs suspect), reset the persisting L2 (in the
+ * run check.after on the whole GPUs (measured, or resting on the GPUs'
+ * last measured pass where the evidence allows, never the job's own
+ * before-check: evidence.c; a no-verdict marks the GPUs suspect), reset the persisting L2 (in the
  * after-check's own CUDA start where there is one, else gpumem-l2reset),
  * remove the job's state.  The check and gpumem-l2reset run as the site's
  * check_user (jobcheck.c), out of reach of the user's other jobs on the
  * node.  Before all of it, the job's sampler is stopped
  * (sampler.c): its profile goes into the after-check's report, else, when
- * one was taken, into a report of its own (phase "job").  Never fails: a failing epilog would drain the node with Slurm's
+ * one was taken, into a report of its own (phase "job"), and a GPU it shows
+ * streaming HBM at a low ceiling gets its next check measured.  Never fails: a failing epilog would drain the node with Slurm's
  * reason instead of gpumem's.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "evidence.h"
 #include "jobctx.h"
 #include "log.h"
 #include "mps.h"
@@ -120,6 +123,9 @@ int gpumem_job_epilog(spank_t sp, int ac, char **av)
 		gpumem_gpus_ended(&c);
 	/* First, so that nothing of the epilog's own work is in the job's profile. */
 	st->profile = gpumem_sampler_stop(c.dfd, c.job, c.ji.node, &sampled);
+	/* A GPU the profile shows streaming at a low ceiling is measured next (evidence.c). */
+	if (rc == 0 && st->has_dev)
+		gpumem_evidence_profile(&c, st->profile);
 	/* Cleanup does not depend on the policy: a refused one may have left some. */
 	if (st->args.mps_dir) {
 		struct gpumem_mps m = { gpumem_mps_find(st->args.mps_control), st->args.mps_dir,

@@ -83,6 +83,22 @@ static int prom_number(const char *s)
 	return s && *s && strspn(s, "0123456789.eE+-") == strlen(s);
 }
 
+/* What the verdict rests on (evidence.c), or NULL where no check ran. */
+static struct json_object *evidence_json(const struct gpumem_checkrun *r)
+{
+	struct json_object *o;
+	int reused = !strcmp(r->status, "reused");
+
+	if (!r->basis[0] || !(o = json_object_new_object()))
+		return NULL;
+	gpumem_json_add(o, "basis", gpumem_json_string(reused ? "reused" : "measured"));
+	gpumem_json_add(o, "text", gpumem_json_string(r->basis));
+	gpumem_json_add(o, "pass_job", reused ? gpumem_json_int(r->pass_job) : NULL);
+	gpumem_json_add(o, "pass_phase", reused ? gpumem_json_string(r->pass_phase) : NULL);
+	gpumem_json_add(o, "pass_age_s", reused ? gpumem_json_int(r->pass_age_s) : NULL);
+	return o;
+}
+
 /* The gpumem-report/1 document (doc/REPORT-JSON.md), the check's text inside as it came. */
 static char *report_json(const struct gpumem_plugin *st, const struct gpumem_jobinfo *ji,
 			 const struct gpumem_checkrun *r)
@@ -111,6 +127,7 @@ static char *report_json(const struct gpumem_plugin *st, const struct gpumem_job
 	gpumem_json_add(o, "exit_code", r->exit_code >= 0 ? gpumem_json_int(r->exit_code) : NULL);
 	gpumem_json_add(o, "verdict", gpumem_json_string(r->verdict));
 	gpumem_json_add(o, "drained", gpumem_json_bool(r->drained));
+	gpumem_json_add(o, "evidence", evidence_json(r));
 	/*
 	 * The head line (report_head.c), then the policy, written by the JSON
 	 * module (format.c), and the check, both taken as they are.
@@ -239,8 +256,9 @@ static void drain_or_resume(const struct gpumem_plugin *st, const struct gpumem_
 			 gpus, ji->job, ji->step, r->phase, cause);
 		r->drained = gpumem_drain(ji->node, reason, msg, sizeof(msg)) == 1;
 		gpumem_info("gpumem: %s", msg);
-	} else if (!strncmp(r->verdict, "pass", 4) && st->have_site && st->site.drain.enabled &&
-		   ji->node[0]) {
+	} else if (!strncmp(r->verdict, "pass", 4) && strcmp(r->status, "reused") &&
+		   st->have_site && st->site.drain.enabled && ji->node[0]) {
+		/* Only a measured pass resumes: a reused one rests on an older check. */
 		check_uuids(r, 0, uuids, sizeof(uuids));
 		if (gpumem_resume(ji->node, uuids, msg, sizeof(msg)) != 0)
 			gpumem_info("gpumem: %s", msg);

@@ -23,22 +23,6 @@ typedef struct {
 	unsigned int gpuInstanceId, computeInstanceId;
 } nvmlProcessInfo_t;
 
-static void health_values(const char *s, double *h)
-{
-	char buf[512], *save = NULL, *t, *eq;
-
-	snprintf(buf, sizeof(buf), "%s", s ? s : "");
-	for (t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		eq = strchr(t, '=');
-		if (eq == NULL)
-			continue;
-		*eq = '\0';
-		for (int i = 0; i < NH; i++)
-			if (strcmp(t, hname[i]) == 0)
-				h[i] = strtod(eq + 1, NULL);
-	}
-}
-
 void fake_health_configure(unsigned int i, double *h)
 {
 	char key[40];
@@ -46,22 +30,14 @@ void fake_health_configure(unsigned int i, double *h)
 	memset(h, 0, NH * sizeof(*h));
 	h[H_GEN] = h[H_MAXGEN] = 5;
 	h[H_WIDTH] = h[H_MAXWIDTH] = 16;
-	health_values(getenv("FAKE_NVML_HEALTH"), h);
+	fake_keys(getenv("FAKE_NVML_HEALTH"), hname, NH, h);
 	snprintf(key, sizeof(key), "FAKE_NVML_HEALTH_%u", i);
-	health_values(getenv(key), h);
+	fake_keys(getenv(key), hname, NH, h);
 }
 
 EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char *buf, unsigned int len)
 {
 	snprintf(buf, len, "580.00-standin");
-	return NVML_SUCCESS;
-}
-
-EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(struct nvmlDevice_st *d, unsigned int *minor)
-{
-	if (!fake_valid(d))
-		return NVML_ERROR_INVALID_ARGUMENT;
-	*minor = d->index;
 	return NVML_SUCCESS;
 }
 

@@ -69,8 +69,8 @@ static int inited, gpm_on, refuse[NV];
 static double seq[MAX_SEQ];
 static size_t nseq;
 
-/* "k=v,k=v" into V. */
-static void values(const char *s, double *v)
+/* "k=v,k=v" into V, whose N keys are NAMES (FAKE_NVML_VALUES, FAKE_NVML_HEALTH). */
+void fake_keys(const char *s, const char *const *names, int n, double *v)
 {
 	char buf[512], *save = NULL, *t, *eq;
 
@@ -80,10 +80,15 @@ static void values(const char *s, double *v)
 		if (eq == NULL)
 			continue;
 		*eq = '\0';
-		for (int i = 0; i < NV; i++)
-			if (strcmp(t, vname[i]) == 0)
+		for (int i = 0; i < n; i++)
+			if (strcmp(t, names[i]) == 0)
 				v[i] = atof(eq + 1);
 	}
+}
+
+static void values(const char *s, double *v)
+{
+	fake_keys(s, vname, NV, v);
 }
 
 /* Is I in the comma list S? */

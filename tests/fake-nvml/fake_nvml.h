@@ -37,6 +37,8 @@ extern struct nvmlDevice_st dev[MAX_DEV];
 extern unsigned int ndev;
 /* Is D one of the devices, with NVML initialised? */
 int fake_valid(struct nvmlDevice_st *d);
+/* "k=v,k=v" into V, whose N keys are NAMES. */
+void fake_keys(const char *s, const char *const *names, int n, double *v);
 /* Device I's FAKE_NVML_HEALTH figures into H. */
 void fake_health_configure(unsigned int i, double *h);
 #endif

@@ -163,7 +163,8 @@ wait_idle gpumem1
 rm -f "$B/l2reset-fail"
 is "$(nruns check-l2reset.runs) $(nruns l2reset.runs)" "2 1" "... a check that could not reset: gpumem-l2reset does it"
 
-# --- check.min_interval ----------------------------------------------------------------
+# --- check.min_interval: reuse on NVML evidence (gpumem-health over the stand-in NVML) ---
+health_standin "$B"
 "$CL" restart-slurmd --plugstack "$t/interval.conf" >/dev/null 2>&1
 : >"$B/runs"
 asuser srun -w gpumem2 --gres=gpu:1 --gpumem-policy="$t/after.yaml" sh -c 'echo "job=$SLURM_JOB_ID"' >"$t/i1.out" 2>&1
@@ -172,9 +173,9 @@ is "$(nruns runs)" 1 "min_interval 10: the job's own after-check runs (issue 32)
 run asuser srun -w gpumem2 --gres=gpu:1 --gpumem-policy="$t/before.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
 jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
 wait_idle gpumem2
-is "$(nruns runs)" 1 "min_interval 10: the previous job's after-check passed minutes ago: no before-check run"
-like "$(json "$t/reports/job$jid.prolog.gpumem2.before.json" 'd["status"] + " (" + d["reason"] + ")"' 2>&1)" "^skipped \(passed at 20[0-9-]+T[0-9:]+Z\)$" "... reported as skipped (passed at TIME)"
-like "$(grep -h "check before job $jid.prolog" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem2.log")" "skipped \(passed at" "... and logged so"
+is "$(nruns runs)" 1 "min_interval 10: the previous job's after-check passed minutes ago, NVML unchanged: no before-check run"
+like "$(json "$t/reports/job$jid.prolog.gpumem2.before.json" 'd["status"] + " (" + d["reason"] + ")"' 2>&1)" "^reused \(bandwidth measured 0 min ago after job [0-9]+, NVML health unchanged since\)$" "... reported as reused, with what it rests on"
+like "$(grep -h "check before job $jid.prolog" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem2.log")" "pass \(bandwidth measured" "... and logged so"
 
 # --- the job's MPS daemon numbers its GPUs from 0 -----------------------------------------
 # NVIDIA's MPS reads a client's CUDA_VISIBLE_DEVICES against the GPUs its daemon was
