@@ -35,6 +35,7 @@
 #include "profile.h"
 
 #define HEALTH_TIMEOUT_S 10
+#define HEALTH_NO_NVML 3                /* gpumem-health's exit: no NVML here */
 #define HEALTH_MAX_BYTES (256 * 1024)
 
 /* Run gpumem-health on the job's GPUs as check_user; its document, or NULL with why. */
@@ -49,22 +50,29 @@ static struct json_object *run_health(const struct gpumem_jobctx *c, char *why, 
 	struct json_object *doc = NULL;
 	const char *schema;
 	char err[300];
+	int rc;
 
 	snprintf(path, sizeof(path), "%s/gpumem-health", st->args.libexecdir);
 	if (access(path, X_OK) != 0) {
-		snprintf(why, len, "%.200s not installed", path);
+		snprintf(why, len, "no NVML evidence: gpumem-health is not installed (libexecdir)");
 		return NULL;
 	}
 	gpumem_proc_as_site(&p, path, argv, envp, st->args.check_uid, st->args.check_gid,
 			    HEALTH_TIMEOUT_S);
 	p.drop_stderr = 1;
 	p.out_max = HEALTH_MAX_BYTES;
-	if (gpumem_proc_run(&p) < 0 || p.timed_out || p.status != 0 || !p.out)
-		snprintf(why, len, "gpumem-health %s", p.timed_out ? "timed out" : "failed");
+	rc = gpumem_proc_run(&p);
+	if (rc == 0 && !p.timed_out && p.status == HEALTH_NO_NVML)
+		snprintf(why, len, "no NVML evidence: no NVML on this node (gpumem-health)");
+	else if (rc < 0 || p.timed_out || p.status != 0 || !p.out)
+		snprintf(why, len, "no NVML evidence: gpumem-health %s",
+			 p.timed_out ? "timed out" : "failed");
 	else if (gpumem_json_parse(p.out, strlen(p.out), &caps, &doc, err, sizeof(err)) < 0)
-		snprintf(why, len, "gpumem-health printed no valid document: %.200s", err);
+		snprintf(why, len, "no NVML evidence: gpumem-health printed no valid document: %.200s",
+			 err);
 	else if (!(schema = gpumem_json_str(doc, "schema")) || strcmp(schema, "gpumem-health/1")) {
-		snprintf(why, len, "gpumem-health printed no gpumem-health/1 document");
+		snprintf(why, len, "no NVML evidence: gpumem-health printed no gpumem-health/1 "
+			 "document");
 		json_object_put(doc);
 		doc = NULL;
 	}
@@ -156,6 +164,11 @@ static int pass_holds(const struct gpumem_jobctx *c, int fd, int j, const char *
 	char name[160], change[200], *low;
 	long age = (long)(time(NULL) - p->sec);
 
+	if (age < 0) {
+		snprintf(why, len, "gpu%s: the pass is dated in the future (the clock went back)",
+			 c->list[j]);
+		return 0;
+	}
 	if (age > 60L * ev->limit_min) {
 		snprintf(why, len, "gpu%s: bandwidth last measured %ld min ago (check.min_interval "
 			 "%d)", c->list[j], age / 60, ev->limit_min);
