@@ -8,19 +8,20 @@
  * It acts on the policy and the site file the prolog recorded (jobctx.c),
  * never on the site file itself; without a record (no prolog ran here, or
  * it failed: none of the job's steps ran) it only cleans up.  In order:
- * record that the job on its GPUs has ended (gpustate.c, for
- * check.min_interval), stop the per-job MPS daemon (mps.c: its quit runs as
- * the user, whose daemon it is; nothing it does decides a site outcome),
- * run check.after on the whole GPUs (measured, or resting on the GPUs'
- * last measured pass where the evidence allows, never the job's own
- * before-check: evidence.c; a no-verdict marks the GPUs suspect), reset the persisting L2 (in the
+ * record that the job on its GPUs has ended (gpustate.c), stop the per-job
+ * MPS daemon (mps.c: its quit runs as the user, whose daemon it is;
+ * nothing it does decides a site outcome), run check.after on the whole
+ * GPUs (measured, or resting on the GPUs' last measured pass where the
+ * evidence allows, never the job's own before-check: evidence.c; a
+ * no-verdict marks the GPUs suspect), reset the persisting L2 (in the
  * after-check's own CUDA start where there is one, else gpumem-l2reset),
  * remove the job's state.  The check and gpumem-l2reset run as the site's
  * check_user (jobcheck.c), out of reach of the user's other jobs on the
- * node.  Before all of it, the job's sampler is stopped
- * (sampler.c): its profile goes into the after-check's report, else, when
- * one was taken, into a report of its own (phase "job"), and a GPU it shows
- * streaming HBM at a low ceiling gets its next check measured.  Never fails: a failing epilog would drain the node with Slurm's
+ * node.  Before all of it, the job's sampler is stopped (sampler.c): its
+ * profile goes into the after-check's report, else, when one was taken,
+ * into a report of its own (phase "job"), and a GPU it shows streaming HBM
+ * at a low ceiling gets its next check measured.  Never fails: a failing
+ * epilog would drain the node with Slurm's
  * reason instead of gpumem's.
  */
 #include <stdio.h>

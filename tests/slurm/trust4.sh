@@ -188,6 +188,16 @@ is "$(ev "$lo" after)" "ran|measured: gpu0: job $lo's profile streamed HBM at a 
 echo "dram=70,sm=40,occ=30,pcie_rx=0.5,pcie_tx=0.2,mem=7.5" >"$B/sample.values"
 job before.yaml
 like "$(ev "$jid" before)" "^reused\|reused: .* after job $lo," "3: ... that measured pass answers it: the next job rests on it"
+LOW=$S/gpus/hbmlow.gpumem1.0
+echo "dram=45,sm=20,occ=30,pcie_rx=0.5,pcie_tx=0.2,mem=7.5" >"$B/sample.values"
+job before.yaml 2
+if [ -e "$LOW" ]; then pass "3: a before-only job's low-HBM profile marks the GPU"; else fail "3: a before-only job's low-HBM profile marks the GPU"; fi
+echo "dram=95,sm=40,occ=30,pcie_rx=0.5,pcie_tx=0.2,mem=7.5" >"$B/sample.values"
+job none.yaml 2
+if [ -e "$LOW" ]; then fail "3: a job (no check) whose DRAM p95 reached 95% of peak clears the mark: the profile counts upward"; else pass "3: a job (no check) whose DRAM p95 reached 95% of peak clears the mark: the profile counts upward"; fi
+echo "dram=70,sm=40,occ=30,pcie_rx=0.5,pcie_tx=0.2,mem=7.5" >"$B/sample.values"
+job before.yaml
+like "$(ev "$jid" before)" "^reused\|" "3: ... so the next check rests on the earlier pass again"
 echo "ecc_vc=3,thr=8" >"$B/health.values"
 job before.yaml
 is "$(ev "$jid" before)" "ran|measured: gpu0: NVML: clocks: hardware slowdown" "3: a hardware slowdown now: measured whatever the counters"
