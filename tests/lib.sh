@@ -102,8 +102,9 @@ SH
 }
 
 # health_standin DIR: DIR/gpumem-health, the real gpumem-health over the
-# stand-in NVML (tests/fake-nvml) with the counters of DIR/health.values
-# (FAKE_NVML_HEALTH: root's file, a test moves a counter by writing it),
+# stand-in NVML (tests/fake-nvml, 16 GPUs) with the counters of
+# DIR/health.values (FAKE_NVML_HEALTH: root's file, a test moves a counter
+# by writing it) and of DIR/health.values.I for GPU I alone,
 # logging "uid args" of each run in DIR/health.runs.  Skips the whole test
 # where either was not built.
 health_standin() {
@@ -115,7 +116,8 @@ health_standin() {
 	cat >"$1/gpumem-health" <<SH
 #!/bin/sh
 echo "\$(id -u) \$*" >>"$1/health.runs"
-export LD_LIBRARY_PATH="$fake" FAKE_NVML_HEALTH="\$(cat "$1/health.values")"
+export LD_LIBRARY_PATH="$fake" FAKE_NVML_GPUS=16 FAKE_NVML_HEALTH="\$(cat "$1/health.values")"
+for f in "$1"/health.values.*; do [ -e "\$f" ] && export "FAKE_NVML_HEALTH_\${f##*.}=\$(cat "\$f")"; done
 exec "$real" "\$@"
 SH
 	chmod 755 "$1/gpumem-health"

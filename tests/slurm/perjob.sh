@@ -4,7 +4,8 @@
 # the job prolog, the after-check, L2 reset and MPS stop in the job epilog,
 # for salloc, sbatch and srun jobs; the epilog still guards the node; the
 # per-job MPS daemon started once and gone after the job, also when a step's
-# slurmstepd was killed; the probe cache; check.min_interval.
+# slurmstepd was killed; the probe cache; check.min_interval (reuse on NVML
+# evidence, one GPU and two).
 # No GPU here: stand-ins for the device file, gpumem-check, gpumem-probe,
 # gpumem-l2reset and nvidia-cuda-mps-control (tests/slurm/standin*), each of
 # which logs its runs; Slurm, the plugin and its hooks are real.
@@ -193,4 +194,22 @@ like "$out" "^step=1 cvd=0$" "an MPS job on GPU 1: its tasks get CUDA_VISIBLE_DE
 run asuser srun -w gpumem1 --gres=gpu:1 sh -c 'echo "step=$SLURM_STEP_GPUS cvd=$CUDA_VISIBLE_DEVICES"'
 like "$out" "^step=[01] cvd=[01]$" "... a job without the daemon keeps Slurm's numbering"
 like "$(grep -h "job [0-9.]*: policy .*mps.yaml" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log" | tail -1)" "CUDA_MPS_PIPE_DIRECTORY=" "... the MPS job's step was set up"
+
+# --- a 2-GPU job rests on a pass only where every GPU's evidence holds (issue 35) --------
+wait_idle gpumem1               # the job holding GPU 0 has ended
+"$CL" restart-slurmd --plugstack "$t/interval.conf" >/dev/null 2>&1
+echo 2 >"$B/gpus"               # the stand-in check reports two devices
+: >"$B/runs"
+two() { run asuser srun -w gpumem1 --gres=gpu:2 --gpumem-policy="$t/before.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'; jid=$(jobid_of "$out"); wait_idle gpumem1; }
+evb() { json "$t/reports/job$1.prolog.gpumem1.before.json" 'd["status"] + "|" + d["gpus"] + "|" + d["evidence"]["text"]' 2>&1; }
+two
+ja=$jid
+like "$(evb "$ja")" "^ran\|0,1\|measured: gpu0: no measured pass on record$" "2 GPUs, no pass on record: measured on both"
+two
+like "$(evb "$jid")" "^reused\|0,1\|reused: bandwidth measured 0 min ago before job $ja, NVML health unchanged since$" "... the next 2-GPU job rests on that pass, both GPUs unchanged"
+echo "remap_c=1" >"$B/health.values.1"
+two
+is "$(evb "$jid")" "ran|0,1|measured: gpu1: NVML health changed since job $ja's pass (remapped.correctable 0 -> 1)" "a row remapped on GPU 1 alone: the check measures both, naming GPU 1"
+is "$(nruns runs)" 2 "... two checks measured in three jobs"
+rm -f "$B/health.values.1" "$B/gpus"
 done_testing
