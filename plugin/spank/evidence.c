@@ -16,8 +16,9 @@
  *   - no job's profile since showed the GPU streaming at a low ceiling
  *     (gpus/hbmlow.NODE.GPU, gpumem_evidence_profile);
  *   - for an after-check: that pass is not the job's own before-check.
- * A measured check that passes on a GPU keeps its pass there with the
- * health read before it; any other outcome forgets it.  Every GPU of the
+ * A measured check that passes on every GPU of the job keeps each one's
+ * pass there with the health read before it; any other outcome forgets
+ * them all.  Every GPU of the
  * node (plugstack gpus=all) is always measured.  The files are root's
  * (gpustate.c's directory); only root's hooks and check_user's programs
  * decide what they hold.
@@ -257,27 +258,32 @@ void gpumem_evidence_reused(const struct gpumem_evidence *ev, struct gpumem_chec
 	r->pass_age_s = ev->pass_age_s;
 }
 
-/* Did the check's device for the job's GPU J pass?  (Its devices are the job's GPUs in order.) */
-static int device_passed(const struct gpumem_checkrun *r, int j)
+/*
+ * Did the check pass on every GPU of the job?  Its devices are the job's
+ * GPUs in CUDA's order, which need not be NVML's (Slurm's): a pass is kept
+ * only when every device passed, so no GPU keeps another's pass.
+ */
+static int all_passed(const struct gpumem_jobctx *c, const struct gpumem_checkrun *r)
 {
 	struct json_object *devs = gpumem_json_get(r->doc, "devices");
+	size_t n = gpumem_json_len(devs);
 
-	for (size_t i = 0; i < gpumem_json_len(devs); i++) {
-		struct json_object *d = gpumem_json_at(devs, i);
-		const char *v = gpumem_json_str(d, "verdict");
-		double idx;
+	if (n != (size_t)c->ngpus)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *v = gpumem_json_str(gpumem_json_at(devs, i), "verdict");
 
-		if (gpumem_json_num(d, "index", &idx) == 0 && (int)idx == j)
-			return v && !strncmp(v, "pass", 4);
+		if (!v || strncmp(v, "pass", 4))
+			return 0;
 	}
-	return 0;
+	return 1;
 }
 
 void gpumem_evidence_record(const struct gpumem_jobctx *c, const struct gpumem_evidence *ev,
 			    struct gpumem_checkrun *r)
 {
 	char name[160], text[GPUMEM_EVIDENCE_MAX + 100], derr[600];
-	int fd;
+	int fd, keep;
 
 	if (!strcmp(r->status, "skipped") || !strcmp(r->status, "not_run"))
 		return;         /* no check ran: nothing learnt of the GPU */
@@ -287,9 +293,10 @@ void gpumem_evidence_record(const struct gpumem_jobctx *c, const struct gpumem_e
 	fd = gpumem_gpudir_open(c, derr, sizeof(derr));
 	if (fd < 0)
 		return;
+	keep = ev->have && all_passed(c, r);
 	for (int j = 0; j < c->ngpus; j++) {
 		gpumem_gpu_name(c, GPUMEM_GPU_PASS, j, name, sizeof(name));
-		if (!ev->have || !device_passed(r, j)) {
+		if (!keep) {
 			unlinkat(fd, name, 0);
 			continue;
 		}

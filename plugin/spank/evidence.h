@@ -49,9 +49,10 @@ int gpumem_evidence_decide(const struct gpumem_jobctx *c, const char *phase, int
 /* R (status "reused", no check run) rests on EV: verdict "pass", its basis and pass. */
 void gpumem_evidence_reused(const struct gpumem_evidence *ev, struct gpumem_checkrun *r);
 /*
- * After a measured check R: each GPU that passed keeps this pass with the
- * health read before it (EV); any other outcome forgets the GPU's pass;
- * R's basis is set.
+ * After a measured check R: when it passed on every GPU of the job, each
+ * keeps this pass with the health read before it (EV); any other outcome
+ * forgets them all (the check numbers the GPUs in CUDA's order, which need
+ * not be Slurm's); R's basis is set.
  */
 void gpumem_evidence_record(const struct gpumem_jobctx *c, const struct gpumem_evidence *ev,
 			    struct gpumem_checkrun *r);
