@@ -211,5 +211,13 @@ echo "remap_c=1" >"$B/health.values.1"
 two
 is "$(evb "$jid")" "ran|0,1|measured: gpu1: NVML health changed since job $ja's pass (remapped.correctable 0 -> 1)" "a row remapped on GPU 1 alone: the check measures both, naming GPU 1"
 is "$(nruns runs)" 2 "... two checks measured in three jobs"
+echo "remap_c=2" >"$B/health.values.1"
+echo 1 >"$B/fail/gpumem1"       # the measured check fails on GPU 1 alone
+two
+rm -f "$B/fail/gpumem1"
+P=${GPUMEM_CLUSTER_STATE_DIR:-/run/gpumem}/gpus
+is "$(ls "$P" | grep -c '^pass\.gpumem1\.')" 0 "a check that fails on one of the two GPUs forgets both passes"
+two
+like "$(evb "$jid")" "^ran\|0,1\|measured: gpu0: no measured pass on record$" "... so the next job measures both"
 rm -f "$B/health.values.1" "$B/gpus"
 done_testing
