@@ -138,6 +138,28 @@ acct_cluster_start() {
 	done_testing
 }
 
+# health_standin DIR: DIR/gpumem-health, the real gpumem-health over the
+# stand-in NVML (tests/fake-nvml, 16 GPUs) with the counters of
+# DIR/health.values (FAKE_NVML_HEALTH: root's file, a test moves a counter
+# by writing it) and of DIR/health.values.I for GPU I alone,
+# logging "uid args" of each run in DIR/health.runs.  Skips the whole test
+# where either was not built.
+health_standin() {
+	local fake="$top_builddir/tests/fake-nvml/.libs" real="$top_builddir/plugin/probe/gpumem-health"
+	[ -e "$fake/libnvidia-ml.so.1" ] || skip_all "the stand-in NVML library was not built (make check builds it)"
+	[ -x "$real" ] || skip_all "gpumem-health was not built"
+	: >"$1/health.runs"; chmod 666 "$1/health.runs"
+	: >"$1/health.values"; chmod 644 "$1/health.values"
+	cat >"$1/gpumem-health" <<SH
+#!/bin/sh
+echo "\$(id -u) \$*" >>"$1/health.runs"
+export LD_LIBRARY_PATH="$fake" FAKE_NVML_GPUS=16 FAKE_NVML_HEALTH="\$(cat "$1/health.values")"
+for f in "$1"/health.values.*; do [ -e "\$f" ] && export "FAKE_NVML_HEALTH_\${f##*.}=\$(cat "\$f")"; done
+exec "$real" "\$@"
+SH
+	chmod 755 "$1/gpumem-health"
+}
+
 # site_checks FILE [TIMEOUT [MIN_INTERVAL]]: a site file for the checks'
 # tests: reports in $t/reports, drain on, every on_fail allowed, the check
 # timeout (default 20 s) and min_interval (default 0) given.

@@ -101,11 +101,14 @@ static const char *or_dash(const char *s)
 static void print_check(struct json_object *c)
 {
 	struct json_object *gpus = gpumem_json_get(c, "gpus");
-	const char *reason = gpumem_json_str(c, "reason");
+	const char *reason = gpumem_json_str(c, "reason"), *ev = gpumem_json_str(c, "ev");
 
 	printf("  check %-6s %-8s %s%s%s\n", or_dash(gpumem_json_str(c, "phase")),
 	       or_dash(gpumem_json_str(c, "verdict")), or_dash(gpumem_json_str(c, "status")),
 	       reason ? ": " : "", reason ? or_dash(reason) : "");
+	/* What the verdict rests on: measured now, or an earlier pass (evidence.c). */
+	if (ev)
+		printf("    evidence: %s\n", or_dash(ev));
 	for (size_t k = 0; k < gpumem_json_len(gpus); k++) {
 		struct json_object *g = gpumem_json_at(gpus, k);
 		int has_reason = gpumem_json_len(g) > 6;

@@ -8,12 +8,15 @@
  *   {"v":1,"node":"gpu01","job":12,"user":"bob","policy":"stream.yaml",
  *    "eff":{"l2":"25%","mps":50,"daemon":"job","um":"pl=gpu ab=cpu rm pf=gpu stripe=auto"},
  *    "checks":[{"phase":"after","step":"batch","status":"ran","verdict":"pass",
- *               "reason":null,"gpus":[[0,"pass",4300,4100,55,53]]}],
+ *               "reason":null,"ev":"measured: ...","gpus":[[0,"pass",4300,4100,55,53]]}],
  *    "drained":false,
  *    "prof":{"st":"ran","why":null,"s":12,"src":"gpm","g":[[0,12,"gpm",61,91,...]]}}
  *
  * Per GPU: node index, verdict, best read, triad, h2d, d2h in GB/s
  * (rounded; null: not measured), and the first reason when not a pass.
+ * "ev" (absent in older records): what the check rests on, the report's
+ * evidence.text cut to 100 characters ("reused: bandwidth measured 12 min
+ * ago after job 4411, NVML health unchanged since", or "measured: why").
  * "prof" is the profile's compact summary (profile.h), absent when no
  * report of the job on the node has a "profile"; a "job" report is no
  * check and never in "checks".
@@ -35,6 +38,8 @@
 
 #define MAX_GPUS 64
 #define REASON_CHARS 60
+/* A check's evidence (the report's evidence.text: "reused: bandwidth measured ..."), cut. */
+#define EVIDENCE_CHARS 100
 /* The phases of a report's name, as indexes: before, after, job (no check ran). */
 #define NPHASES 3
 
@@ -177,6 +182,7 @@ static struct json_object *check_of(const struct rep *r)
 {
 	struct json_object *devs = gpumem_json_get(gpumem_json_get(r->v, "check"), "devices");
 	struct json_object *c = json_object_new_object(), *gpus = json_object_new_array();
+	const char *ev;
 
 	if (c == NULL || gpus == NULL) {
 		json_object_put(c);
@@ -189,6 +195,9 @@ static struct json_object *check_of(const struct rep *r)
 	gpumem_json_add(c, "verdict", gpumem_json_string(gpumem_json_str(r->v, "verdict")));
 	gpumem_json_add(c, "reason", gpumem_json_string_cut(gpumem_json_str(r->v, "reason"),
 							    REASON_CHARS));
+	ev = gpumem_json_str(gpumem_json_get(r->v, "evidence"), "text");
+	if (ev)
+		gpumem_json_add(c, "ev", gpumem_json_string_cut(ev, EVIDENCE_CHARS));
 	for (size_t i = 0; i < gpumem_json_len(devs) && i < MAX_GPUS; i++)
 		push(gpus, gpu_row(r, gpumem_json_at(devs, i), i));
 	gpumem_json_add(c, "gpus", gpus);
@@ -403,6 +412,7 @@ static int check_one(struct json_object *c, char *err, size_t errlen, size_t i)
 	    !is_str(gpumem_json_get(c, "status"), 1, 32) ||
 	    !is_str(gpumem_json_get(c, "step"), 1, 32) ||
 	    !is_str(gpumem_json_get(c, "reason"), 1, REASON_CHARS * 4) ||
+	    !is_str(gpumem_json_get(c, "ev"), 1, EVIDENCE_CHARS * 4) ||
 	    !gpumem_json_is(gpus, json_type_array) || gpumem_json_len(gpus) > MAX_GPUS) {
 		snprintf(err, errlen, "checks[%zu]: wrong fields", i);
 		return -1;

@@ -25,6 +25,8 @@
 #define GPUMEM_MAX_SCALAR       1024
 #define GPUMEM_MAX_REFS         64
 #define GPUMEM_MAX_GPUS         64
+/* check.min_interval's default, minutes (doc/ADMIN.md, "Reuse: a check that rests on evidence"). */
+#define GPUMEM_CHECK_MIN_INTERVAL_DEFAULT 60
 
 /* ------------------------------------------------------------ diagnostics */
 enum gpumem_sev { GPUMEM_SEV_ERROR, GPUMEM_SEV_WARNING };
@@ -208,7 +210,7 @@ struct gpumem_site {
 		char *reason;                   /* prefix; always starts "gpumem:" */
 	} drain;
 	int check_timeout_s;
-	int check_min_interval_min;     /* 0: check every time */
+	int check_min_interval_min;     /* 0: measure every check; default below */
 	int profile_interval_ms;        /* gpumem-sample's interval, >= 100 */
 	struct gpumem_advice_table *advice;     /* advice:, or NULL: built in (advise.h) */
 };

@@ -70,7 +70,7 @@ static const struct gpumem_key drain_keys[] = {
 static const struct gpumem_key checkcfg_keys[] = {
 	{ .name = "timeout", .type = GPUMEM_KT_INT, .off = S(check_timeout_s), .min = 1,
 	  .max = 3600 },
-	/* minutes: skip a check of GPUs that passed one on this node this recently */
+	/* minutes: how long a measured pass may be reused while the evidence holds (evidence.c) */
 	{ .name = "min_interval", .type = GPUMEM_KT_INT, .off = S(check_min_interval_min),
 	  .min = 0, .max = 10080 },
 	{ 0 }
@@ -188,6 +188,8 @@ void gpumem_site_init(struct gpumem_site *s)
 	s->limits.placements_allowed = (1u << GPUMEM_PLACE_NONE) | (1u << GPUMEM_PLACE_STRIPE);
 	s->limits.um_max_gpu_fraction = 1;
 	s->check_timeout_s = 60;
+	/* A measured pass is reused on unchanged NVML evidence for an hour (doc/ADMIN.md, "Reuse"). */
+	s->check_min_interval_min = GPUMEM_CHECK_MIN_INTERVAL_DEFAULT;
 	s->profile_interval_ms = 1000;
 }
 

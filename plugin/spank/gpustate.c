@@ -15,9 +15,8 @@
  *                     pass (or warn) clears the mark; a second no-verdict
  *                     in a row, both "own", drains the node naming both
  *                     jobs (the site's drain settings allow it), else logs.
- *   ended.NODE.GPU    "JOB SEC NSEC": when the last job on the GPU ended
- *                     (its epilog began), on CLOCK_REALTIME: check.min_interval
- *                     reuses only a pass whose report was written after it.
+ *   pass.NODE.GPU, hbmlow.NODE.GPU: evidence.c's (the last measured pass
+ *                     and its NVML evidence; a profile that showed low HBM).
  *
  * The checks run as the site's check_user, out of the user's reach, so a
  * user can neither cause a no-verdict at will (to drain nodes) nor turn a
@@ -59,6 +58,18 @@ static void gpu_name(const struct gpumem_jobctx *c, const char *kind, int j, cha
 		     size_t len)
 {
 	gpumem_sf_gpu(buf, len, kind, c->ji.node, j >= 0 ? c->list[j] : NULL);
+}
+
+/* For evidence.c's files beside these (evidence.h). */
+int gpumem_gpudir_open(const struct gpumem_jobctx *c, char *why, size_t wlen)
+{
+	return gpudir_open(c, why, wlen);
+}
+
+void gpumem_gpu_name(const struct gpumem_jobctx *c, const char *kind, int j, char *buf,
+		     size_t len)
+{
+	gpu_name(c, kind, j, buf, len);
 }
 
 /* The job's GPUs as mark keys: its list, or "all" (one key, J = -1). */
@@ -169,43 +180,4 @@ void gpumem_suspect_update(const struct gpumem_jobctx *c, const struct gpumem_no
 	close(fd);
 }
 
-void gpumem_gpus_ended(const struct gpumem_jobctx *c)
-{
-	struct timespec ts;
-	char name[160], text[64], why[600];
-	int fd = gpudir_open(c, why, sizeof(why));
 
-	if (fd < 0)
-		return;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	snprintf(text, sizeof(text), "%u %lld %ld\n", c->job, (long long)ts.tv_sec, ts.tv_nsec);
-	for (int k = 0; k < nkeys(c); k++) {
-		gpu_name(c, GPUMEM_SF_ENDED, key_of(c, k), name, sizeof(name));
-		if (gpumem_state_write(fd, name, text) < 0)
-			gpumem_error("gpumem: job %u: cannot record its end in %s/%s: %s", c->job,
-				     c->args->state_dir, GPUDIR, strerror(errno));
-	}
-	close(fd);
-}
-
-int gpumem_gpu_ended_at(const struct gpumem_jobctx *c, int j, struct timespec *ts)
-{
-	char name[160], why[600], *text;
-	unsigned job;
-	long long sec;
-	long nsec;
-	int fd = gpudir_open(c, why, sizeof(why)), rv = -1;
-
-	if (fd < 0)
-		return -1;
-	gpu_name(c, GPUMEM_SF_ENDED, j, name, sizeof(name));
-	text = gpumem_state_read(fd, name, 256);
-	if (text && sscanf(text, "%u %lld %ld", &job, &sec, &nsec) == 3) {
-		ts->tv_sec = (time_t)sec;
-		ts->tv_nsec = nsec;
-		rv = 0;
-	}
-	free(text);
-	close(fd);
-	return rv;
-}

@@ -8,10 +8,11 @@
  * It acts on the policy and the site file the prolog recorded (jobctx.c),
  * never on the site file itself; without a record (no prolog ran here, or
  * it failed: none of the job's steps ran) it only cleans up.  In order:
- * record that the job on its GPUs has ended (gpustate.c, for
- * check.min_interval), stop the per-job MPS daemon (mps.c: its quit runs as
- * the user, whose daemon it is; nothing it does decides a site outcome),
- * run check.after on the whole GPUs (never skipped by min_interval; a
+ * stop the per-job
+ * MPS daemon (mps.c: its quit runs as the user, whose daemon it is;
+ * nothing it does decides a site outcome), run check.after on the whole
+ * GPUs (measured, or resting on the GPUs' last measured pass where the
+ * evidence allows, never the job's own before-check: evidence.c; a
  * no-verdict marks the GPUs suspect), reset the persisting L2 (in the
  * after-check's own CUDA start where there is one, else gpumem-l2reset),
  * remove the job's state.  The check and gpumem-l2reset run as the site's
@@ -19,7 +20,8 @@
  * node.  Before all of it, the job's sampler is stopped
  * (sampler.c): its profile goes into the after-check's report, else, when
  * one was taken, into a report of its own (phase "job", no check in it:
- * jobreport.c).  Its state, like the prolog's, is its own struct
+ * jobreport.c), and a GPU it shows streaming HBM at a low ceiling gets its
+ * next check measured.  Its state, like the prolog's, is its own struct
  * gpumem_jobctx (jobctx.h), passed down.  Never fails: a failing epilog would drain the node with Slurm's
  * reason instead of gpumem's.
  */
@@ -27,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "evidence.h"
 #include "jobctx.h"
 #include "log.h"
 #include "mps.h"
@@ -145,11 +148,11 @@ int gpumem_job_epilog(spank_t sp, int ac, char **av)
 
 	if (rc == 0)
 		rc = gpumem_jobctx_recall(sp, &c);
-	/* The job has ended on its GPUs: from now on a check may speak for the next job. */
-	if (rc == 0 && c.has_dev && gpumem_jobctx_has_gpus(&c))
-		gpumem_gpus_ended(&c);
 	/* First, so that nothing of the epilog's own work is in the job's profile. */
 	c.profile = gpumem_sampler_stop(c.dfd, c.job, c.ji.node, &sampled);
+	/* A GPU the profile shows streaming at a low ceiling is measured next (evidence.c). */
+	if (rc == 0 && c.has_dev)
+		gpumem_evidence_profile(&c, c.profile);
 	stop_mps(&c);
 	l2 = c.has_dev && gpumem_jobctx_has_gpus(&c) && used_l2(&c);
 	checked = rc == 0 && c.eff.check.after && gpumem_jobctx_has_gpus(&c);

@@ -8,7 +8,8 @@
  * learns the GPUs (gpumem-probe, cached in state_dir), makes the per-job
  * MPS daemon's directory and starts the daemon (mps.c, from a child of its
  * own) after check.before has run (as the site's check_user, on the bare
- * GPUs; forced where a GPU is suspect, gpustate.c) and its report is
+ * GPUs; forced where a GPU is suspect, gpustate.c; measured, or resting on
+ * the GPUs' last measured pass where the evidence holds, evidence.c) and its report is
  * written, starts the job's sampler (sampler.c, the job's profile), then
  * leaves the job's record in state_dir, with the effective policy and the
  * site file as read: the steps and the epilog act on it alone (without one

@@ -27,7 +27,7 @@ struct gpumem_checkrun {
 	int done;               /* a result is here to report */
 	char phase[8];          /* before | after */
 	char time[32];          /* ISO 8601 UTC, start */
-	char status[16];        /* ran | skipped | not_run | timed_out | failed */
+	char status[16];        /* ran | reused | skipped | not_run | timed_out | failed */
 	char verdict[16];       /* pass | warn | fail | unusable | skipped | error */
 	char reason[512];
 	int exit_code;          /* of gpumem-check, -1 when it did not run */
@@ -36,6 +36,10 @@ struct gpumem_checkrun {
 	char figures[512];      /* "gpu0 read 3010 copy 2750 ... GB/s" for the log */
 	int drained;
 	int cut;                /* stopped at the hook's time limit, not by its own timeout */
+	char basis[320];        /* what the verdict rests on: "measured: ..." or "reused: ..." (evidence.h) */
+	long long pass_job;     /* reused: the measured pass's job, phase, age */
+	char pass_phase[8];
+	long pass_age_s;
 };
 
 /*

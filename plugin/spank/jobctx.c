@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "evidence.h"
 #include "jobctx.h"
 #include "jobpolicy.h"
 #include "log.h"
@@ -353,17 +354,20 @@ static void no_check(struct gpumem_checkrun *r, const char *phase, const char *s
 void gpumem_perjob_check(struct gpumem_jobctx *c, const struct gpumem_node *node,
 			 const char *phase, int forced, int l2_reset, struct gpumem_checkrun *r)
 {
-	char when[32], why[64];
+	struct gpumem_evidence *ev = calloc(1, sizeof(*ev));
 
-	/* The job's own after-check always runs: min_interval spares only a before-check. */
-	if (!strcmp(phase, "before") && !forced && c->has_dev &&
-	    gpumem_interval_passed(c, node, when, sizeof(when))) {
-		snprintf(why, sizeof(why), "passed at %s", when);
-		no_check(r, phase, "skipped", why);
+	/* Measured unless every GPU's evidence holds (evidence.c); never when forced. */
+	if (ev && c->has_dev && gpumem_evidence_decide(c, phase, forced, ev)) {
+		/* The reason: what it rests on, without the "reused: " the status says. */
+		no_check(r, phase, "reused", ev->basis + strlen("reused: "));
+		gpumem_evidence_reused(ev, r);
 	} else {
 		gpumem_jobcheck_run(c, phase, l2_reset, r);
 		if (c->has_dev)
 			gpumem_suspect_update(c, node, r);
+		if (ev && c->has_dev)
+			gpumem_evidence_record(c, ev, r);
 	}
+	free(ev);
 	gpumem_jobreport_check(c, r);
 }

@@ -72,17 +72,9 @@ int gpumem_jobctx_gpus(struct gpumem_jobctx *c, struct gpumem_node *node, int ma
 /* The job has GPUs here to act on (a list, or every GPU with gpus=all). */
 int gpumem_jobctx_has_gpus(const struct gpumem_jobctx *c);
 /*
- * check.min_interval (interval.c): 1 (and when, in WHEN) if every GPU of
- * the job passed a check on this node less than the site's min_interval
- * ago and after the previous job on it ended, by the node's own reports;
- * 0 otherwise.  For a before-check only.
- */
-int gpumem_interval_passed(const struct gpumem_jobctx *c, const struct gpumem_node *node,
-			   char *when, size_t len);
-/*
- * Run one check of the job (a before-check may be skipped by min_interval,
- * unless FORCED: its GPU is suspect), keep what it says of the GPUs
- * (gpustate.c), report it; with L2_RESET the check also resets the
+ * Run one check of the job (it may rest on the GPUs' last measured pass
+ * where the evidence allows, evidence.c, never when FORCED: a GPU is
+ * suspect), keep what it says of the GPUs (gpustate.c, evidence.c), report it; with L2_RESET the check also resets the
  * persisting L2 (gpumem_jobcheck_run).
  */
 void gpumem_perjob_check(struct gpumem_jobctx *c, const struct gpumem_node *node,
@@ -101,10 +93,11 @@ int gpumem_suspect_find(const struct gpumem_jobctx *c, char *what, size_t len);
  */
 void gpumem_suspect_update(const struct gpumem_jobctx *c, const struct gpumem_node *node,
 			   struct gpumem_checkrun *r);
-/* The job epilog: the job on its GPUs has ended, now (for min_interval). */
-void gpumem_gpus_ended(const struct gpumem_jobctx *c);
-/* When the last job on the job's GPU J ended; 0, or -1 when no record says. */
-int gpumem_gpu_ended_at(const struct gpumem_jobctx *c, int j, struct timespec *ts);
+/* state_dir/gpus opened (made root's and 0700); an fd, or -1 with WHY. */
+int gpumem_gpudir_open(const struct gpumem_jobctx *c, char *why, size_t wlen);
+/* The name KIND.NODE.GPU of the job's GPU J (J < 0: "all") in that directory. */
+void gpumem_gpu_name(const struct gpumem_jobctx *c, const char *kind, int j, char *buf,
+		     size_t len);
 /* Make fds 0-2 open (on /dev/null): Slurm may start these hooks with them closed. */
 void gpumem_stdio_open(void);
 #endif

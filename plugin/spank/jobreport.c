@@ -89,6 +89,22 @@ static int prom_number(const char *s)
 	return s && *s && strspn(s, "0123456789.eE+-") == strlen(s);
 }
 
+/* What the verdict rests on (evidence.c), or NULL where no check ran. */
+static struct json_object *evidence_json(const struct gpumem_checkrun *r)
+{
+	struct json_object *o;
+	int reused = !strcmp(r->status, "reused");
+
+	if (!r->basis[0] || !(o = json_object_new_object()))
+		return NULL;
+	gpumem_json_add(o, "basis", gpumem_json_string(reused ? "reused" : "measured"));
+	gpumem_json_add(o, "text", gpumem_json_string(r->basis));
+	gpumem_json_add(o, "pass_job", reused ? gpumem_json_int(r->pass_job) : NULL);
+	gpumem_json_add(o, "pass_phase", reused ? gpumem_json_string(r->pass_phase) : NULL);
+	gpumem_json_add(o, "pass_age_s", reused ? gpumem_json_int(r->pass_age_s) : NULL);
+	return o;
+}
+
 /*
  * The report's head (doc/REPORT-JSON.md): the job, its node and GPUs, the
  * policy's name, PHASE and TIME; the status, reason, verdict and drain
@@ -149,6 +165,7 @@ static char *check_json(const struct gpumem_jobctx *c, const struct gpumem_check
 	gpumem_json_add(o, "exit_code", r->exit_code >= 0 ? gpumem_json_int(r->exit_code) : NULL);
 	gpumem_json_add(o, "verdict", gpumem_json_string(r->verdict));
 	gpumem_json_add(o, "drained", gpumem_json_bool(r->drained));
+	gpumem_json_add(o, "evidence", evidence_json(r));
 	/* The job's profile goes with the epilog's report (the after-check's). */
 	return report_text(c, o, r->json, r->doc, strcmp(r->phase, "before") ? c->profile : NULL);
 }
@@ -269,8 +286,9 @@ static void drain_or_resume(const struct gpumem_jobctx *c,
 			 gpus, c->ji.job, c->ji.step, r->phase, cause);
 		r->drained = gpumem_drain(c->ji.node, reason, msg, sizeof(msg)) == 1;
 		gpumem_info("gpumem: %s", msg);
-	} else if (!strncmp(r->verdict, "pass", 4) && c->have_site && c->site.drain.enabled &&
-		   c->ji.node[0]) {
+	} else if (!strncmp(r->verdict, "pass", 4) && strcmp(r->status, "reused") &&
+		   c->have_site && c->site.drain.enabled && c->ji.node[0]) {
+		/* Only a measured pass resumes: a reused one rests on an older check. */
 		check_uuids(r, 0, uuids, sizeof(uuids));
 		if (gpumem_resume(c->ji.node, uuids, msg, sizeof(msg)) != 0)
 			gpumem_info("gpumem: %s", msg);

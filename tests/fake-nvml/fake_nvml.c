@@ -17,6 +17,15 @@
  *   FAKE_NVML_SEQ=10,20,30  DRAM figures of successive samples, cycled
  *                           (per device; GPM and utilisation alike)
  *   FAKE_NVML_REFUSE=occ,nvl_rx  GPM refuses these metrics
+ *   FAKE_NVML_HEALTH=ecc_vc=0,ecc_vu=0,ecc_ac=0,ecc_au=0,remap_c=0,remap_u=0,
+ *                    remap_p=0,remap_f=0,ret_s=0,ret_d=0,ret_p=0,thr=0,
+ *                    gen=5,width=16,maxgen=5,maxwidth=16,nvl=0,orphan=0
+ *                    what gpumem-health reads (fake_health.c): ECC counts
+ *                    (volatile, aggregate; corrected, uncorrected),
+ *                    remapped rows, retired pages (counts; p, f: 0 or 1),
+ *                    the clock event reasons (thr, a number), the PCIe
+ *                    link, active NVLinks, GiB of "mem" held by no process
+ *   FAKE_NVML_HEALTH_<I>=...  the same for device I only (over the above)
  * UUIDs are GPU-fa4e0000-0000-4000-8000-00000000000I.  Not part of gpumem.
  */
 #include <stdio.h>
@@ -24,14 +33,8 @@
 #include <string.h>
 #include <strings.h>
 
-#define EXPORT __attribute__((visibility("default")))
+#include "fake_nvml.h"
 
-typedef int nvmlReturn_t;
-enum {
-	NVML_SUCCESS = 0, NVML_ERROR_UNINITIALIZED = 1, NVML_ERROR_INVALID_ARGUMENT = 2,
-	NVML_ERROR_NOT_SUPPORTED = 3, NVML_ERROR_NOT_FOUND = 6, NVML_ERROR_INSUFFICIENT_SIZE = 7,
-	NVML_ERROR_DRIVER_NOT_LOADED = 9, NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
-};
 typedef struct { unsigned int gpu, memory; } nvmlUtilization_t;
 typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
 
@@ -51,31 +54,23 @@ typedef struct {
 } nvmlGpmMetricsGet_t;
 typedef struct { unsigned int version, isSupportedDevice; } nvmlGpmSupport_t;
 
-enum { V_DRAM, V_SM, V_OCC, V_PCIE_RX, V_PCIE_TX, V_NVL_RX, V_NVL_TX, V_MEM, NV };
 static const char *const vname[NV] = { "dram", "sm", "occ", "pcie_rx", "pcie_tx",
 				       "nvl_rx", "nvl_tx", "mem" };
-#define MAX_DEV 16
 #define MAX_SEQ 64
 
-struct nvmlDevice_st {
-	unsigned int index;
-	int mig;
-	double v[NV];
-	unsigned long seq_at;           /* samples taken (for FAKE_NVML_SEQ) */
-};
 struct nvmlGpmSample_st {
 	struct nvmlDevice_st *dev;
 	unsigned long seq_at;
 };
 
-static struct nvmlDevice_st dev[MAX_DEV];
-static unsigned int ndev;
+struct nvmlDevice_st dev[MAX_DEV];
+unsigned int ndev;
 static int inited, gpm_on, refuse[NV];
 static double seq[MAX_SEQ];
 static size_t nseq;
 
-/* "k=v,k=v" into V. */
-static void values(const char *s, double *v)
+/* "k=v,k=v" into V, whose N keys are NAMES (FAKE_NVML_VALUES, FAKE_NVML_HEALTH). */
+void fake_keys(const char *s, const char *const *names, int n, double *v)
 {
 	char buf[512], *save = NULL, *t, *eq;
 
@@ -85,10 +80,15 @@ static void values(const char *s, double *v)
 		if (eq == NULL)
 			continue;
 		*eq = '\0';
-		for (int i = 0; i < NV; i++)
-			if (strcmp(t, vname[i]) == 0)
+		for (int i = 0; i < n; i++)
+			if (strcmp(t, names[i]) == 0)
 				v[i] = atof(eq + 1);
 	}
+}
+
+static void values(const char *s, double *v)
+{
+	fake_keys(s, vname, NV, v);
 }
 
 /* Is I in the comma list S? */
@@ -129,6 +129,7 @@ static void configure(void)
 		values(getenv(key), dev[i].v);
 		snprintf(idx, sizeof(idx), "%u", i);
 		dev[i].mig = listed(getenv("FAKE_NVML_MIG"), idx);
+		fake_health_configure(i, dev[i].h);
 	}
 }
 
@@ -138,7 +139,7 @@ static double dram_next(struct nvmlDevice_st *d)
 	return nseq ? seq[d->seq_at++ % nseq] : d->v[V_DRAM];
 }
 
-static int valid(struct nvmlDevice_st *d)
+int fake_valid(struct nvmlDevice_st *d)
 {
 	return inited && d >= dev && d < dev + ndev;
 }
@@ -214,7 +215,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *u, struct nvmlDevice_s
 
 EXPORT nvmlReturn_t nvmlDeviceGetUUID(struct nvmlDevice_st *d, char *buf, unsigned int len)
 {
-	if (!valid(d))
+	if (!fake_valid(d))
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (len < 41)
 		return NVML_ERROR_INSUFFICIENT_SIZE;
@@ -224,7 +225,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetUUID(struct nvmlDevice_st *d, char *buf, unsign
 
 EXPORT nvmlReturn_t nvmlDeviceGetName(struct nvmlDevice_st *d, char *buf, unsigned int len)
 {
-	if (!valid(d))
+	if (!fake_valid(d))
 		return NVML_ERROR_INVALID_ARGUMENT;
 	snprintf(buf, len, "NVIDIA H100 80GB HBM3 (stand-in)");
 	return NVML_SUCCESS;
@@ -233,7 +234,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetName(struct nvmlDevice_st *d, char *buf, unsign
 EXPORT nvmlReturn_t nvmlDeviceGetMigMode(struct nvmlDevice_st *d, unsigned int *cur,
 					  unsigned int *pend)
 {
-	if (!valid(d))
+	if (!fake_valid(d))
 		return NVML_ERROR_INVALID_ARGUMENT;
 	*cur = *pend = (unsigned int)d->mig;
 	return NVML_SUCCESS;
@@ -241,7 +242,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetMigMode(struct nvmlDevice_st *d, unsigned int *
 
 EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(struct nvmlDevice_st *d, nvmlMemory_t *m)
 {
-	if (!valid(d))
+	if (!fake_valid(d))
 		return NVML_ERROR_INVALID_ARGUMENT;
 	m->total = 80ULL << 30;
 	m->used = (unsigned long long)(d->v[V_MEM] * (1ULL << 30));
@@ -251,7 +252,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(struct nvmlDevice_st *d, nvmlMemory_
 
 EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(struct nvmlDevice_st *d, nvmlUtilization_t *u)
 {
-	if (!valid(d))
+	if (!fake_valid(d))
 		return NVML_ERROR_INVALID_ARGUMENT;
 	u->gpu = (unsigned int)(d->v[V_SM] + 0.5);
 	u->memory = (unsigned int)(dram_next(d) + 0.5);
@@ -262,7 +263,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(struct nvmlDevice_st *d, nvmlU
 EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(struct nvmlDevice_st *d, int counter,
 						unsigned int *kb)
 {
-	if (!valid(d) || counter < 0 || counter > 1)
+	if (!fake_valid(d) || counter < 0 || counter > 1)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	*kb = (unsigned int)(d->v[counter ? V_PCIE_RX : V_PCIE_TX] * 1e9 / 1024 + 0.5);
 	return NVML_SUCCESS;
@@ -270,7 +271,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(struct nvmlDevice_st *d, int cou
 
 EXPORT nvmlReturn_t nvmlGpmQueryDeviceSupport(struct nvmlDevice_st *d, nvmlGpmSupport_t *s)
 {
-	if (!valid(d))
+	if (!fake_valid(d))
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (s->version != 1)
 		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
@@ -296,7 +297,7 @@ EXPORT nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t s)
 
 EXPORT nvmlReturn_t nvmlGpmSampleGet(struct nvmlDevice_st *d, nvmlGpmSample_t s)
 {
-	if (!valid(d) || s == NULL)
+	if (!fake_valid(d) || s == NULL)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (!gpm_on || d->mig)
 		return NVML_ERROR_NOT_SUPPORTED;

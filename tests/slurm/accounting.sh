@@ -88,6 +88,7 @@ like "$out" "node gpumem1  policy [^ ]*/pol.yaml" "gpumem job names node 1 and t
 like "$out" "um pl=gpu pf=gpu" "gpumem job shows the effective UM advice"
 like "$out" "check after  fail" "gpumem job shows node 2's failing check"
 like "$out" "triad 1200" "gpumem job shows the figures"
+like "$out" "    evidence: measured: no NVML evidence: gpumem-health is not installed" "gpumem job says what each check rests on (issue 35: the default min_interval, no gpumem-health here)"
 run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" "$GM" job "$jid" --json
 is "$(printf '%s' "$out" | json_in 'sorted((n["node"], n["checks"][0]["verdict"], n["checks"][0]["gpus"][0][3]) for n in d[0]["nodes"])')" \
 	"[('gpumem1', 'pass', 4100), ('gpumem2', 'fail', 1200)]" "gpumem job --json: node, verdict, triad"

@@ -97,7 +97,7 @@ is "$(json "$f" 'd["verdict"] + " " + str(d["drained"])')" "fail True" "gpumem2'
 is "$(json "$t/reports/job$jid.epilog.gpumem1.after.json" 'd["verdict"] + " " + str(d["drained"])')" "pass False" "gpumem1's report: pass"
 # The head line (doc/REPORT-JSON.md): the report's fields and one row per GPU on the first line.
 h=$(head -1 "$f")
-like "$h" '^\{"schema": "gpumem-report/1", .*"drained": true, "rows": \[\{"index": 0, "name": "Stand-in GPU", "uuid": "GPU-00000000-0000-0000-0000-000000000002", .*"verdict": "fail", "reasons": \["[^"]*triad 1200.0 GB/s below[^"]*"\], "metrics": \{"triad": \["fail", 1200.0, null, null, 3508.0, null\]\}\}\], "check_reason": null,$' \
+like "$h" '^\{"schema": "gpumem-report/1", .*"drained": true, "evidence": \{"basis": "measured", "text": "measured: no NVML evidence: no NVML on this node \(gpumem-health\)"[^}]*\}, "rows": \[\{"index": 0, "name": "Stand-in GPU", "uuid": "GPU-00000000-0000-0000-0000-000000000002", .*"verdict": "fail", "reasons": \["[^"]*triad 1200.0 GB/s below[^"]*"\], "metrics": \{"triad": \["fail", 1200.0, null, null, 3508.0, null\]\}\}\], "check_reason": null,$' \
 	"the report's first line: its fields and the GPU's row (verdict, reasons, metrics), ending with a comma"
 is "$(json "$f" 'str(d["rows"][0]["metrics"]["triad"][1] == d["check"]["devices"][0]["metrics"]["triad"]["best_gbps"])')" "True" "... rows copied from the check"
 run "$GPUMEM" report --no-cache --job "$jid" "$t/reports"

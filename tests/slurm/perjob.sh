@@ -4,7 +4,8 @@
 # the job prolog, the after-check, L2 reset and MPS stop in the job epilog,
 # for salloc, sbatch and srun jobs; the epilog still guards the node; the
 # per-job MPS daemon started once and gone after the job, also when a step's
-# slurmstepd was killed; the probe cache; check.min_interval.
+# slurmstepd was killed; the probe cache; check.min_interval (reuse on NVML
+# evidence, one GPU and two).
 # No GPU here: stand-ins for the device file, gpumem-check, gpumem-probe,
 # gpumem-l2reset and nvidia-cuda-mps-control (tests/slurm/standin*), each of
 # which logs its runs; Slurm, the plugin and its hooks are real.
@@ -163,7 +164,8 @@ wait_idle gpumem1
 rm -f "$B/l2reset-fail"
 is "$(nruns check-l2reset.runs) $(nruns l2reset.runs)" "2 1" "... a check that could not reset: gpumem-l2reset does it"
 
-# --- check.min_interval ----------------------------------------------------------------
+# --- check.min_interval: reuse on NVML evidence (gpumem-health over the stand-in NVML) ---
+health_standin "$B"
 "$CL" restart-slurmd --plugstack "$t/interval.conf" >/dev/null 2>&1
 : >"$B/runs"
 asuser srun -w gpumem2 --gres=gpu:1 --gpumem-policy="$t/after.yaml" sh -c 'echo "job=$SLURM_JOB_ID"' >"$t/i1.out" 2>&1
@@ -172,9 +174,9 @@ is "$(nruns runs)" 1 "min_interval 10: the job's own after-check runs (issue 32)
 run asuser srun -w gpumem2 --gres=gpu:1 --gpumem-policy="$t/before.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
 jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
 wait_idle gpumem2
-is "$(nruns runs)" 1 "min_interval 10: the previous job's after-check passed minutes ago: no before-check run"
-like "$(json "$t/reports/job$jid.prolog.gpumem2.before.json" 'd["status"] + " (" + d["reason"] + ")"' 2>&1)" "^skipped \(passed at 20[0-9-]+T[0-9:]+Z\)$" "... reported as skipped (passed at TIME)"
-like "$(grep -h "check before job $jid.prolog" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem2.log")" "skipped \(passed at" "... and logged so"
+is "$(nruns runs)" 1 "min_interval 10: the previous job's after-check passed minutes ago, NVML unchanged: no before-check run"
+like "$(json "$t/reports/job$jid.prolog.gpumem2.before.json" 'd["status"] + " (" + d["reason"] + ")"' 2>&1)" "^reused \(bandwidth measured 0 min ago after job [0-9]+, NVML health unchanged since\)$" "... reported as reused, with what it rests on"
+like "$(grep -h "check before job $jid.prolog" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem2.log")" "pass \(bandwidth measured" "... and logged so"
 
 # --- the job's MPS daemon numbers its GPUs from 0 -----------------------------------------
 # NVIDIA's MPS reads a client's CUDA_VISIBLE_DEVICES against the GPUs its daemon was
@@ -192,4 +194,30 @@ like "$out" "^step=1 cvd=0$" "an MPS job on GPU 1: its tasks get CUDA_VISIBLE_DE
 run asuser srun -w gpumem1 --gres=gpu:1 sh -c 'echo "step=$SLURM_STEP_GPUS cvd=$CUDA_VISIBLE_DEVICES"'
 like "$out" "^step=[01] cvd=[01]$" "... a job without the daemon keeps Slurm's numbering"
 like "$(grep -h "job [0-9.]*: policy .*mps.yaml" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log" | tail -1)" "CUDA_MPS_PIPE_DIRECTORY=" "... the MPS job's step was set up"
+
+# --- a 2-GPU job rests on a pass only where every GPU's evidence holds (issue 35) --------
+wait_idle gpumem1               # the job holding GPU 0 has ended
+"$CL" restart-slurmd --plugstack "$t/interval.conf" >/dev/null 2>&1
+echo 2 >"$B/gpus"               # the stand-in check reports two devices
+: >"$B/runs"
+two() { run asuser srun -w gpumem1 --gres=gpu:2 --gpumem-policy="$t/before.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'; jid=$(jobid_of "$out"); wait_idle gpumem1; }
+evb() { json "$t/reports/job$1.prolog.gpumem1.before.json" 'd["status"] + "|" + d["gpus"] + "|" + d["evidence"]["text"]' 2>&1; }
+two
+ja=$jid
+like "$(evb "$ja")" "^ran\|0,1\|measured: gpu0: no measured pass on record$" "2 GPUs, no pass on record: measured on both"
+two
+like "$(evb "$jid")" "^reused\|0,1\|reused: bandwidth measured 0 min ago before job $ja, NVML health unchanged since$" "... the next 2-GPU job rests on that pass, both GPUs unchanged"
+echo "remap_c=1" >"$B/health.values.1"
+two
+is "$(evb "$jid")" "ran|0,1|measured: gpu1: NVML health changed since job $ja's pass (remapped.correctable 0 -> 1)" "a row remapped on GPU 1 alone: the check measures both, naming GPU 1"
+is "$(nruns runs)" 2 "... two checks measured in three jobs"
+echo "remap_c=2" >"$B/health.values.1"
+echo 1 >"$B/fail/gpumem1"       # the measured check fails on GPU 1 alone
+two
+rm -f "$B/fail/gpumem1"
+P=${GPUMEM_CLUSTER_STATE_DIR:-/run/gpumem}/gpus
+is "$(ls "$P" | grep -c '^pass\.gpumem1\.')" 0 "a check that fails on one of the two GPUs forgets both passes"
+two
+like "$(evb "$jid")" "^ran\|0,1\|measured: gpu0: no measured pass on record$" "... so the next job measures both"
+rm -f "$B/health.values.1" "$B/gpus"
 done_testing

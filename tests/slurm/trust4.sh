@@ -13,9 +13,11 @@
 #      marks the GPU suspect in root's state_dir; the next job's prolog
 #      forces a before-check whatever its policy; a second no-verdict in a
 #      row drains the node naming both jobs; a pass clears the mark;
-#   3. check.min_interval never skips the job's own after-check, and the
-#      next job's before-check reuses only a pass from after the previous
-#      job ended (that job's after-check), never a skip.
+#   3. reuse rests on evidence (issue 35): with check.min_interval, a check
+#      rests on the GPU's last measured pass only while gpumem-health (as
+#      check_user) shows NVML's counters unchanged and no alarm, the pass is
+#      younger than min_interval, no no-verdict and no low-HBM profile came
+#      since; never the job's own before-check for its after-check.
 # Stand-ins for what needs a GPU (tests/slurm/standin*); Slurm is real.
 . "$top_srcdir/tests/lib.sh"
 slurm_test trust4
@@ -132,33 +134,76 @@ wait_idle
 is "$(wc -l <"$B/runs" | tr -d ' ')" 1 "2: the job after it (policy: no check) gets no check"
 [ -e "$(report "$j4" before)" ] && fail "2: ... and no report" || pass "2: ... and no report"
 
-# --- 3. check.min_interval: the after-check always runs; reuse only what came after -----
-"$CL" restart-slurmd --plugstack "$t/interval.conf" >/dev/null 2>&1
+# --- 3. reuse rests on evidence (issue 35), never on the job's own before-check ---------
+# The real gpumem-health over the stand-in NVML (root's $B/health.values moves its
+# counters) and the real sampler (root's $B/sample.values sets its figures).
+is "$(json "$(report "$j3" before)" 'd["evidence"]["text"]' 2>&1)" "measured: check.min_interval is 0" "3: min_interval 0: every check measured, and the report says so"
+health_standin "$B"
+sampler_standin "$B"
+{ cat "$t/interval.yaml"; printf 'profile:\n  interval_ms: 200\n'; } >"$t/evidence.yaml"
+chmod 644 "$t/evidence.yaml"
+plug "$t/evidence.yaml" "$t/evidence.conf"
+"$CL" restart-slurmd --plugstack "$t/evidence.conf" >/dev/null 2>&1
+PASS=$S/gpus/pass.gpumem1.0
+ev() { json "$(report "$1" "$2")" 'd["status"] + "|" + d["evidence"]["text"]' 2>&1; }
+# job POLICY [SLEEP]: run a job on gpumem1, its id in $jid, once its epilog is over.
+job() { run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/$1" sh -c "echo job=\$SLURM_JOB_ID; sleep ${2:-0}"; jid=$(jobid_of "$out"); wait_idle; }
 : >"$B/runs"
-run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/both.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
-e=$(jobid_of "$out")
-wait_file "$(report "$e" after)"
-wait_idle
-is "$(wc -l <"$B/runs" | tr -d ' ')" 2 "3: min_interval 10, a short job: its before-check (earlier passes came before job $j4) and its own after-check run"
-is "$(json "$(report "$e" after)" 'd["status"]' 2>&1)" "ran" "3: ... the after-check was not skipped"
-run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/both.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
-f2=$(jobid_of "$out")
-wait_file "$(report "$f2" after)"
-wait_idle
-like "$(json "$(report "$f2" before)" 'd["status"] + " (" + d["reason"] + ")"' 2>&1)" "^skipped \(passed at 20[0-9-]+T[0-9:]+Z\)$" "3: the next job's before-check reuses job $e's after-check pass"
-is "$(wc -l <"$B/runs" | tr -d ' ')" 3 "3: ... and its own after-check still runs"
-run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/before.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
-g=$(jobid_of "$out")
-wait_idle
-is "$(json "$(report "$g" before)" 'd["status"]' 2>&1)" "skipped" "3: a before-only job after it reuses job $f2's after-check pass"
-run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/before.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
-h=$(jobid_of "$out")
-wait_idle
-is "$(json "$(report "$h" before)" 'd["status"] + "|" + d["verdict"]' 2>&1)" "ran|pass" "3: the job after that one runs its check: job $g had no after-check, and a skip is no evidence"
-is "$(wc -l <"$B/runs" | tr -d ' ')" 4 "3: ... four checks in all"
+job both.yaml
+e=$jid
+is "$(ev "$e" before)" "ran|measured: gpu0: no measured pass on record" "3: min_interval 10, no pass on record: the before-check is measured"
+is "$(ev "$e" after)" "ran|measured: the job's own before-check is never reused for its after-check" "3: ... and the job's own after-check too (issue 32, finding 2)"
+is "$(wc -l <"$B/runs" | tr -d ' ')" 2 "3: ... two checks ran"
+is "$(cut -d' ' -f1 "$B/health.runs" | sort -u)" "65534" "3: gpumem-health runs as check_user"
+job both.yaml
+f2=$jid
+like "$(ev "$f2" before)" "^reused\|reused: bandwidth measured 0 min ago after job $e, NVML health unchanged since$" "3: the next job's before-check rests on job $e's after-check, NVML unchanged"
+is "$(json "$(report "$f2" before)" 'd["verdict"] + " " + str(d["evidence"]["pass_job"]) + " " + d["evidence"]["pass_phase"]' 2>&1)" "pass $e after" "3: ... verdict pass, and the pass it rests on"
+like "$(ev "$f2" after)" "^reused\|reused: .* after job $e," "3: ... its after-check rests on job $e's pass too (not its own before-check: it measured nothing)"
+is "$(wc -l <"$B/runs" | tr -d ' ')" 2 "3: ... no check measured"
+like "$(grep -h "check before job $f2.prolog" "$LOG")" "pass \(bandwidth measured 0 min ago after job $e" "3: ... and the slurmd log says what it rests on"
+echo "ecc_vc=2" >"$B/health.values"
+job before.yaml
+g=$jid
+like "$(ev "$g" before)" "^ran\|measured: gpu0: NVML health changed since job $e's pass \(ecc.volatile.corrected 0 -> 2\)$" "3: a corrected ECC error since the pass: the check is measured"
+job before.yaml
+like "$(ev "$jid" before)" "^reused\|reused: .* before job $g, NVML" "3: ... the next job rests on that new pass"
+sed -i "1s/^\([0-9]* [a-z]*\) [0-9]*/\1 $(( $(date +%s) - 3600 ))/" "$PASS"
+job before.yaml
+is "$(ev "$jid" before)" "ran|measured: gpu0: bandwidth last measured 60 min ago (check.min_interval 10)" "3: a pass older than min_interval: measured"
+echo "ecc_vc=3" >"$B/health.values"
+touch "$B/fail/killed"
+job before.yaml
+rm -f "$B/fail/killed"
+# (its steps fail before the task says its id: the newest before-report is its)
+like "$(json "$(ls -t "$t"/reports/job*.prolog.gpumem1.before.json | head -1)" 'd["status"] + "|" + d["evidence"]["text"]' 2>&1)" "^failed\|measured: gpu0: NVML health changed" "3: a measured check (NVML changed) that gives no verdict ..."
+if [ -e "$PASS" ]; then fail "3: ... forgets the GPU's pass"; else pass "3: ... forgets the GPU's pass"; fi
+job none.yaml
+is "$(ev "$jid" before)" "ran|measured: forced: a GPU is suspect" "3: ... and the next job's forced check is measured"
+echo "dram=45,sm=20,occ=30,pcie_rx=0.5,pcie_tx=0.2,mem=7.5" >"$B/sample.values"
+job both.yaml 2
+lo=$jid
+like "$(ev "$lo" before)" "^reused\|" "3: an HBM-bound job at a low ceiling: its before-check was reused"
+is "$(ev "$lo" after)" "ran|measured: gpu0: job $lo's profile streamed HBM at a low ceiling (DRAM p95 45%, mean 45% of peak)" "3: ... its profile makes its after-check measured"
+echo "dram=70,sm=40,occ=30,pcie_rx=0.5,pcie_tx=0.2,mem=7.5" >"$B/sample.values"
+job before.yaml
+like "$(ev "$jid" before)" "^reused\|reused: .* after job $lo," "3: ... that measured pass answers it: the next job rests on it"
+LOW=$S/gpus/hbmlow.gpumem1.0
+echo "dram=45,sm=20,occ=30,pcie_rx=0.5,pcie_tx=0.2,mem=7.5" >"$B/sample.values"
+job before.yaml 2
+if [ -e "$LOW" ]; then pass "3: a before-only job's low-HBM profile marks the GPU"; else fail "3: a before-only job's low-HBM profile marks the GPU"; fi
+echo "dram=95,sm=40,occ=30,pcie_rx=0.5,pcie_tx=0.2,mem=7.5" >"$B/sample.values"
+job none.yaml 2
+if [ -e "$LOW" ]; then fail "3: a job (no check) whose DRAM p95 reached 95% of peak clears the mark: the profile counts upward"; else pass "3: a job (no check) whose DRAM p95 reached 95% of peak clears the mark: the profile counts upward"; fi
+echo "dram=70,sm=40,occ=30,pcie_rx=0.5,pcie_tx=0.2,mem=7.5" >"$B/sample.values"
+job before.yaml
+like "$(ev "$jid" before)" "^reused\|" "3: ... so the next check rests on the earlier pass again"
+echo "ecc_vc=3,thr=8" >"$B/health.values"
+job before.yaml
+is "$(ev "$jid" before)" "ran|measured: gpu0: NVML: clocks: hardware slowdown" "3: a hardware slowdown now: measured whatever the counters"
+echo "ecc_vc=3" >"$B/health.values"
 
-# --- 1, again: the L2 reset (last: its probe fills the probe cache, whose stand-in UUIDs
-# are not the stand-in check's, and min_interval matches UUIDs where the cache knows them)
+# --- 1, again: the L2 reset (last: its probe fills the probe cache)
 run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/l2.yaml" true
 wait_idle
 is "$(cut -d' ' -f1 "$B/l2reset.runs" | sort -u)" "65534" "1: gpumem-l2reset runs as check_user too"

@@ -378,7 +378,9 @@ static void report(const char *dir, const char *hook, const char *phase, const c
 		"{\"persisting_limit\":\"0\"},\"mps\":{\"active_thread_percentage\":50,\"daemon\":\"job\"},"
 		"\"unified_memory\":{\"preferred_location\":\"gpu\",\"accessed_by\":[\"cpu\",\"gpu\"],"
 		"\"read_mostly\":true,\"prefetch\":\"gpu\",\"placement\":\"stripe\",\"gpu_fraction\":0.5}},"
-		"\"check\":", hook, phase, time, ngpus ? "ran" : "not_run",
+		"\"evidence\":{\"basis\":\"measured\",\"text\":\"measured: gpu7: NVML health changed "
+		"since job 4411's pass (ecc.volatile.corrected 18446744073709551 -> 18446744073709552)\","
+		"\"pass_job\":null,\"pass_phase\":null,\"pass_age_s\":null},\"check\":", hook, phase, time, ngpus ? "ran" : "not_run",
 		ngpus ? "\"one or more GPUs below the site's reference figures\"" : "null",
 		ngpus ? "fail" : "not_run");
 	if (ngpus == 0) {
@@ -421,6 +423,13 @@ static void record(void)
 	is_int(n, 2, "  from 2 reports");
 	is_int(json ? gpumem_acct_parse(json, &r, err, sizeof(err)) : -1, 0, "  it passes the check");
 	is_int(gpumem_json_len(gpumem_json_get(r, "checks")), 2, "  two checks");
+	{
+		const char *ev = gpumem_json_str(gpumem_json_at(gpumem_json_get(r, "checks"), 0), "ev");
+
+		like(ev ? ev : "", "measured: gpu7: NVML health changed since job 4411", "  each "
+		     "check says what it rests on (ev)");
+		ok(ev && strlen(ev) <= 100, "  ev cut to 100 characters (%zu)", ev ? strlen(ev) : 0);
+	}
 	is_str(gpumem_json_str(gpumem_json_get(r, "prof"), "st"), "ran", "  prof: ran");
 	is_int(gpumem_json_len(gpumem_json_get(gpumem_json_get(r, "prof"), "g")), 8, "  8 GPUs");
 	json_object_put(r);

@@ -89,6 +89,10 @@ int main(void)
 	free(msg);
 	gpumem_diags_free(&d);
 	gpumem_site_free(&s);
+	ok(gpumem_site_parse("version: 1\n", strlen("version: 1\n"), "d.yaml", &s, &d) == 0 &&
+	   s.check_min_interval_min == 60, "check.min_interval defaults to 60 minutes");
+	gpumem_diags_free(&d);
+	gpumem_site_free(&s);
 	ok(gpumem_site_parse("version: 1\ncheck:\n  min_interval: -5\n", strlen("version: 1\ncheck:\n  min_interval: -5\n"),
 			     "mi.yaml", &s, &d) < 0, "a negative check.min_interval refused");
 	msg = gpumem_diags_join(&d, 1);

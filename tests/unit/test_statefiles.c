@@ -36,8 +36,8 @@ int main(void)
 	is_str(name, "prof.7..._.._etc_x", "the profile: by node, no '/' ever");
 	ok(gpumem_sf_job(name, 8, GPUMEM_SF_PROF, 7, "n1") < 0, "a name that does not fit: -1");
 
-	gpumem_sf_gpu(name, sizeof(name), GPUMEM_SF_ENDED, "n1", "3");
-	is_str(name, "ended.n1.3", "gpus/: when the last job on a GPU ended, per node");
+	gpumem_sf_gpu(name, sizeof(name), GPUMEM_SF_PASS, "n1", "3");
+	is_str(name, "pass.n1.3", "gpus/: a GPU's last measured pass, per node");
 	gpumem_sf_gpu(name, sizeof(name), GPUMEM_SF_SUSPECT, "n1", NULL);
 	is_str(name, "suspect.n1.all", "gpus/: gpus=all is one key, all");
 	gpumem_sf_gpu(name, sizeof(name), GPUMEM_SF_SUSPECT, "n1", "MIG-GPU-ab/1/0");

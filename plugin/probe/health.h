@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gpumem-health's model (health.c prints it, health_nvml.c fills it from
+ * NVML): per GPU, what NVML says of its health without a CUDA context, in
+ * milliseconds.  -1 (or "") where NVML did not say.  The document is
+ * gpumem-health/1, doc/CHECK-JSON.md ("gpumem-health/1").
+ */
+#ifndef GPUMEM_HEALTH_H
+#define GPUMEM_HEALTH_H
+#include <stddef.h>
+
+#define GPUMEM_HEALTH_SCHEMA "gpumem-health/1"
+#define GPUMEM_HEALTH_MAX_GPUS 64
+/* Memory held by no process above this (bytes) forbids reuse: a context left behind. */
+#define GPUMEM_HEALTH_UNOWNED_MAX (1LL << 30)
+/* The clock event reasons that say the GPU is slowed by itself (nvml.h's bits). */
+#define GPUMEM_HEALTH_SW_THERMAL 0x20ULL
+#define GPUMEM_HEALTH_HW_SLOWDOWN 0x8ULL
+#define GPUMEM_HEALTH_HW_THERMAL 0x40ULL
+#define GPUMEM_HEALTH_HW_POWER_BRAKE 0x80ULL
+
+struct gpumem_health_dev {
+	char gpu[16];                   /* the node's index asked for (NVML's, as gpumem-sample's) */
+	int found;                      /* NVML answered for it */
+	char note[200];                 /* why not, when not found */
+	char uuid[96];
+	int ecc_enabled;
+	long long ecc[2][2];            /* [volatile, aggregate][corrected, uncorrected] */
+	long long remap_c, remap_u;
+	int remap_pending, remap_failure;
+	long long retired_sbe, retired_dbe;
+	int retired_pending;
+	long long clocks;               /* the clock event (throttle) reasons' mask */
+	int gen, width, max_gen, max_width;
+	int nvl_links, nvl_up;          /* -1: no NVLink */
+	long long mem_used, mem_procs;  /* bytes in use; held by the GPU's processes */
+};
+
+struct gpumem_health_nvml;
+/* Load and initialise NVML: a handle, or NULL with why in NOTE (*missing: no library). */
+struct gpumem_health_nvml *gpumem_health_open(char *driver, size_t dlen, char *note,
+					      size_t nlen, int *missing);
+/* The node's GPUs by index in order, at most MAX, into IDX; how many. */
+int gpumem_health_list(struct gpumem_health_nvml *n, char idx[][16], int max);
+/* Fill D (d->gpu set) from NVML. */
+void gpumem_health_read(struct gpumem_health_nvml *n, struct gpumem_health_dev *d);
+void gpumem_health_close(struct gpumem_health_nvml *n);
+/*
+ * D's evidence: the counters a reuse compares ("uuid=... ecc.vol.corr=0 ..."),
+ * and its alarms: conditions that forbid reuse whatever the counters say
+ * (ALARM is called once for each, with a short text).
+ */
+void gpumem_health_evidence(const struct gpumem_health_dev *d, char *buf, size_t len);
+void gpumem_health_alarms(const struct gpumem_health_dev *d,
+			  void (*alarm)(const char *text, void *arg), void *arg);
+#endif

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gpumem-health's NVML reads (health.h): dlopened (plugin/core/nvmldl.h),
+ * each query optional (an old driver without a symbol, a GPU that answers
+ * "not supported" leaves the field at -1).  No CUDA, no context: NVML's
+ * counters only, so it takes milliseconds where the driver is loaded
+ * (persistence mode).  Also the evidence string and the alarms, the two
+ * things a reuse of an earlier check rests on (doc/ADMIN.md, "Reuse").
+ *
+ * XIDs: NVML gives them only as events (nvmlDeviceRegisterEvents with
+ * nvmlEventTypeXidCriticalError, then nvmlEventSetWait) to a process that
+ * registered before they happened; it keeps no count.  A program started
+ * per job cannot see past ones, so none are read here: the memory XIDs (48
+ * double-bit ECC, 63/64 row remapping or page retirement, 94/95 contained
+ * and uncontained ECC) move the ECC, remapping and retirement counters this
+ * compares, and a GPU that fell off the bus (79) fails NVML's queries
+ * (no evidence: the check is measured).
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "health.h"
+#include "nvmldl.h"
+
+#define NVLINK_MAX 18           /* NVML_NVLINK_MAX_LINKS */
+#define MAX_PROCS 64
+
+/* nvmlProcessInfo_t of _v2/_v3; nvmlMemory_v2_t (nvml.h), declared here. */
+struct proc_info {
+	unsigned int pid;
+	unsigned long long used;
+	unsigned int gi, ci;
+};
+struct mem_v2 {
+	unsigned int version;
+	unsigned long long total, reserved, free, used;
+};
+struct mem_v1 {
+	unsigned long long total, free, used;
+};
+
+struct gpumem_health_nvml {
+	void *lib;
+	gpumem_nvmlReturn_t (*shutdown)(void);
+	gpumem_nvmlReturn_t (*count)(unsigned int *);
+	gpumem_nvmlReturn_t (*by_index)(unsigned int, gpumem_nvmlDevice_t *);
+	gpumem_nvmlReturn_t (*uuid)(gpumem_nvmlDevice_t, char *, unsigned int);
+	gpumem_nvmlReturn_t (*ecc_mode)(gpumem_nvmlDevice_t, int *, int *);
+	gpumem_nvmlReturn_t (*ecc_total)(gpumem_nvmlDevice_t, int, int, unsigned long long *);
+	gpumem_nvmlReturn_t (*remapped)(gpumem_nvmlDevice_t, unsigned int *, unsigned int *,
+					unsigned int *, unsigned int *);
+	gpumem_nvmlReturn_t (*retired)(gpumem_nvmlDevice_t, int, unsigned int *,
+				       unsigned long long *);
+	gpumem_nvmlReturn_t (*retired_pending)(gpumem_nvmlDevice_t, int *);
+	gpumem_nvmlReturn_t (*clocks)(gpumem_nvmlDevice_t, unsigned long long *);
+	gpumem_nvmlReturn_t (*link[4])(gpumem_nvmlDevice_t, unsigned int *);
+	gpumem_nvmlReturn_t (*nvlink)(gpumem_nvmlDevice_t, unsigned int, int *);
+	gpumem_nvmlReturn_t (*mem2)(gpumem_nvmlDevice_t, struct mem_v2 *);
+	gpumem_nvmlReturn_t (*mem1)(gpumem_nvmlDevice_t, struct mem_v1 *);
+	gpumem_nvmlReturn_t (*procs)(gpumem_nvmlDevice_t, unsigned int *, struct proc_info *);
+	const char *(*errstr)(gpumem_nvmlReturn_t);
+};
+
+static int ok(gpumem_nvmlReturn_t r)
+{
+	return r == GPUMEM_NVML_SUCCESS;
+}
+
+static void load(struct gpumem_health_nvml *n)
+{
+	GPUMEM_DLSYM(n->lib, n->shutdown, "nvmlShutdown");
+	GPUMEM_DLSYM(n->lib, n->errstr, "nvmlErrorString");
+	GPUMEM_DLSYM_OR(n->lib, n->count, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
+	GPUMEM_DLSYM_OR(n->lib, n->by_index, "nvmlDeviceGetHandleByIndex_v2",
+			"nvmlDeviceGetHandleByIndex");
+	GPUMEM_DLSYM(n->lib, n->uuid, "nvmlDeviceGetUUID");
+	GPUMEM_DLSYM(n->lib, n->ecc_mode, "nvmlDeviceGetEccMode");
+	GPUMEM_DLSYM(n->lib, n->ecc_total, "nvmlDeviceGetTotalEccErrors");
+	GPUMEM_DLSYM(n->lib, n->remapped, "nvmlDeviceGetRemappedRows");
+	GPUMEM_DLSYM(n->lib, n->retired, "nvmlDeviceGetRetiredPages");
+	GPUMEM_DLSYM(n->lib, n->retired_pending, "nvmlDeviceGetRetiredPagesPendingStatus");
+	/* Renamed in R535; the old name stays exported. */
+	GPUMEM_DLSYM_OR(n->lib, n->clocks, "nvmlDeviceGetCurrentClocksEventReasons",
+			"nvmlDeviceGetCurrentClocksThrottleReasons");
+	GPUMEM_DLSYM(n->lib, n->link[0], "nvmlDeviceGetCurrPcieLinkGeneration");
+	GPUMEM_DLSYM(n->lib, n->link[1], "nvmlDeviceGetCurrPcieLinkWidth");
+	GPUMEM_DLSYM(n->lib, n->link[2], "nvmlDeviceGetMaxPcieLinkGeneration");
+	GPUMEM_DLSYM(n->lib, n->link[3], "nvmlDeviceGetMaxPcieLinkWidth");
+	GPUMEM_DLSYM(n->lib, n->nvlink, "nvmlDeviceGetNvLinkState");
+	GPUMEM_DLSYM(n->lib, n->mem2, "nvmlDeviceGetMemoryInfo_v2");
+	GPUMEM_DLSYM(n->lib, n->mem1, "nvmlDeviceGetMemoryInfo");
+	GPUMEM_DLSYM_OR(n->lib, n->procs, "nvmlDeviceGetComputeRunningProcesses_v3",
+			"nvmlDeviceGetComputeRunningProcesses_v2");
+}
+
+struct gpumem_health_nvml *gpumem_health_open(char *driver, size_t dlen, char *note,
+					      size_t nlen, int *missing)
+{
+	struct gpumem_health_nvml *n = calloc(1, sizeof(*n));
+	gpumem_nvmlReturn_t (*init)(void) = NULL, (*version)(char *, unsigned int) = NULL, r;
+
+	*missing = 0;
+	driver[0] = '\0';
+	if (n == NULL) {
+		snprintf(note, nlen, "out of memory");
+		return NULL;
+	}
+	n->lib = gpumem_nvml_open();
+	if (n->lib == NULL) {
+		*missing = 1;
+		snprintf(note, nlen, "skipped: NVML not found (libnvidia-ml.so.1)");
+		goto fail;
+	}
+	GPUMEM_DLSYM_OR(n->lib, init, "nvmlInit_v2", "nvmlInit");
+	GPUMEM_DLSYM(n->lib, version, "nvmlSystemGetDriverVersion");
+	load(n);
+	if (!init || !n->shutdown || !n->count || !n->by_index) {
+		snprintf(note, nlen, "NVML error: libnvidia-ml.so.1 lacks nvmlInit or the device list");
+		goto fail;
+	}
+	r = init();
+	if (!ok(r)) {
+		snprintf(note, nlen, "NVML error: nvmlInit: %s",
+			 n->errstr && n->errstr(r) ? n->errstr(r) : "unknown error");
+		goto fail;
+	}
+	if (version && !ok(version(driver, (unsigned int)dlen)))
+		driver[0] = '\0';
+	snprintf(note, nlen, "ok");
+	return n;
+fail:
+	if (n->lib)
+		dlclose(n->lib);
+	free(n);
+	return NULL;
+}
+
+void gpumem_health_close(struct gpumem_health_nvml *n)
+{
+	if (n == NULL)
+		return;
+	n->shutdown();
+	dlclose(n->lib);
+	free(n);
+}
+
+/*
+ * NVML device I's node index: I, as gpumem-sample numbers them (NVML's
+ * order is the PCI bus order Slurm's gres numbering follows).
+ */
+static unsigned int node_index(struct gpumem_health_nvml *n, unsigned int i,
+			       gpumem_nvmlDevice_t dev)
+{
+	(void)n;
+	(void)dev;
+	return i;
+}
+
+int gpumem_health_list(struct gpumem_health_nvml *n, char idx[][16], int max)
+{
+	unsigned int count = 0;
+	int k = 0;
+	gpumem_nvmlDevice_t dev;
+
+	if (!ok(n->count(&count)))
+		return 0;
+	for (unsigned int i = 0; i < count && k < max; i++)
+		if (ok(n->by_index(i, &dev)))
+			snprintf(idx[k++], 16, "%u", node_index(n, i, dev));
+	return k;
+}
+
+/* The NVML handle of the GPU whose node index is GPU. */
+static int find(struct gpumem_health_nvml *n, const char *gpu, gpumem_nvmlDevice_t *dev)
+{
+	unsigned int count = 0;
+	char *end;
+	unsigned long want = strtoul(gpu, &end, 10);
+
+	if (!gpu[0] || *end || !ok(n->count(&count)))
+		return -1;
+	for (unsigned int i = 0; i < count; i++)
+		if (ok(n->by_index(i, dev)) && node_index(n, i, *dev) == want)
+			return 0;
+	return -1;
+}
+
+static void read_ecc(struct gpumem_health_nvml *n, gpumem_nvmlDevice_t dev,
+		     struct gpumem_health_dev *d)
+{
+	unsigned long long v;
+	int cur, pend;
+
+	if (n->ecc_mode && ok(n->ecc_mode(dev, &cur, &pend)))
+		d->ecc_enabled = cur == 1;
+	for (int c = 0; c < 2 && n->ecc_total && d->ecc_enabled == 1; c++)
+		for (int t = 0; t < 2; t++)
+			if (ok(n->ecc_total(dev, t, c, &v)))
+				d->ecc[c][t] = (long long)v;
+}
+
+/* Row remapping (Ampere on) and page retirement (before it). */
+static void read_rows(struct gpumem_health_nvml *n, gpumem_nvmlDevice_t dev,
+		      struct gpumem_health_dev *d)
+{
+	unsigned int a, b, c, e;
+	gpumem_nvmlReturn_t r;
+	int p;
+
+	if (n->remapped && ok(n->remapped(dev, &a, &b, &c, &e))) {
+		d->remap_c = a;
+		d->remap_u = b;
+		d->remap_pending = c != 0;
+		d->remap_failure = e != 0;
+	}
+	for (int cause = 0; cause < 2 && n->retired; cause++) {
+		a = 0;
+		r = n->retired(dev, cause, &a, NULL);
+		if (ok(r) || r == GPUMEM_NVML_ERROR_INSUFFICIENT_SIZE)
+			*(cause ? &d->retired_dbe : &d->retired_sbe) = a;
+	}
+	if (n->retired_pending && ok(n->retired_pending(dev, &p)))
+		d->retired_pending = p == 1;
+}
+
+static void read_links(struct gpumem_health_nvml *n, gpumem_nvmlDevice_t dev,
+		       struct gpumem_health_dev *d)
+{
+	int *out[4] = { &d->gen, &d->width, &d->max_gen, &d->max_width };
+	unsigned int v;
+	int on;
+
+	for (int i = 0; i < 4; i++)
+		if (n->link[i] && ok(n->link[i](dev, &v)))
+			*out[i] = (int)v;
+	for (unsigned int l = 0; n->nvlink && l < NVLINK_MAX; l++) {
+		if (!ok(n->nvlink(dev, l, &on)))
+			break;
+		d->nvl_links = (d->nvl_links < 0 ? 0 : d->nvl_links) + 1;
+		d->nvl_up = (d->nvl_up < 0 ? 0 : d->nvl_up) + (on == 1);
+	}
+}
+
+static void read_memory(struct gpumem_health_nvml *n, gpumem_nvmlDevice_t dev,
+			struct gpumem_health_dev *d)
+{
+	struct mem_v2 m2 = { (unsigned int)sizeof(struct mem_v2) | (2u << 24), 0, 0, 0, 0 };
+	struct mem_v1 m1;
+	struct proc_info p[MAX_PROCS];
+	unsigned int np = MAX_PROCS;
+
+	/* v2 leaves the driver's reservation out of "used"; v1 counts it in. */
+	if (n->mem2 && ok(n->mem2(dev, &m2)))
+		d->mem_used = (long long)m2.used;
+	else if (n->mem1 && ok(n->mem1(dev, &m1)))
+		d->mem_used = (long long)m1.used;
+	if (n->procs && ok(n->procs(dev, &np, p))) {
+		d->mem_procs = 0;
+		for (unsigned int i = 0; i < np && i < MAX_PROCS; i++)
+			d->mem_procs += (long long)p[i].used;
+	}
+}
+
+void gpumem_health_read(struct gpumem_health_nvml *n, struct gpumem_health_dev *d)
+{
+	gpumem_nvmlDevice_t dev;
+
+	d->found = 0;
+	d->ecc_enabled = d->remap_pending = d->remap_failure = d->retired_pending = -1;
+	d->ecc[0][0] = d->ecc[0][1] = d->ecc[1][0] = d->ecc[1][1] = -1;
+	d->remap_c = d->remap_u = d->retired_sbe = d->retired_dbe = d->clocks = -1;
+	d->gen = d->width = d->max_gen = d->max_width = d->nvl_links = d->nvl_up = -1;
+	d->mem_used = d->mem_procs = -1;
+	d->uuid[0] = '\0';
+	if (find(n, d->gpu, &dev) < 0) {
+		snprintf(d->note, sizeof(d->note), "NVML lists no GPU with index %s", d->gpu);
+		return;
+	}
+	d->found = 1;
+	if (n->uuid && !ok(n->uuid(dev, d->uuid, sizeof(d->uuid))))
+		d->uuid[0] = '\0';
+	read_ecc(n, dev, d);
+	read_rows(n, dev, d);
+	if (n->clocks) {
+		unsigned long long m;
+
+		if (ok(n->clocks(dev, &m)))
+			d->clocks = (long long)(m & 0x7fffffffffffffffULL);
+	}
+	read_links(n, dev, d);
+	read_memory(n, dev, d);
+}

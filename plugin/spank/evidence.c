@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Reuse that rests on evidence (issue 35; doc/ADMIN.md, "Reuse: a check
+ * that rests on evidence"), replacing check.min_interval's blind reuse.
+ * With the site's check.min_interval above 0, a check of the job's GPUs
+ * (before or after the job) measures their bandwidth only when it is due;
+ * it rests on each GPU's last measured pass when all of these hold, for
+ * every GPU of the job:
+ *   - the GPU is not suspect (a forced check is always measured);
+ *   - gpumem-health (run now, as the site's check_user, like the check:
+ *     out of the user's reach) answered for it, with no alarm;
+ *   - a measured pass is on record (gpus/pass.NODE.GPU), less than
+ *     check.min_interval minutes old, and the NVML evidence kept with it
+ *     (ECC, remapped rows, retired pages, PCIe maximum, NVLink, UUID) is
+ *     the same now;
+ *   - no job's profile since showed the GPU streaming at a low ceiling
+ *     (gpus/hbmlow.NODE.GPU, gpumem_evidence_profile);
+ *   - for an after-check: that pass is not the job's own before-check.
+ * A measured check that passes on every GPU of the job keeps each one's
+ * pass there with the health read before it; any other outcome forgets
+ * them all.  Every GPU of the
+ * node (plugstack gpus=all) is always measured.  The files are root's
+ * (gpustate.c's directory); only root's hooks and check_user's programs
+ * decide what they hold.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "evidence.h"
+#include "json.h"
+#include "log.h"
+#include "proc.h"
+#include "profile.h"
+
+#define HEALTH_TIMEOUT_S 10
+#define HEALTH_NO_NVML 3                /* gpumem-health's exit: no NVML here */
+#define HEALTH_MAX_BYTES (256 * 1024)
+
+/* Run gpumem-health on the job's GPUs as check_user; its document, or NULL with why. */
+static struct json_object *run_health(const struct gpumem_jobctx *c, char *why, size_t len)
+{
+	static const struct gpumem_json_caps caps = { HEALTH_MAX_BYTES, 8, 20000,
+						      "a gpumem-health document" };
+	char path[4200], *argv[] = { path, "--gpus", (char *)c->ji.gpus, NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+	struct gpumem_proc p = { 0 };
+	struct json_object *doc = NULL;
+	const char *schema;
+	char err[300];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/gpumem-health", c->args->libexecdir);
+	if (access(path, X_OK) != 0) {
+		snprintf(why, len, "no NVML evidence: gpumem-health is not installed (libexecdir)");
+		return NULL;
+	}
+	gpumem_proc_as_site(&p, path, argv, envp, c->args->check_uid, c->args->check_gid,
+			    HEALTH_TIMEOUT_S);
+	p.drop_stderr = 1;
+	p.out_max = HEALTH_MAX_BYTES;
+	rc = gpumem_proc_run(&p);
+	if (rc == 0 && !p.timed_out && p.status == HEALTH_NO_NVML)
+		snprintf(why, len, "no NVML evidence: no NVML on this node (gpumem-health)");
+	else if (rc < 0 || p.timed_out || p.status != 0 || !p.out)
+		snprintf(why, len, "no NVML evidence: gpumem-health %s",
+			 p.timed_out ? "timed out" : "failed");
+	else if (gpumem_json_parse(p.out, strlen(p.out), &caps, &doc, err, sizeof(err)) < 0)
+		snprintf(why, len, "no NVML evidence: gpumem-health printed no valid document: %.200s",
+			 err);
+	else if (!(schema = gpumem_json_str(doc, "schema")) || strcmp(schema, "gpumem-health/1")) {
+		snprintf(why, len, "no NVML evidence: gpumem-health printed no gpumem-health/1 "
+			 "document");
+		json_object_put(doc);
+		doc = NULL;
+	}
+	gpumem_proc_free(&p);
+	return doc;
+}
+
+/* EV->now[j] for each GPU of the job; 0, or -1 with why (an alarm, a GPU not found). */
+static int read_health(const struct gpumem_jobctx *c, struct gpumem_evidence *ev, char *why,
+		       size_t len)
+{
+	struct json_object *doc = run_health(c, why, len), *devs;
+	int rv = 0;
+
+	if (doc == NULL)
+		return -1;
+	devs = gpumem_json_get(doc, "devices");
+	for (int j = 0; j < c->ngpus && rv == 0; j++) {
+		struct json_object *d = gpumem_json_at(devs, (size_t)j), *alarms;
+		const char *gpu = gpumem_json_str(d, "gpu"), *e = gpumem_json_str(d, "evidence");
+
+		alarms = gpumem_json_get(d, "alarms");
+		if (!gpu || strcmp(gpu, c->list[j]) || !e || strlen(e) >= GPUMEM_EVIDENCE_MAX) {
+			snprintf(why, len, "gpu%s: no NVML evidence", c->list[j]);
+			rv = -1;
+		} else if (gpumem_json_len(alarms)) {
+			snprintf(why, len, "gpu%s: NVML: %.200s", c->list[j],
+				 gpumem_json_text(gpumem_json_at(alarms, 0)));
+			rv = -1;
+		} else {
+			snprintf(ev->now[j], GPUMEM_EVIDENCE_MAX, "%s", e);
+		}
+	}
+	json_object_put(doc);
+	return rv;
+}
+
+/* The first field that differs between two evidence strings: "ecc.volatile.corrected 0 -> 3". */
+static void first_change(const char *was, const char *now, char *out, size_t len)
+{
+	char a[GPUMEM_EVIDENCE_MAX], b[GPUMEM_EVIDENCE_MAX], *sa = NULL, *sb = NULL;
+	char *ta, *tb;
+
+	snprintf(a, sizeof(a), "%s", was);
+	snprintf(b, sizeof(b), "%s", now);
+	snprintf(out, len, "changed");
+	for (ta = strtok_r(a, " ", &sa), tb = strtok_r(b, " ", &sb); ta || tb;
+	     ta = strtok_r(NULL, " ", &sa), tb = strtok_r(NULL, " ", &sb)) {
+		char *ea = ta ? strchr(ta, '=') : NULL, *eb = tb ? strchr(tb, '=') : NULL;
+
+		if (ta && tb && !strcmp(ta, tb))
+			continue;
+		if (ea && eb && ea - ta == eb - tb && !strncmp(ta, tb, (size_t)(ea - ta)))
+			snprintf(out, len, "%.*s %.60s -> %.60s", (int)(ea - ta), ta, ea + 1, eb + 1);
+		return;
+	}
+}
+
+struct pass {
+	long long job;
+	char phase[8];
+	long long sec;
+	char evidence[GPUMEM_EVIDENCE_MAX];
+};
+
+/* GPU J's last measured pass; 0, or -1 when none is on record. */
+static int pass_read(const struct gpumem_jobctx *c, int fd, int j, struct pass *p)
+{
+	char name[160], *text, *nl;
+	int rv = -1;
+
+	gpumem_gpu_name(c, GPUMEM_SF_PASS, j, name, sizeof(name));
+	text = gpumem_state_read(fd, name, 4096);
+	nl = text ? strchr(text, '\n') : NULL;
+	if (nl && sscanf(text, "%lld %7s %lld", &p->job, p->phase, &p->sec) == 3) {
+		snprintf(p->evidence, sizeof(p->evidence), "%s", nl + 1);
+		p->evidence[strcspn(p->evidence, "\n")] = '\0';
+		rv = 0;
+	}
+	free(text);
+	return rv;
+}
+
+/* Is GPU J's pass P good for this check?  1, or 0 with why (for "measured: WHY"). */
+static int pass_holds(const struct gpumem_jobctx *c, int fd, int j, const char *phase,
+		      const struct gpumem_evidence *ev, const struct pass *p, char *why,
+		      size_t len)
+{
+	char name[160], change[200], *low;
+	long age = (long)(time(NULL) - p->sec);
+
+	if (age < 0) {
+		snprintf(why, len, "gpu%s: the pass is dated in the future (the clock went back)",
+			 c->list[j]);
+		return 0;
+	}
+	if (age > 60L * ev->limit_min) {
+		snprintf(why, len, "gpu%s: bandwidth last measured %ld min ago (check.min_interval "
+			 "%d)", c->list[j], age / 60, ev->limit_min);
+		return 0;
+	}
+	if (strcmp(p->evidence, ev->now[j])) {
+		first_change(p->evidence, ev->now[j], change, sizeof(change));
+		snprintf(why, len, "gpu%s: NVML health changed since job %lld's pass (%s)",
+			 c->list[j], p->job, change);
+		return 0;
+	}
+	gpumem_gpu_name(c, GPUMEM_SF_HBMLOW, j, name, sizeof(name));
+	if ((low = gpumem_state_read(fd, name, 4096))) {
+		long long job = 0;
+		double p95 = 0, mean = 0;
+
+		sscanf(low, "%lld %lf %lf", &job, &p95, &mean);
+		free(low);
+		snprintf(why, len, "gpu%s: job %lld's profile streamed HBM at a low ceiling "
+			 "(DRAM p95 %.0f%%, mean %.0f%% of peak)", c->list[j], job, p95, mean);
+		return 0;
+	}
+	if (!strcmp(phase, "after") && p->job == (long long)c->job && !strcmp(p->phase, "before")) {
+		snprintf(why, len, "the job's own before-check is never reused for its after-check");
+		return 0;
+	}
+	return 1;
+}
+
+int gpumem_evidence_decide(const struct gpumem_jobctx *c, const char *phase, int forced,
+			   struct gpumem_evidence *ev)
+{
+	char why[300] = "", derr[600];
+	struct pass p, oldest = { .sec = -1 };
+	int fd = -1, reuse = 0;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->limit_min = c->have_site ? c->site.check_min_interval_min : 0;
+	if (ev->limit_min <= 0) {
+		snprintf(ev->basis, sizeof(ev->basis), "measured: check.min_interval is 0");
+		return 0;
+	}
+	if (c->ngpus <= 0) {
+		snprintf(why, sizeof(why), "every GPU of the node (gpus=all) is always measured");
+	} else {
+		/* Read even when forced: the pass this check may give keeps it. */
+		ev->have = read_health(c, ev, why, sizeof(why)) == 0;
+		if (forced)
+			snprintf(why, sizeof(why), "forced: a GPU is suspect");
+		else if (ev->have && (fd = gpumem_gpudir_open(c, derr, sizeof(derr))) < 0)
+			snprintf(why, sizeof(why), "no state: %.200s", derr);
+	}
+	for (int j = 0; fd >= 0 && j < c->ngpus; j++) {
+		reuse = pass_read(c, fd, j, &p) == 0;
+		if (!reuse)
+			snprintf(why, sizeof(why), "gpu%s: no measured pass on record", c->list[j]);
+		else
+			reuse = pass_holds(c, fd, j, phase, ev, &p, why, sizeof(why));
+		if (!reuse)
+			break;
+		if (oldest.sec < 0 || p.sec < oldest.sec)
+			oldest = p;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (!reuse) {
+		snprintf(ev->basis, sizeof(ev->basis), "measured: %s", why);
+		return 0;
+	}
+	ev->pass_job = oldest.job;
+	snprintf(ev->pass_phase, sizeof(ev->pass_phase), "%s", oldest.phase);
+	ev->pass_age_s = (long)(time(NULL) - oldest.sec);
+	snprintf(ev->basis, sizeof(ev->basis), "reused: bandwidth measured %ld min ago %s job "
+		 "%lld, NVML health unchanged since", ev->pass_age_s / 60,
+		 !strcmp(oldest.phase, "after") ? "after" : "before", oldest.job);
+	return 1;
+}
+
+void gpumem_evidence_reused(const struct gpumem_evidence *ev, struct gpumem_checkrun *r)
+{
+	snprintf(r->verdict, sizeof(r->verdict), "pass");
+	snprintf(r->basis, sizeof(r->basis), "%s", ev->basis);
+	r->pass_job = ev->pass_job;
+	snprintf(r->pass_phase, sizeof(r->pass_phase), "%s", ev->pass_phase);
+	r->pass_age_s = ev->pass_age_s;
+}
+
+/*
+ * Did the check pass on every GPU of the job?  Its devices are the job's
+ * GPUs in CUDA's order, which need not be NVML's (Slurm's): a pass is kept
+ * only when every device passed, so no GPU keeps another's pass.
+ */
+static int all_passed(const struct gpumem_jobctx *c, const struct gpumem_checkrun *r)
+{
+	struct json_object *devs = gpumem_json_get(r->doc, "devices");
+	size_t n = gpumem_json_len(devs);
+
+	if (n != (size_t)c->ngpus)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *v = gpumem_json_str(gpumem_json_at(devs, i), "verdict");
+
+		if (!v || strncmp(v, "pass", 4))
+			return 0;
+	}
+	return 1;
+}
+
+void gpumem_evidence_record(const struct gpumem_jobctx *c, const struct gpumem_evidence *ev,
+			    struct gpumem_checkrun *r)
+{
+	char name[160], text[GPUMEM_EVIDENCE_MAX + 100], derr[600];
+	int fd, keep;
+
+	if (!strcmp(r->status, "skipped") || !strcmp(r->status, "not_run"))
+		return;         /* no check ran: nothing learnt of the GPU */
+	snprintf(r->basis, sizeof(r->basis), "%s", ev->basis);
+	if (ev->limit_min <= 0 || c->ngpus <= 0)
+		return;         /* nothing is reused: nothing to keep */
+	fd = gpumem_gpudir_open(c, derr, sizeof(derr));
+	if (fd < 0)
+		return;
+	keep = ev->have && all_passed(c, r);
+	for (int j = 0; j < c->ngpus; j++) {
+		gpumem_gpu_name(c, GPUMEM_SF_PASS, j, name, sizeof(name));
+		if (!keep) {
+			unlinkat(fd, name, 0);
+			continue;
+		}
+		snprintf(text, sizeof(text), "%u %s %lld\n%s\n", c->job, r->phase,
+			 (long long)time(NULL), ev->now[j]);
+		if (gpumem_state_write(fd, name, text) < 0)
+			gpumem_error("gpumem: job %u: cannot keep GPU %s's pass in %s/gpus: %s",
+				     c->job, c->list[j], c->args->state_dir,
+				     strerror(errno));
+		/* A measured pass answers a low profile. */
+		gpumem_gpu_name(c, GPUMEM_SF_HBMLOW, j, name, sizeof(name));
+		unlinkat(fd, name, 0);
+	}
+	close(fd);
+}
+
+/* Profile row G: 1 low (HBM-bound at a low ceiling), -1 not slow (reached the OK mark), 0 neither. */
+static int hbm_class(const struct gpumem_prof_gpu *g)
+{
+	if (!(g->samples >= GPUMEM_EVIDENCE_HBM_SAMPLES) || !(g->dram_p95 >= 0))
+		return 0;
+	if (g->dram_p95 >= GPUMEM_EVIDENCE_HBM_OK_PCT)
+		return -1;
+	if (g->dram_p95 < GPUMEM_EVIDENCE_HBM_LOW_PCT &&
+	    g->dram_mean >= GPUMEM_EVIDENCE_HBM_BOUND_PCT &&
+	    g->dram_mean >= GPUMEM_EVIDENCE_HBM_FLAT * g->dram_p95 &&
+	    !(g->sm_mean > g->dram_mean))
+		return 1;
+	return 0;
+}
+
+void gpumem_evidence_profile(const struct gpumem_jobctx *c, const char *profile)
+{
+	struct json_object *doc = NULL, *compact = NULL, *rows;
+	char err[300], name[160], text[160];
+	int fd = -1;
+
+	if (!profile || c->ngpus <= 0 || !c->have_site ||
+	    c->site.check_min_interval_min <= 0 ||
+	    gpumem_profile_parse(profile, strlen(profile), &doc, err, sizeof(err)) < 0)
+		goto out;
+	compact = gpumem_profile_compact(doc);
+	rows = gpumem_json_get(compact, "g");
+	if (!gpumem_json_len(rows) || (fd = gpumem_gpudir_open(c, err, sizeof(err))) < 0)
+		goto out;
+	for (size_t i = 0; i < gpumem_json_len(rows); i++) {
+		struct gpumem_prof_gpu g;
+		int cls;
+
+		if (gpumem_prof_gpu_of(gpumem_json_at(rows, i), &g) < 0 || !(cls = hbm_class(&g)))
+			continue;
+		for (int j = 0; j < c->ngpus; j++) {
+			if (atol(c->list[j]) != g.index)
+				continue;
+			gpumem_gpu_name(c, GPUMEM_SF_HBMLOW, j, name, sizeof(name));
+			if (cls < 0) {
+				unlinkat(fd, name, 0);
+				continue;
+			}
+			snprintf(text, sizeof(text), "%u %.0f %.0f %.0f\n", c->job, g.dram_p95,
+				 g.dram_mean, g.sm_mean);
+			gpumem_info("gpumem: job %u: GPU %s streamed HBM at a low ceiling (DRAM p95 "
+				    "%.0f%%, mean %.0f%%): its next check is measured", c->job,
+				    c->list[j], g.dram_p95, g.dram_mean);
+			gpumem_state_write(fd, name, text);
+		}
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	json_object_put(compact);
+	json_object_put(doc);
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Reuse that rests on evidence (evidence.c; doc/ADMIN.md, "Reuse: a check
+ * that rests on evidence"): whether a job's check must measure the GPUs'
+ * bandwidth, or may rest on the GPUs' last measured pass, and what it rests
+ * on, for the report.  The state it keeps per GPU lives in root's
+ * state_dir/gpus/ beside gpustate.c's marks, under the names below.
+ */
+#ifndef GPUMEM_EVIDENCE_H
+#define GPUMEM_EVIDENCE_H
+#include "jobctx.h"
+
+/* state_dir/gpus/ file kinds (KIND.NODE.GPU, gpustate.c's naming). */
+
+/* A profile whose DRAM p95 reached this (% of peak) shows the GPU is not slow. */
+#define GPUMEM_EVIDENCE_HBM_OK_PCT 90.0
+/*
+ * HBM-bound yet low: DRAM the busier unit (mean at least the SM mean), a
+ * mean of at least BOUND_PCT, flat (mean at least FLAT of p95: the job sat
+ * at a ceiling), and that ceiling (p95) below LOW_PCT of the GPU's peak.
+ */
+#define GPUMEM_EVIDENCE_HBM_BOUND_PCT 40.0
+#define GPUMEM_EVIDENCE_HBM_LOW_PCT 70.0
+#define GPUMEM_EVIDENCE_HBM_FLAT 0.85
+#define GPUMEM_EVIDENCE_HBM_SAMPLES 3
+/* Longest evidence string kept (gpumem-health's is about 330 characters). */
+#define GPUMEM_EVIDENCE_MAX 700
+
+struct gpumem_evidence {
+	int limit_min;          /* check.min_interval; 0: every check measured, nothing read */
+	int have;               /* gpumem-health answered for every GPU of the job */
+	char now[GPUMEM_MAX_GPUS][GPUMEM_EVIDENCE_MAX];
+	char basis[320];        /* what the check rests on, for the report */
+	long long pass_job;     /* reused: the pass's job, its phase, its age */
+	char pass_phase[8];
+	long pass_age_s;
+};
+
+/*
+ * Before a check of the job's GPUs (PHASE before/after; FORCED: a suspect
+ * GPU): read their NVML health (gpumem-health, as the site's check_user)
+ * and decide.  1: the check may rest on the GPUs' last measured pass
+ * (EV->basis "reused: ..."); 0: it must measure (EV->basis "measured: why").
+ */
+int gpumem_evidence_decide(const struct gpumem_jobctx *c, const char *phase, int forced,
+			   struct gpumem_evidence *ev);
+/* R (status "reused", no check run) rests on EV: verdict "pass", its basis and pass. */
+void gpumem_evidence_reused(const struct gpumem_evidence *ev, struct gpumem_checkrun *r);
+/*
+ * After a measured check R: when it passed on every GPU of the job, each
+ * keeps this pass with the health read before it (EV); any other outcome
+ * forgets them all (the check numbers the GPUs in CUDA's order, which need
+ * not be Slurm's); R's basis is set.
+ */
+void gpumem_evidence_record(const struct gpumem_jobctx *c, const struct gpumem_evidence *ev,
+			    struct gpumem_checkrun *r);
+/*
+ * The job epilog, with the job's profile (the report's "profile" member):
+ * a GPU that streamed at a low ceiling gets the "hbmlow" mark (its next
+ * check is measured); one that reached GPUMEM_EVIDENCE_HBM_OK_PCT loses it.
+ */
+void gpumem_evidence_profile(const struct gpumem_jobctx *c, const char *profile);
+#endif
