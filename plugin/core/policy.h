@@ -210,6 +210,11 @@ struct gpumem_site {
 	int check_timeout_s;
 	int check_min_interval_min;     /* 0: check every time */
 	int profile_interval_ms;        /* gpumem-sample's interval, >= 100 */
+	struct {
+		int by_default;         /* no --gpumem-policy means --gpumem-policy=advised */
+		int days;               /* how far back the lookup goes (default 30) */
+		int hint;               /* a named policy: say once when the last job's advice differs */
+	} advised;
 };
 
 void gpumem_site_init(struct gpumem_site *s);

@@ -81,6 +81,14 @@ static const struct gpumem_key profilecfg_keys[] = {
 	{ 0 }
 };
 
+/* advised: --gpumem-policy=advised (srun side, plugin/spank/advised.c; doc/ADMIN.md "Advised"). */
+static const struct gpumem_key advisedcfg_keys[] = {
+	{ .name = "by_default", .type = GPUMEM_KT_BOOL, .off = S(advised.by_default) },
+	{ .name = "days", .type = GPUMEM_KT_INT, .off = S(advised.days), .min = 1, .max = 366 },
+	{ .name = "hint", .type = GPUMEM_KT_BOOL, .off = S(advised.hint) },
+	{ 0 }
+};
+
 /* references: { "NVIDIA H200": { read: 4373, triad: 4127, ... }, ... } */
 static int parse_refs(struct gpumem_walk *w, const struct gpumem_ynode *n)
 {
@@ -166,6 +174,7 @@ const struct gpumem_key gpumem_site_keys[] = {
 	{ .name = "drain", .type = GPUMEM_KT_SECTION, .sub = drain_keys },
 	{ .name = "check", .type = GPUMEM_KT_SECTION, .sub = checkcfg_keys },
 	{ .name = "profile", .type = GPUMEM_KT_SECTION, .sub = profilecfg_keys },
+	{ .name = "advised", .type = GPUMEM_KT_SECTION, .sub = advisedcfg_keys },
 	{ 0 }
 };
 
@@ -185,6 +194,7 @@ void gpumem_site_init(struct gpumem_site *s)
 	s->limits.um_max_gpu_fraction = 1;
 	s->check_timeout_s = 60;
 	s->profile_interval_ms = 1000;
+	s->advised.days = 30;
 }
 
 int gpumem_site_parse(const char *buf, size_t len, const char *name,
