@@ -193,6 +193,8 @@ like "$out" "gpumem: advised: no profiled job named forged2 .*its records have n
 # --- sbatch, and the site's default ----------------------------------------------------
 run asuser sbatch -J train --gpumem-policy=advised -o /dev/null --wrap true
 like "$out" "gpumem: advised: zerocopy.yaml, from job $j1" "sbatch: the same lookup, the same line"
+run asuser salloc -N1 -J train --gpumem-policy=advised true
+like "$out" "gpumem: advised: zerocopy.yaml, from job $j1" "salloc: the same lookup, the same line"
 site "$(printf 'advised:\n  by_default: true')"
 run asuser srun -N1 -J train --gres=gpu:1 sh -c 'echo "policy=$GPUMEM_POLICY"'
 like "$out" "gpumem: advised: zerocopy.yaml, from job $j1" "advised.by_default: no option is advised"
