@@ -336,10 +336,10 @@ static int job_or_advise(int argc, char **argv, int advise)
 {
 	const char *cmd = advise ? "advise" : "job";
 	static char out[SACCT_CAP];
-	char err[512], *line, *save = NULL;
+	char err[512], *line, *save = NULL, user[72];
 	int json = 0, first = 1, bad = 0, rc, rules = 0;
 	struct json_object *arr = NULL;
-	const char *job = NULL, *report = NULL, *site = NULL, *svg = NULL, *since = NULL;
+	const char *job = NULL, *report = NULL, *site = NULL, *svg = NULL, *since = NULL, *u;
 	int mine = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -428,8 +428,13 @@ static int job_or_advise(int argc, char **argv, int advise)
 		fprintf(stderr, "gpumem: %s: out of memory\n", cmd);
 		return JOB_BAD;
 	}
+	/* gpumem advise: the name's history needs the job's user (the first line's). */
+	u = strchr(out, '|');
+	snprintf(user, sizeof(user), "%.*s", u ? (int)strcspn(u + 1, "|\n") : 0, u ? u + 1 : "");
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		bad += one_job(line, arr, &first, advise);
+	if (advise && !json)
+		gpumem_job_print_history(job, user);
 	if (json) {
 		if (gpumem_json_write(stdout, arr, GPUMEM_JSON_SPACED) < 0 || putchar('\n') == EOF)
 			bad++;

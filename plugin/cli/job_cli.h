@@ -32,4 +32,6 @@ void gpumem_job_print_profile(struct json_object *rec);
 void gpumem_job_print_advice(struct json_object *rec);
 /* The record's advice, a new array of gpumem_advice_json objects ([] without "prof"). */
 struct json_object *gpumem_job_advice(struct json_object *rec);
+/* gpumem advise JOBID: the history of the advised runs of the job's name (job_history.c). */
+void gpumem_job_print_history(const char *job, const char *user);
 #endif

@@ -213,6 +213,11 @@ struct gpumem_site {
 	int check_min_interval_min;     /* 0: measure every check; default below */
 	int profile_interval_ms;        /* gpumem-sample's interval, >= 100 */
 	struct gpumem_advice_table *advice;     /* advice:, or NULL: built in (advise.h) */
+	struct {
+		int by_default;         /* no --gpumem-policy means --gpumem-policy=advised */
+		int days;               /* how far back the lookup goes (default 30) */
+		int hint;               /* a named policy: say once when the last job's advice differs */
+	} advised;
 };
 
 void gpumem_site_init(struct gpumem_site *s);

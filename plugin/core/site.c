@@ -83,6 +83,14 @@ static const struct gpumem_key profilecfg_keys[] = {
 	{ 0 }
 };
 
+/* advised: --gpumem-policy=advised (srun side, plugin/spank/advised.c; doc/ADMIN.md "Advised"). */
+static const struct gpumem_key advisedcfg_keys[] = {
+	{ .name = "by_default", .type = GPUMEM_KT_BOOL, .off = S(advised.by_default) },
+	{ .name = "days", .type = GPUMEM_KT_INT, .off = S(advised.days), .min = 1, .max = 366 },
+	{ .name = "hint", .type = GPUMEM_KT_BOOL, .off = S(advised.hint) },
+	{ 0 }
+};
+
 /* references: { "NVIDIA H200": { read: 4373, triad: 4127, ... }, ... } */
 static int parse_refs(struct gpumem_walk *w, const struct gpumem_ynode *n)
 {
@@ -170,6 +178,7 @@ const struct gpumem_key gpumem_site_keys[] = {
 	{ .name = "profile", .type = GPUMEM_KT_SECTION, .sub = profilecfg_keys },
 	/* the advice rules, replacing the built-in table (advise_site.c) */
 	{ .name = "advice", .type = GPUMEM_KT_CUSTOM, .custom = gpumem_advice_walk },
+	{ .name = "advised", .type = GPUMEM_KT_SECTION, .sub = advisedcfg_keys },
 	{ 0 }
 };
 
@@ -191,6 +200,7 @@ void gpumem_site_init(struct gpumem_site *s)
 	/* A measured pass is reused on unchanged NVML evidence for an hour (doc/ADMIN.md, "Reuse"). */
 	s->check_min_interval_min = GPUMEM_CHECK_MIN_INTERVAL_DEFAULT;
 	s->profile_interval_ms = 1000;
+	s->advised.days = 30;
 }
 
 int gpumem_site_parse(const char *buf, size_t len, const char *name,

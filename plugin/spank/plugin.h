@@ -77,6 +77,19 @@ int gpumem_plugin_site(const char *path, int login, struct gpumem_site *site, ch
 void gpumem_plugin_teardown(void);
 
 int gpumem_srun_post_opt(spank_t sp);
+/*
+ * advised.c: the policy --gpumem-policy=advised chooses for the job about
+ * to be submitted (POLICY, a name in the site's policy_dir, "" for the
+ * site's defaults) and the name to forward (FWD); its one line said.  0.
+ */
+int gpumem_advised_policy(spank_t sp, const struct gpumem_site *site, char *policy, size_t plen,
+			  char *fwd, size_t flen);
+/*
+ * advised.c, where the site's advised.hint is on: one line, once per job
+ * name (the user's own cache), when the name's last advice is not ASKED
+ * (the policy named, NULL: the site's defaults).  GPUMEM_NO_HINT hides it.
+ */
+void gpumem_advised_hint(spank_t sp, const struct gpumem_site *site, const char *asked);
 int gpumem_slurmstepd_user_init(spank_t sp);
 int gpumem_slurmstepd_task_init(spank_t sp);
 int gpumem_slurmstepd_task_exit(spank_t sp);

@@ -4,10 +4,14 @@
  * user: read the policy with the user's own rights (jobpolicy.c), refuse
  * the job on any error with file:line:col messages, and forward the
  * validated policy so a node that cannot see the user's file still gets it.
+ * --gpumem-policy=advised (or the site's advised.by_default): the policy
+ * advised.c chooses from the name's history, then the same path as a
+ * named policy; one that fails there leaves the site's defaults, said.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "advised.h"
 #include "jobpolicy.h"
 #include "plugin.h"
 
@@ -34,10 +38,24 @@ int gpumem_srun_post_opt(spank_t sp)
 	struct gpumem_policy_src src = { .option = st->opt_policy };
 	struct gpumem_diags d = { 0 };
 	struct gpumem_policy user, eff;
-	char name[4200], *json = NULL;
-	int rv = -1;
+	char name[4200], *json = NULL, adv[80], fwd[256];
+	int rv = -1, advised = 0;
 
-	if (st->opt_policy == NULL)
+	if (st->opt_policy ? !strcmp(st->opt_policy, GPUMEM_ADVISED) :
+	    site != NULL && site->advised.by_default) {
+		advised = 1;
+		if (getuid() != geteuid() ||
+		    gpumem_advised_policy(sp, site, adv, sizeof(adv), fwd, sizeof(fwd)) < 0 ||
+		    !adv[0])
+			return 0;       /* site defaults, said */
+		/* "zerocopy.yaml" is the site's policy_dir/zerocopy.yaml: resolved by its name. */
+		if (strlen(adv) > 5 && !strcmp(adv + strlen(adv) - 5, ".yaml"))
+			adv[strlen(adv) - 5] = '\0';
+		src.option = adv;
+	}
+	if (!advised && getuid() == geteuid())
+		gpumem_advised_hint(sp, site, st->opt_policy);
+	if (src.option == NULL)
 		return 0;       /* site defaults, applied on the node */
 	/* srun is not setuid, but be sure we read as the user. */
 	if (getuid() != geteuid()) {
@@ -58,17 +76,25 @@ int gpumem_srun_post_opt(spank_t sp)
 	 * into the steps it launches.  The node re-validates what arrives.
 	 */
 	if (spank_job_control_setenv(sp, GPUMEM_FWD_DATA, json, 1) != ESPANK_SUCCESS ||
-	    spank_job_control_setenv(sp, GPUMEM_FWD_NAME, st->opt_policy, 1) != ESPANK_SUCCESS)
+	    spank_job_control_setenv(sp, GPUMEM_FWD_NAME, advised ? fwd : st->opt_policy, 1) !=
+	    ESPANK_SUCCESS)
 		slurm_debug("gpumem: job control environment not available here");
 	if (setenv("SPANK_" GPUMEM_FWD_DATA, json, 1) < 0 ||
-	    setenv("SPANK_" GPUMEM_FWD_NAME, st->opt_policy, 1) < 0) {
+	    setenv("SPANK_" GPUMEM_FWD_NAME, advised ? fwd : st->opt_policy, 1) < 0) {
 		slurm_error("gpumem: cannot forward the policy: out of memory");
 		goto fail;
 	}
 	rv = 0;
 fail:
 	log_diags(&d);
-	if (rv < 0 && d.nerrors)
+	if (rv < 0 && advised) {
+		/* The site's own policy did not pass: the job goes on with the site's defaults. */
+		slurm_info("gpumem: advised: %s did not pass the site's checks (above): site "
+			   "defaults", adv);
+		unsetenv("SPANK_" GPUMEM_FWD_DATA);
+		unsetenv("SPANK_" GPUMEM_FWD_NAME);
+		rv = 0;
+	} else if (rv < 0 && d.nerrors)
 		slurm_error("gpumem: policy '%s' rejected: no job submitted", st->opt_policy);
 	gpumem_diags_free(&d);
 	free(json);

@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * --gpumem-policy=advised (advised.h): sacct's rows of a user's jobs of one
+ * name -> each job's winning advice, the history of its advised runs (did
+ * they gain?) and the choice for the next job with the one line that says
+ * why.  No I/O: srun's side (plugin/spank/advised.c) and `gpumem advise`
+ * (plugin/cli/job.c) run sacct and print.  Every record goes through the
+ * accounting record's decoder and checker (acct.h): a forged or oversized
+ * AdminComment is refused there and counted, never read.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "acct.h"
+#include "policy.h"
+#include "advise.h"
+#include "advised.h"
+#include "profile.h"
+
+#define TAG " (advised from job "
+/* What Slurm 22.05's database may name a job srun started (advised.h). */
+#define ALLOC_NAME "allocation"
+
+/*
+ * sacct's --name filter only where it is exact: Slurm's list parser splits
+ * at ',' and drops quotes, and MariaDB's collation refuses some UTF-8 (C1
+ * controls: error 1267).  Any other name: all the user's jobs of the window,
+ * matched here (one_row), whole.
+ */
+static int name_filter_ok(const char *name)
+{
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		if (*p < 0x20 || *p >= 0x7f || *p == ',' || *p == '"' || *p == '\'' || *p == '\\')
+			return 0;
+	return 1;
+}
+
+int gpumem_advised_argv(const char *name, const char *user, int days, char *buf, size_t blen,
+			char **argv, size_t nargv, char *why, size_t wlen)
+{
+	static const char *const fixed[] = { "sacct", "-n", "-P", "-o",
+		"JobIDRaw,ElapsedRaw,State,JobName,AdminComment" };
+	size_t k = 0, nf = sizeof(fixed) / sizeof(fixed[0]);
+	int n, filter;
+
+	if (name == NULL || !*name || strchr(name, '\n') || strlen(name) > 200) {
+		snprintf(why, wlen, "%s", name == NULL || !*name ? "the job has no name" :
+			 strlen(name) > 200 ? "the job name is over 200 bytes" :
+			 "sacct's answer cannot tell a job name with a line break");
+		return -1;
+	}
+	filter = name_filter_ok(name);
+	n = snprintf(buf, blen, "--user=%s%c-Snow-%ddays%c--name=%s," ALLOC_NAME, user, 0, days,
+		     0, filter ? name : "");
+	if (n < 0 || (size_t)n >= blen || nargv < nf + 4) {
+		snprintf(why, wlen, "the job name is too long");
+		return -1;
+	}
+	for (size_t i = 0; i < nf; i++)
+		argv[k++] = (char *)fixed[i];
+	argv[k++] = buf;
+	argv[k++] = buf + strlen(buf) + 1;
+	if (filter) {
+		argv[k] = argv[k - 1] + strlen(argv[k - 1]) + 1;
+		k++;
+	}
+	argv[k] = NULL;
+	return 0;
+}
+
+int gpumem_advised_parse_name(const char *name, char *policy, size_t plen, long long *from,
+			      char *rule, size_t rlen)
+{
+	const char *t = name ? strstr(name, TAG) : NULL, *r;
+	char *end;
+	size_t pl, rl;
+
+	if (t == NULL || t == name)
+		return -1;
+	pl = (size_t)(t - name);
+	if (pl >= plen || strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				 "0123456789._-") < pl || name[0] == '.')
+		return -1;
+	t += strlen(TAG);
+	if (*t < '1' || *t > '9')
+		return -1;
+	*from = strtoll(t, &end, 10);
+	if (end[0] != ':' || end[1] != ' ' || *from <= 0 || *from > 9000000000000000LL)
+		return -1;
+	r = end + 2;
+	rl = strspn(r, "abcdefghijklmnopqrstuvwxyz0123456789-");
+	if (rl == 0 || rl >= rlen || r[rl] != ')')
+		return -1;
+	snprintf(policy, plen, "%.*s", (int)pl, name);
+	snprintf(rule, rlen, "%.*s", (int)rl, r);
+	return 0;
+}
+
+/* Rank of RULE in GPUMEM_ADVISED_ORDER (a rule the order does not know: after it). */
+/* RULE's place in table T: its order decides between used GPUs (advised.h). */
+static int rank_of(const struct gpumem_advice_table *t, const char *rule)
+{
+	int i;
+
+	for (i = 0; i < t->n; i++)
+		if (strcmp(t->r[i].name, rule) == 0)
+			return i;
+	return i;
+}
+
+static int used(const char *rule)
+{
+	return strcmp(rule, "unsampled") && strcmp(rule, "short") && strcmp(rule, "idle");
+}
+
+struct pick {
+	struct gpumem_advised_job *j;
+	const struct gpumem_advice_table *rules;
+	int best;                       /* rank of the winner so far, -1: none */
+	int best_used;
+};
+
+/* One GPU's advice into the job's winner (advised.h: which GPU wins). */
+static void consider(struct pick *k, const char *node, long gpu, const struct gpumem_advice *a)
+{
+	struct gpumem_advised_job *j = k->j;
+	int u = used(a->rule), r = rank_of(k->rules, a->rule);
+
+	j->ngpus++;
+	j->nused += u;
+	if (strcmp(a->rule, "unsampled") == 0 || strcmp(a->rule, "short") == 0)
+		return;
+	j->profiled = 1;
+	if (j->advised && u && strcmp(a->rule, "faulting") == 0 &&
+	    strcmp(j->from_rule, "faulting") == 0)
+		j->still = 1;
+	if (k->best >= 0 && (k->best_used > u || (k->best_used == u && k->best <= r)))
+		return;
+	k->best = r;
+	k->best_used = u;
+	j->gpu = gpu;
+	snprintf(j->node, sizeof(j->node), "%s", node);
+	snprintf(j->rule, sizeof(j->rule), "%s", a->rule);
+	snprintf(j->policy, sizeof(j->policy), "%s", a->policy ? a->policy : "");
+	snprintf(j->reason, sizeof(j->reason), "%s", a->reason);
+}
+
+/* One node's record, checked: its name (advised?) and its GPUs' advice. */
+static void one_record(struct pick *k, struct json_object *rec)
+{
+	struct json_object *prof = gpumem_json_get(rec, "prof"), *rows = gpumem_json_get(prof, "g");
+	struct json_object *eff = gpumem_json_get(rec, "eff");
+	const char *st = gpumem_json_str(prof, "st"), *node = gpumem_json_str(rec, "node");
+	struct gpumem_advised_job *j = k->j;
+
+	j->nrecords++;
+	if (!j->advised &&
+	    gpumem_advised_parse_name(gpumem_json_str(rec, "policy"), j->from_policy,
+				      sizeof(j->from_policy), &j->from, j->from_rule,
+				      sizeof(j->from_rule)) == 0)
+		j->advised = 1;
+	for (size_t i = 0; st && strcmp(st, "ran") == 0 && i < gpumem_json_len(rows); i++) {
+		struct gpumem_prof_gpu g;
+		struct gpumem_advice a;
+
+		if (gpumem_prof_gpu_of(gpumem_json_at(rows, i), &g) < 0)
+			continue;
+		gpumem_advise_with(k->rules, &g, eff, &a);
+		consider(k, node ? node : "-", g.index, &a);
+	}
+}
+
+static void segment(const char *data, size_t len, size_t at, void *arg)
+{
+	struct pick *k = arg;
+	struct json_object *rec = NULL;
+	char err[320], *json;
+
+	(void)at;
+	json = gpumem_acct_decode(data, len, err, sizeof(err));
+	if (json && gpumem_acct_parse(json, &rec, err, sizeof(err)) == 0)
+		one_record(k, rec);
+	else
+		k->j->nrefused++;
+	json_object_put(rec);
+	free(json);
+}
+
+/*
+ * Does the stored name at DB (sacct's field, up to its '|') read as NAME?
+ * The database keeps what it can: a double quote as a backquote (Slurm
+ * before 23.02), a character its charset lacks as '?'.  The length of DB's
+ * name, or -1.
+ */
+static long name_at(const char *db, const char *name)
+{
+	const unsigned char *w = (const unsigned char *)name;
+	const char *p = db;
+
+	while (*w) {
+		size_t l = *w >= 0x80 ? gpumem_utf8_len(w, strlen((const char *)w)) : 1;
+
+		if (l == 0)
+			l = 1;
+		if (strncmp(p, (const char *)w, l) == 0)
+			p += l;
+		else if ((*w == '"' && *p == '`') || (*w >= 0x80 && *p == '?'))
+			p++;
+		else
+			return -1;
+		w += l;
+	}
+	return *p == '|' ? (long)(p - db) : -1;
+}
+
+struct row {
+	char *id, *elapsed, *state, *rest;      /* rest: NAME|COMMENT */
+	long long job;                          /* the job of the row (a step's too) */
+	int step;                               /* "N.0", "N.batch", ... */
+};
+
+/* "ID|ELAPSED|STATE|NAME|COMMENT" split (LINE modified): 0, or -1 for a bad line. */
+static int split_row(char *line, struct row *r)
+{
+	char *f[3], *p = line, *end;
+
+	for (int i = 0; i < 3; i++) {
+		f[i] = p;
+		p = strchr(p, '|');
+		if (p == NULL)
+			return -1;
+		*p++ = '\0';
+	}
+	r->id = f[0];
+	r->elapsed = f[1];
+	r->state = f[2];
+	r->rest = p;
+	r->job = strtoll(f[0], &end, 10);
+	r->step = *end == '.';
+	return r->job > 0 && (*end == '\0' || *end == '.') ? 0 : -1;
+}
+
+/* Job row R, its name NL bytes long, into J. */
+static void take_row(const struct row *r, long nl, const struct gpumem_advice_table *rules,
+		     struct gpumem_advised_job *j)
+{
+	struct pick k = { j, rules, -1, 0 };
+	char *end;
+
+	memset(j, 0, sizeof(*j));
+	j->id = r->job;
+	j->elapsed = strtol(r->elapsed, &end, 10);
+	if (*end || j->elapsed < 0)
+		j->elapsed = 0;
+	j->completed = strcmp(r->state, "COMPLETED") == 0;
+	gpumem_acct_segments(r->rest + nl + 1, segment, &k);
+}
+
+static int newer_first(const void *a, const void *b)
+{
+	const struct gpumem_advised_job *x = a, *y = b;
+
+	return x->id < y->id ? 1 : x->id > y->id ? -1 : 0;
+}
+
+static const struct gpumem_advised_job *find(const struct gpumem_advised *a, long long id)
+{
+	for (size_t i = 0; i < a->njobs; i++)
+		if (a->jobs[i].id == id)
+			return &a->jobs[i];
+	return NULL;
+}
+
+/* The verdict on advised job J (advised.h: gain). */
+static void judge(const struct gpumem_advised *a, const struct gpumem_advised_job *j,
+		  struct gpumem_advised_history *h)
+{
+	const struct gpumem_advised_job *f = find(a, j->from);
+	double ta, tk;
+	char ratio[64] = "";
+
+	memset(h, 0, sizeof(*h));
+	h->job = j;
+	h->from = f;
+	if (f == NULL) {
+		snprintf(h->text, sizeof(h->text), "%s tried in job %lld (advised from job %lld, "
+			 "%s): job %lld is no longer in the window: not judged", j->from_policy,
+			 j->id, j->from, j->from_rule, j->from);
+		return;
+	}
+	ta = f->elapsed > 0 ? (double)f->elapsed : 1;
+	tk = j->elapsed > 0 ? (double)j->elapsed : 1;
+	h->ratio = ta / tk;
+	snprintf(ratio, sizeof(ratio), h->ratio >= 1 ? "%.1fx faster" : "%.2fx (slower)", h->ratio);
+	h->verdict = GPUMEM_V_DROPPED;
+	if (!j->completed)
+		snprintf(h->text, sizeof(h->text), "%s tried in job %lld (advised from job %lld, "
+			 "%s): it did not complete: not advised again", j->from_policy, j->id,
+			 j->from, j->from_rule);
+	else if (j->elapsed > f->elapsed * (1 + GPUMEM_ADVISED_MARGIN))
+		snprintf(h->text, sizeof(h->text), "%s tried in job %lld (advised from job %lld, "
+			 "%s): %s (%ld s against %ld s): not advised again", j->from_policy,
+			 j->id, j->from, j->from_rule, ratio, j->elapsed, f->elapsed);
+	else if (j->still)
+		snprintf(h->text, sizeof(h->text), "%s tried in job %lld (advised from job %lld, "
+			 "%s): still %s: not advised again", j->from_policy, j->id, j->from,
+			 j->from_rule, j->from_rule);
+	else {
+		h->verdict = GPUMEM_V_KEPT;
+		snprintf(h->text, sizeof(h->text), "%s tried in job %lld (advised from job %lld, "
+			 "%s): %s (%ld s against %ld s): kept", j->from_policy, j->id, j->from,
+			 j->from_rule, ratio, j->elapsed, f->elapsed);
+	}
+}
+
+int gpumem_advised_read(char *text, const char *name, const struct gpumem_advice_table *rules,
+			struct gpumem_advised *out)
+{
+	char *line, *save = NULL;
+	struct row alloc, *pending = NULL;
+
+	memset(out, 0, sizeof(*out));
+	out->rules = rules ? rules : gpumem_advice_builtin();
+	out->jobs = calloc(GPUMEM_ADVISED_MAX_JOBS, sizeof(*out->jobs));
+	out->hist = calloc(GPUMEM_ADVISED_MAX_JOBS, sizeof(*out->hist));
+	if (out->jobs == NULL || out->hist == NULL) {
+		gpumem_advised_free(out);
+		return -1;
+	}
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct gpumem_advised_job *j = &out->jobs[out->njobs];
+		struct row r;
+		long nl;
+
+		if (split_row(line, &r) < 0)
+			continue;
+		/*
+		 * The name may hold '|': it is known, so it is matched whole, not
+		 * split; what follows is AdminComment, which holds no '|' of gpumem's
+		 * (a job named "a|b" is not "a" with a comment "b|...").
+		 */
+		nl = name_at(r.rest, name);
+		if (nl >= 0 && strchr(r.rest + nl + 1, '|'))
+			nl = -1;
+		if (!r.step) {
+			pending = NULL;
+			if (nl < 0 && strncmp(r.rest, ALLOC_NAME "|", strlen(ALLOC_NAME) + 1) == 0) {
+				/* Named by a step that follows? (advised.h: "allocation") */
+				alloc = r;
+				pending = &alloc;
+				continue;
+			}
+			if (nl < 0)
+				continue;
+			take_row(&r, nl, out->rules, j);
+		} else if (pending && r.job == pending->job && nl >= 0) {
+			take_row(pending, (long)strlen(ALLOC_NAME), out->rules, j);
+			pending = NULL;
+		} else {
+			continue;
+		}
+		if (j->nrecords || j->nrefused) {
+			/* Keep the newest when over the cap: replace the oldest kept. */
+			if (out->njobs + 1 < GPUMEM_ADVISED_MAX_JOBS)
+				out->njobs++;
+			else
+				qsort(out->jobs, out->njobs + 1, sizeof(*j), newer_first);
+		}
+	}
+	qsort(out->jobs, out->njobs, sizeof(*out->jobs), newer_first);
+	for (size_t i = 0; i < out->njobs; i++)
+		if (out->jobs[i].advised)
+			judge(out, &out->jobs[i], &out->hist[out->nhist++]);
+	return 0;
+}
+
+/* The newest verdict that dropped POLICY for this name, or NULL. */
+static const struct gpumem_advised_history *dropped(const struct gpumem_advised *a,
+						    const char *policy)
+{
+	for (size_t i = 0; i < a->nhist; i++)
+		if (a->hist[i].verdict == GPUMEM_V_DROPPED &&
+		    strcmp(a->hist[i].job->from_policy, policy) == 0)
+			return &a->hist[i];
+	return NULL;
+}
+
+static const struct gpumem_advised_history *history_of(const struct gpumem_advised *a,
+						       const struct gpumem_advised_job *j)
+{
+	for (size_t i = 0; i < a->nhist; i++)
+		if (a->hist[i].job == j)
+			return &a->hist[i];
+	return NULL;
+}
+
+static void choose_from(struct gpumem_advised *a, const struct gpumem_advised_job *src,
+			const char *policy, const char *rule, const char *tail)
+{
+	snprintf(a->policy, sizeof(a->policy), "%s", policy);
+	snprintf(a->rule, sizeof(a->rule), "%s", rule);
+	a->from = src->id;
+	snprintf(a->fwd_name, sizeof(a->fwd_name), "%s" TAG "%lld: %s)", policy, src->id, rule);
+	snprintf(a->line, sizeof(a->line), "gpumem: advised: %s, from job %lld on %s (%s: %s)%s",
+		 policy, src->id, src->node, rule, src->reason, tail);
+}
+
+void gpumem_advised_choose(struct gpumem_advised *a, const char *name, int days)
+{
+	const struct gpumem_advised_job *j = NULL;
+	const struct gpumem_advised_history *h, *d;
+	char tail[700] = "";
+
+	a->policy[0] = a->fwd_name[0] = '\0';
+	for (size_t i = 0; i < a->njobs && j == NULL; i++)
+		if (a->jobs[i].profiled)
+			j = &a->jobs[i];
+	if (j == NULL) {
+		snprintf(a->line, sizeof(a->line), "gpumem: advised: no profiled job named %s in "
+			 "the last %d days%s: site defaults", name, days,
+			 a->njobs ? " (its records have no profile, or were refused)" : "");
+		return;
+	}
+	h = j->advised ? history_of(a, j) : NULL;
+	if (h && h->verdict == GPUMEM_V_KEPT && h->from && h->from->profiled) {
+		snprintf(tail, sizeof(tail), "; kept: %s", h->text);
+		choose_from(a, h->from, j->from_policy, j->from_rule, tail);
+		return;
+	}
+	/* It did not pay (or cannot be judged against a job gone): back to its first job's advice. */
+	if (h && h->verdict == GPUMEM_V_DROPPED && h->from && h->from->profiled)
+		j = h->from;
+	if (j->policy[0] == '\0') {
+		snprintf(a->line, sizeof(a->line), "gpumem: advised: job %lld on %s (%s: %s): no "
+			 "policy to advise: site defaults", j->id, j->node, j->rule, j->reason);
+		return;
+	}
+	d = dropped(a, j->policy);
+	if (d) {
+		snprintf(a->line, sizeof(a->line), "gpumem: advised: job %lld advises %s (%s), but "
+			 "%s: site defaults", j->id, j->policy, j->rule, d->text);
+		return;
+	}
+	choose_from(a, j, j->policy, j->rule, "");
+}
+
+void gpumem_advised_free(struct gpumem_advised *a)
+{
+	free(a->jobs);
+	free(a->hist);
+	memset(a, 0, sizeof(*a));
+}

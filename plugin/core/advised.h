@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * --gpumem-policy=advised (issue 34): which policy a job gets from its
+ * name's history in Slurm's accounting, and whether the advice paid.
+ * Pure functions over one sacct answer (the caller runs sacct as the user:
+ * gpumem_advised_argv): the rows of the user's jobs of one name, each
+ * job's records decoded and checked by the accounting record's own reader
+ * (acct.h), advice per GPU from advise.h.  The rules, written once here and
+ * in doc/ADMIN.md ("Advised"):
+ *
+ *   which GPU wins  among the GPUs of every node of a job that were used
+ *                   (rule not unsampled, short or idle), the rule earliest
+ *                   in the advice table in force (the site's advice:, else
+ *                   the built-in one: faulting, link-bound, hbm-bound,
+ *                   underused, compute-bound); idle GPUs win only where no GPU
+ *                   was used; ties: the first node, then the lowest GPU.
+ *   gain            an advised job K (from job A) gained when K COMPLETED,
+ *                   its elapsed time is at most A's plus
+ *                   GPUMEM_ADVISED_MARGIN, and, for a rule whose policy is
+ *                   meant to remove what it saw (faulting), that rule no
+ *                   longer matches a used GPU of K.  Ratio: A's elapsed / K's.
+ *   the loop        a policy that did not gain for a name is not advised
+ *                   again for it while that run is in the window (the next
+ *                   lookup goes back to job A's advice); one that gained is
+ *                   kept (advised again, from the same first job A).
+ *
+ * An advised job's policy name, as forwarded and recorded, is
+ * "POLICY (advised from job A: RULE)" (gpumem_advised_name): the record's
+ * "policy" field carries it to AdminComment unchanged.
+ */
+#ifndef GPUMEM_ADVISED_H
+#define GPUMEM_ADVISED_H
+#include <stddef.h>
+
+struct gpumem_advice_table;     /* advise.h */
+
+#define GPUMEM_ADVISED "advised"        /* the option's value, reserved as a policy name */
+#define GPUMEM_ADVISED_MARGIN 0.05      /* elapsed time may grow this much and still count */
+#define GPUMEM_ADVISED_MAX_JOBS 512     /* rows looked at, newest first */
+#define GPUMEM_ADVISED_SACCT_CAP (8 * 1024 * 1024)
+
+struct gpumem_advised_job {
+	long long id;
+	long elapsed;                   /* seconds (sacct ElapsedRaw) */
+	int completed;                  /* State COMPLETED */
+	int profiled;                   /* a GPU with a rule beyond unsampled/short */
+	char node[72];                  /* of the winning GPU */
+	long gpu;
+	char rule[32];                  /* the winning advice */
+	char policy[72];                /* "" : none */
+	char reason[400];
+	int ngpus, nused, nrecords, nrefused;
+	/* It ran advised: */
+	int advised;
+	long long from;
+	char from_rule[32], from_policy[72];
+	int still;                      /* from_rule (faulting) still matches a used GPU */
+};
+
+enum gpumem_verdict { GPUMEM_V_UNKNOWN = 0, GPUMEM_V_KEPT, GPUMEM_V_DROPPED };
+
+struct gpumem_advised_history {
+	const struct gpumem_advised_job *job, *from;    /* from: NULL when out of the window */
+	enum gpumem_verdict verdict;
+	double ratio;                   /* from's elapsed / job's */
+	char text[600];                 /* "zerocopy.yaml tried in job 1240 ...: kept" */
+};
+
+struct gpumem_advised {
+	const struct gpumem_advice_table *rules; /* the advice table the records are read with */
+	struct gpumem_advised_job *jobs;        /* newest first */
+	size_t njobs;
+	struct gpumem_advised_history *hist;    /* one per advised job, newest first */
+	size_t nhist;
+	/* The choice (gpumem_advised_choose): */
+	char policy[72];                /* "" : the site's defaults */
+	char fwd_name[256];             /* "POLICY (advised from job A: RULE)" */
+	long long from;                 /* A */
+	char rule[32];                  /* RULE */
+	char line[1400];                /* the one line for the user, raw (escape it) */
+};
+
+/*
+ * sacct's arguments (NULL-terminated, pointing into BUF) for the user USER's
+ * (a name or a uid) jobs named NAME in the last DAYS days: JobIDRaw|
+ * ElapsedRaw|State|JobName|AdminComment, a line per job and per step; with
+ * --name=NAME,allocation where sacct matches NAME exactly (printable ASCII,
+ * no comma, quote or backslash), else all of the user's jobs of the window
+ * (matched by gpumem_advised_read).  "allocation": Slurm's database names
+ * a job so when a step's start reached it before the job's (seen with
+ * 22.05 on a loaded host); such a job is NAME's when a step of it is named
+ * NAME.  -1 when NAME cannot be looked up (empty, a line
+ * break, over 200 bytes), with the reason in WHY.
+ */
+int gpumem_advised_argv(const char *name, const char *user, int days, char *buf, size_t blen,
+			char **argv, size_t nargv, char *why, size_t wlen);
+/*
+ * OUT from sacct's answer TEXT (modified): rows whose JobName is NAME
+ * exactly, their records decoded (acct.h; a record refused is counted and
+ * skipped), newest first, the history judged.  0, or -1 out of memory.
+ */
+int gpumem_advised_read(char *text, const char *name, const struct gpumem_advice_table *rules,
+			struct gpumem_advised *out);
+/* The choice for NAME's next job, looked back DAYS days: policy, fwd_name, line. */
+void gpumem_advised_choose(struct gpumem_advised *a, const char *name, int days);
+/* "POLICY (advised from job A: RULE)" of an advised job's name, or -1 when NAME is none. */
+int gpumem_advised_parse_name(const char *name, char *policy, size_t plen, long long *from,
+			      char *rule, size_t rlen);
+void gpumem_advised_free(struct gpumem_advised *a);
+#endif

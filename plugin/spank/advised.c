@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * srun, sbatch and salloc, as the user: --gpumem-policy=advised (or the
+ * site's advised.by_default) and the hint (advised.hint).  One sacct
+ * query, run as the user with no shell (proc.c's runner: Slurm decides
+ * which jobs they may see), finds their jobs of this name in the last
+ * advised.days days; core/advised.c reads the records and chooses.  The
+ * job name is Slurm's own, after its option processing (slurm_option_get
+ * on the command's option table), else SLURM_JOB_NAME, SBATCH_JOB_NAME or
+ * SALLOC_JOB_NAME.  Every message is escaped (the name is the user's, the
+ * records' strings a node's); nothing here fails a job: an error says why
+ * and the site's defaults apply.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "advise.h"
+#include "advised.h"
+#include "plugin.h"
+#include "proc.h"
+#include "trust.h"
+
+#define SACCT_TIMEOUT_S 10
+
+/* The job's name as the command will submit it, or NULL.  Malloc'd. */
+static char *job_name(spank_t sp)
+{
+	typedef char *(*get_fn)(void *, const char *);
+	void *opt = dlsym(RTLD_DEFAULT, "opt");
+	get_fn get = (get_fn)dlsym(RTLD_DEFAULT, "slurm_option_get");
+	void (*xfree)(void *) = (void (*)(void *))dlsym(RTLD_DEFAULT, "slurm_xfree_ptr");
+	const char *env = spank_context() == S_CTX_LOCAL ? "SLURM_JOB_NAME" :
+		getenv("SBATCH_JOB_NAME") ? "SBATCH_JOB_NAME" : "SALLOC_JOB_NAME";
+	char *n = NULL, *own = NULL;
+
+	(void)sp;
+	if (opt && get && xfree) {
+		n = get(opt, "job-name");
+		if (n && *n)
+			own = strdup(n);
+		if (n)
+			xfree(n);      /* Slurm's xmalloc'd copy */
+	}
+	if (own == NULL && getenv(env) && *getenv(env))
+		own = strdup(getenv(env));
+	return own;
+}
+
+static void say(const char *line)
+{
+	char e[1600];
+
+	gpumem_term_clean(line, e, sizeof(e), sizeof(e) - 1);
+	slurm_info("%s", e);
+}
+
+/* The lookup for NAME into A: 0, or -1 with the line in A saying why (site defaults). */
+static int lookup(const struct gpumem_site *site, const char *name, struct gpumem_advised *a)
+{
+	int days = site ? site->advised.days : 30, rc;
+	char buf[512], *argv[16], err[512], why[200], uid[24];
+	char *out = malloc(GPUMEM_ADVISED_SACCT_CAP);
+
+	memset(a, 0, sizeof(*a));
+	if (out == NULL) {
+		snprintf(a->line, sizeof(a->line), "gpumem: advised: out of memory: site defaults");
+		return -1;
+	}
+	snprintf(uid, sizeof(uid), "%lu", (unsigned long)getuid());
+	if (gpumem_advised_argv(name, uid, days, buf, sizeof(buf), argv,
+				sizeof(argv) / sizeof(argv[0]), why, sizeof(why)) < 0) {
+		snprintf(a->line, sizeof(a->line), "gpumem: advised: %s: site defaults", why);
+		free(out);
+		return -1;
+	}
+	/* As this process's user, no shell (proc.c's runner); its first stderr line says why. */
+	rc = gpumem_run_capture(argv, out, GPUMEM_ADVISED_SACCT_CAP, err, sizeof(err),
+				SACCT_TIMEOUT_S);
+	if (rc != 0) {
+		snprintf(a->line, sizeof(a->line), "gpumem: advised: Slurm's accounting did not "
+			 "answer (sacct: %.300s); advised needs accounting (slurmdbd): site defaults",
+			 err[0] ? err : "no message");
+		free(out);
+		return -1;
+	}
+	rc = gpumem_advised_read(out, name, gpumem_site_advice(site), a);
+	free(out);
+	if (rc < 0) {
+		snprintf(a->line, sizeof(a->line), "gpumem: advised: out of memory: site defaults");
+		return -1;
+	}
+	gpumem_advised_choose(a, name, days);
+	return 0;
+}
+
+int gpumem_advised_policy(spank_t sp, const struct gpumem_site *site, char *policy, size_t plen,
+			  char *fwd, size_t flen)
+{
+	struct gpumem_advised a;
+	char *name;
+
+	policy[0] = fwd[0] = '\0';
+	/* A step in a job that exists: its policy was decided when the job was submitted. */
+	if (getenv("SLURM_JOB_ID") && spank_context() == S_CTX_LOCAL)
+		return 0;
+	name = job_name(sp);
+	if (name == NULL) {
+		say("gpumem: advised: the job has no name (--job-name): site defaults");
+		return 0;
+	}
+	if (lookup(site, name, &a) == 0 && a.policy[0]) {
+		snprintf(policy, plen, "%s", a.policy);
+		snprintf(fwd, flen, "%s", a.fwd_name);
+	}
+	say(a.line);
+	gpumem_advised_free(&a);
+	free(name);
+	return 0;
+}
+
+/* "zerocopy" of "zerocopy.yaml", "/a/b/zerocopy.yml", "zerocopy". */
+static void base_name(const char *in, char *out, size_t len)
+{
+	const char *b = strrchr(in, '/') ? strrchr(in, '/') + 1 : in;
+	size_t n = strlen(b);
+
+	if (n > 5 && !strcmp(b + n - 5, ".yaml"))
+		n -= 5;
+	else if (n > 4 && !strcmp(b + n - 4, ".yml"))
+		n -= 4;
+	snprintf(out, len, "%.*s", (int)n, b);
+}
+
+/*
+ * The user's own record of names already hinted: $XDG_CACHE_HOME/gpumem/hints
+ * (else ~/.cache/gpumem/hints), a line per name (its FNV-1a hash: no name is
+ * kept), made 0700/0600 by the user, never followed through a link.  1 when
+ * NAME is in it (or it cannot be used: no hint rather than one every time),
+ * 0 when not, having added it.
+ */
+static int hinted(const char *name)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char parent[4096], dir[4200], path[4300], line[32], buf[64 * 1024];
+	unsigned long long h = 1469598103934665603ULL;
+	ssize_t n;
+	int fd, rv = 1;
+
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 1099511628211ULL;
+	snprintf(line, sizeof(line), "%016llx\n", h);
+	if (xdg && xdg[0] == '/')
+		snprintf(parent, sizeof(parent), "%s", xdg);
+	else if (home && home[0] == '/')
+		snprintf(parent, sizeof(parent), "%s/.cache", home);
+	else
+		return 1;
+	snprintf(dir, sizeof(dir), "%s/gpumem", parent);
+	if ((mkdir(parent, 0700) < 0 && errno != EEXIST) || (mkdir(dir, 0700) < 0 && errno != EEXIST))
+		return 1;
+	snprintf(path, sizeof(path), "%s/hints", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+	if (fd < 0)
+		return 1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n >= 0) {
+		buf[n] = '\0';
+		rv = strstr(buf, line) != NULL || (size_t)n >= sizeof(buf) - 1;
+		if (!rv && write(fd, line, strlen(line)) != (ssize_t)strlen(line))
+			rv = 1;
+	}
+	close(fd);
+	return rv;
+}
+
+void gpumem_advised_hint(spank_t sp, const struct gpumem_site *site, const char *asked)
+{
+	struct gpumem_advised a;
+	char want[80], got[80], *name;
+
+	if (site == NULL || !site->advised.hint || getenv("GPUMEM_NO_HINT") ||
+	    (getenv("SLURM_JOB_ID") && spank_context() == S_CTX_LOCAL))
+		return;
+	name = job_name(sp);
+	/* Once per name: the user's own file decides before any query is made. */
+	if (name == NULL || hinted(name)) {
+		free(name);
+		return;
+	}
+	if (lookup(site, name, &a) == 0 && a.policy[0]) {
+		base_name(a.policy, want, sizeof(want));
+		base_name(asked ? asked : "", got, sizeof(got));
+		if (strcmp(want, got) != 0) {
+			char line[1700];
+
+			snprintf(line, sizeof(line), "gpumem: hint: jobs named %s were last advised %s "
+				 "(%s, from job %lld); you asked for %s; --gpumem-policy=advised "
+				 "follows the advice (said once per name; GPUMEM_NO_HINT=1 hides it)",
+				 name, a.policy, a.rule, a.from, asked ? asked : "the site's defaults");
+			say(line);
+		}
+	}
+	gpumem_advised_free(&a);
+	free(name);
+}

@@ -1,0 +1,244 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# --gpumem-policy=advised (issue 34) on a real local Slurm with a real
+# slurmdbd on a private MariaDB, gpumem-acct in the nodes' Epilog and the
+# real sampler over the stand-in NVML (tests/fake-nvml): a job gets the
+# policy its name's last profiled job was advised, with one line saying
+# which job and rule; no history, a forged or oversized AdminComment, a
+# name full of shell and terminal metacharacters, accounting down: one
+# clear line, the site's defaults, the job runs.  The loop: a policy that
+# gained is kept, one that lost is not advised again, and `gpumem advise`
+# shows the history.  Several GPUs disagreeing: the documented rule.  The
+# hint on a named policy.  One cluster for every case (CI's time).
+. "$top_srcdir/tests/lib.sh"
+slurm_test advised
+for p in mariadbd mariadb-install-db slurmdbd; do
+	command -v "$p" >/dev/null || skip_all "$p is not installed (contrib/setup-debian installs mariadb-server and slurmdbd)"
+done
+ACCT="$top_builddir/plugin/acct/gpumem-acct"
+GM="$top_builddir/plugin/cli/gpumem"
+[ -x "$ACCT" ] || skip_all "gpumem-acct was not built"
+B=$t/libexec
+mkdir -p "$t/reports" "$B" "$t/policies"
+slurm_standin
+cp "$top_srcdir"/policies/*.yaml "$t/policies/"
+ln -s "$top_builddir/plugin/probe/gpumem-probe" "$B/gpumem-probe"
+sampler_standin "$B"
+# The sampler with per-GPU figures too: $B/sample.values1 is GPU 1's (fake-nvml's FAKE_NVML_VALUES_1).
+sed -i '/^export LD_LIBRARY_PATH/a export FAKE_NVML_GPUS=2; [ -f "'"$B"'/sample.values1" ] \&\& export FAKE_NVML_VALUES_1="$(cat "'"$B"'/sample.values1")"' "$B/gpumem-sample"
+grep -q FAKE_NVML_VALUES_1 "$B/gpumem-sample" || { fail "the sampler wrapper was not extended"; done_testing; }
+site() {   # site [EXTRA YAML LINES]
+	cat >"$t/site.yaml" <<YAML
+version: 1
+policy_dir: $t/policies
+report:
+  dir: $t/reports
+check:
+  timeout: 5
+profile:
+  interval_ms: 100
+${1:-}
+YAML
+	chmod 644 "$t/site.yaml"
+}
+site
+chmod 755 "$t/policies"; chmod 644 "$t"/policies/*.yaml
+plugstack "$t/plug.conf" site=$t/site.yaml libexecdir=$B check=$t/standin-check nvidia_dev=$t/nvidiactl
+printf '#!/bin/sh\nexec %s epilog --site %s 2>>%s\n' "$ACCT" "$t/site.yaml" "$t/acct.log" >"$t/epilog"
+chmod 755 "$t/epilog"
+values() { echo "$1" >"$B/sample.values"; rm -f "$B/sample.values1"; [ -z "${2:-}" ] || echo "$2" >"$B/sample.values1"; }
+FAULT="dram=5,sm=20,occ=10,pcie_rx=5.4,pcie_tx=4,mem=7.5"       # faulting -> zerocopy.yaml
+LINK="dram=5,sm=20,occ=10,pcie_rx=45,pcie_tx=0.1,mem=7.5"       # link-bound (no more faults)
+HBM="dram=90,sm=50,occ=30,pcie_rx=0.1,pcie_tx=0.1,mem=7.5"      # hbm-bound -> stream.yaml
+IDLE="dram=0,sm=0,occ=0,pcie_rx=0,pcie_tx=0,mem=0.5"            # idle -> mps-half.yaml
+
+t0=$(date +%s%N)
+if ! "$CL" start --nodes 1 --gpus 2 --accounting --epilog "$t/epilog" --plugstack "$t/plug.conf" >"$t/start.log" 2>&1; then
+	why=$(grep -m1 'MariaDB cannot start here' "$t/start.log")
+	[ -n "$why" ] && skip_all "${why#cluster: error: --accounting: }"
+	cat "$t/start.log" >&2
+	fail "the local Slurm with accounting did not start"
+	done_testing
+fi
+diag "start --accounting took $((($(date +%s%N) - t0) / 1000000)) ms"
+eval "$("$CL" env)"
+cd "$GPUMEM_CLUSTER_TMP" || exit 1
+# wait_record JOB: until gpumem-acct says it recorded the job (bounded: 60 s).
+# Its log, not sacct: root's sacct polled while jobs start makes Slurm
+# 22.05's database record about one job in three as "allocation" with uid
+# 0 (a step's start reaching slurmdbd before its job's), which its user then
+# never sees (doc/ADMIN.md, "Advised").
+# Then until the job shows COMPLETED (its epilog done) and as the user's:
+# Slurm 22.05's database may have it for a while as "allocation" of uid 0
+# (a step's start before its job's), which the user's own sacct does not list.
+wait_record() {
+	for _ in $(seq 1 120); do
+		grep -q "job $1 on gpumem1: recorded" "$t/acct.log" 2>/dev/null && break
+		sleep 0.5
+	done
+	grep -q "job $1 on gpumem1: recorded" "$t/acct.log" ||
+		{ fail "job $1 got no record in AdminComment: $(tail -3 "$t/acct.log")"; return 1; }
+	wait_idle
+	for _ in $(seq 1 120); do
+		[ "$(sacct -X -n -P -j "$1" -o State,UID)" = "COMPLETED|$(id -u "$GPUMEM_TEST_USER")" ] && return 0
+		sleep 0.5
+	done
+	diag "job $1: $(sacct -n -P -j "$1" -o JobIDRaw,JobName,State,UID | tr '\n' ' ')"
+}
+# job NAME SECONDS [SBATCH OPTIONS...]: a batch job of that name as the test
+# user, waited for (its record); its id in $jid, sbatch's stderr and the
+# job's output in $out.
+job() {
+	local name=$1 secs=$2
+	shift 2
+	run asuser sbatch -N1 -J "$name" --gres=gpu:1 -o "$GPUMEM_CLUSTER_TMP/out.%j" "$@" \
+		--wrap 'echo "policy=$GPUMEM_POLICY"; sleep '"$secs"
+	jid=$(printf '%s\n' "$out" | sed -n 's/^Submitted batch job \([0-9][0-9]*\).*/\1/p')
+	[ -n "$jid" ] || { fail "sbatch -J $name gave no job: $out"; return 1; }
+	wait_record "$jid"
+	out="$out
+$(cat "$GPUMEM_CLUSTER_TMP/out.$jid" 2>/dev/null)"
+}
+
+# --- no history: one line, the site's defaults, the job runs ---------------------------
+values "$FAULT"
+job train 5 --gpumem-policy=advised
+is "$rc" 0 "advised with no history: the job runs"
+like "$out" "gpumem: advised: no profiled job named train in the last 30 days: site defaults" "... and one line says why it got the site's defaults"
+like "$out" "^policy=(site defaults)?$" "... the site's defaults"
+j1=$jid
+
+# --- history: job 2 gets job 1's advice, the line names job 1 ------------------------------
+values "$LINK"
+job train 2 --gpumem-policy=advised
+is "$rc" 0 "advised with history: the job runs"
+like "$out" "gpumem: advised: zerocopy.yaml, from job $j1 on gpumem1 \(faulting: managed memory moved page by page" "... zerocopy.yaml, from job $j1, rule faulting"
+like "$out" "policy=zerocopy.yaml \(advised from job $j1: faulting\)" "... the job runs with it (GPUMEM_POLICY)"
+j2=$jid
+run asuser "$GM" job "$j2"
+like "$out" "policy zerocopy.yaml \(advised from job $j1: faulting\)" "the job's record says it ran advised, from which job and rule"
+
+# --- the loop: job 2 gained (5 s -> 2 s, no more faults): kept ------------------------------
+job train 2 --gpumem-policy=advised
+like "$out" "gpumem: advised: zerocopy.yaml, from job $j1 on gpumem1 \(faulting: .*; kept: zerocopy.yaml tried in job $j2 .*x faster .*: kept" "a run that gained: kept, still from job $j1"
+run asuser "$GM" advise "$j2"
+like "$out" "zerocopy.yaml tried in job $j2 \(advised from job $j1, faulting\): [0-9.]+x faster .*: kept" "gpumem advise shows the history: kept"
+
+# --- the loop: a run that lost is not advised again -----------------------------------------
+values "$FAULT"
+job lose 2
+l1=$jid
+values "$LINK"
+job lose 6 --gpumem-policy=advised
+like "$out" "zerocopy.yaml, from job $l1" "job 2 of 'lose' is advised zerocopy.yaml"
+l2=$jid
+values "$FAULT"
+job lose 1 --gpumem-policy=advised
+like "$out" "gpumem: advised: job $l1 advises zerocopy.yaml \(faulting\), but zerocopy.yaml tried in job $l2 \(advised from job $l1, faulting\): 0\.[0-9]+x \(slower\) .*: not advised again: site defaults" \
+	"a run that lost: not advised again, the line says so"
+like "$out" "^policy=(site defaults)?$" "... the site's defaults"
+run asuser "$GM" advise "$l2"
+like "$out" "zerocopy.yaml tried in job $l2 .*: not advised again" "gpumem advise shows the history: not advised again"
+# A run that stays faulting with the policy is no gain either, however fast.
+values "$FAULT"
+job still 3
+s1=$jid
+job still 2 --gpumem-policy=advised
+s2=$jid
+run asuser srun -N1 -J still --gpumem-policy=advised true
+like "$out" "zerocopy.yaml tried in job $s2 .*: still faulting: not advised again: site defaults" "a run still faulting under the policy: not advised again"
+
+# --- several GPUs disagreeing: a used GPU's advice wins over an idle one's ------------------
+values "$IDLE" "$HBM"
+job multi 2 --gres=gpu:2
+m1=$jid
+run asuser srun -N1 -J multi --gres=gpu:2 --gpumem-policy=advised sh -c 'echo "policy=$GPUMEM_POLICY"'
+like "$out" "gpumem: advised: stream.yaml, from job $m1 on gpumem1 \(hbm-bound:" "GPU 0 idle, GPU 1 HBM-bound: stream.yaml (idle never wins over a used GPU)"
+values "$HBM" "$FAULT"
+job multi2 2 --gres=gpu:2
+m2=$jid
+run asuser srun -N1 -J multi2 --gres=gpu:2 --gpumem-policy=advised true
+like "$out" "gpumem: advised: zerocopy.yaml, from job $m2 on gpumem1 \(faulting:" "GPU 0 HBM-bound, GPU 1 faulting: zerocopy.yaml (the rule earliest in the order)"
+
+# --- a job name with shell and terminal metacharacters --------------------------------------
+evil=$(printf 'x;$(touch %s/pwned)`id`|&>\033]0;T\007\033[31m%%s"'"'" "$t")
+values "$FAULT"
+job "$evil" 2
+e1=$jid
+job "$evil" 2 --gpumem-policy=advised
+is "$rc" 0 "a job name with shell and terminal metacharacters: the job runs"
+like "$out" "gpumem: advised: zerocopy.yaml, from job $e1 on gpumem1" "... its own history is found (the name is matched exactly)"
+[ -e "$t/pwned" ] && fail "... the name reached a shell" || pass "... the name never reaches a shell"
+unlike "$out" "$(printf '\033')|$(printf '\007')" "... no control character reaches the terminal"
+job "$evil 2" 1 --gpumem-policy=advised
+like "$out" "gpumem: advised: no profiled job named x;\\\$\(touch .*\?\]0;T\?\?\[31m%s.* in the last 30 days" "... and the line names it, cleaned"
+# (No C1 control in a name here: a job named "c1\302\233[2J" made this host's
+# MariaDB 10.11.19 crash with signal 11 on slurmdbd's select of the job, and
+# the rest of the suite with it.  gpumem matches such a name itself: unit
+# test test_advised.)
+
+# --- a forged or oversized AdminComment: refused, the site's defaults --------------------
+job forged 2
+sacctmgr -i modify job where jobid="$jid" set AdminComment='{~!!!!!~} {~,,zz~}' >/dev/null
+run asuser srun -N1 -J forged --gpumem-policy=advised true
+is "$rc" 0 "forged records: the job runs"
+like "$out" "gpumem: advised: no profiled job named forged in the last 30 days \(its records have no profile, or were refused\): site defaults" "... the records are refused, the site's defaults"
+job forged2 2
+big="{~$(head -c 9000 /dev/zero | tr '\0' '!')~}"
+sacctmgr -i modify job where jobid="$jid" set AdminComment="$big" >/dev/null
+run asuser srun -N1 -J forged2 --gpumem-policy=advised true
+is "$rc" 0 "an oversized record: the job runs"
+like "$out" "gpumem: advised: no profiled job named forged2 .*its records have no profile, or were refused\): site defaults" "... the record is refused, the site's defaults"
+
+# --- sbatch, and the site's default ----------------------------------------------------
+run asuser sbatch -J train --gpumem-policy=advised -o /dev/null --wrap true
+like "$out" "gpumem: advised: zerocopy.yaml, from job $j1" "sbatch: the same lookup, the same line"
+run asuser salloc -N1 -J train --gpumem-policy=advised true
+like "$out" "gpumem: advised: zerocopy.yaml, from job $j1" "salloc: the same lookup, the same line"
+site "$(printf 'advised:\n  by_default: true')"
+run asuser srun -N1 -J train --gres=gpu:1 sh -c 'echo "policy=$GPUMEM_POLICY"'
+like "$out" "gpumem: advised: zerocopy.yaml, from job $j1" "advised.by_default: no option is advised"
+like "$out" "policy=zerocopy.yaml \(advised" "... and the job runs with it"
+run asuser srun -N1 -J train --gres=gpu:1 --gpumem-policy=stream sh -c 'echo "policy=$GPUMEM_POLICY"'
+unlike "$out" "gpumem: advised" "... a named policy is not advised"
+site
+
+# --- the hint: a named policy (or none) that the name's last advice differs from ----------
+site "$(printf 'advised:\n  hint: true')"
+mkdir -m 700 "$t/cache" && chown "$GPUMEM_TEST_USER" "$t/cache"
+hint() { run asuser env XDG_CACHE_HOME="$t/cache" ${NOHINT:+GPUMEM_NO_HINT=1} srun -N1 --gres=gpu:1 "$@" true; }
+hint -J train --gpumem-policy=stream
+like "$out" "gpumem: hint: jobs named train were last advised zerocopy.yaml \(faulting, from job $j1\); you asked for stream; --gpumem-policy=advised follows the advice" \
+	"the hint: one line on the user's own srun"
+is "$(printf '%s\n' "$out" | grep -c 'gpumem: hint')" 1 "... one line"
+hint -J train --gpumem-policy=stream
+unlike "$out" "gpumem: hint" "... once per name"
+hint -J train
+unlike "$out" "gpumem: hint" "... once per name, whatever the policy"
+is "$(stat -c '%a %U' "$t/cache/gpumem/hints")" "600 $GPUMEM_TEST_USER" "... remembered in the user's own cache (0600)"
+unlike "$(cat "$t/cache/gpumem/hints")" "train" "... which keeps no job name"
+NOHINT=1 hint -J multi2
+unlike "$out" "gpumem: hint" "GPUMEM_NO_HINT=1 hides it"
+hint -J multi2
+like "$out" "gpumem: hint: jobs named multi2 were last advised zerocopy.yaml .*you asked for the site's defaults" "no policy asked: the hint names the site's defaults"
+hint -J multi --gpumem-policy=stream
+unlike "$out" "gpumem: hint" "the policy asked is the advice's: no hint"
+hint -J nohistory --gpumem-policy=stream
+unlike "$out" "gpumem: hint" "no history: no hint"
+site
+
+# --- accounting down: a clear line, the site's defaults, the job is not failed ---------------
+dbd=$(pgrep -f "slurmdbd.*$GPUMEM_CLUSTER_DIR" | head -1)
+for p in $(pgrep -x slurmdbd); do
+	grep -qzxF "GPUMEM_CLUSTER_DAEMON=$GPUMEM_CLUSTER_DIR" /proc/"$p"/environ 2>/dev/null && dbd=$p
+done
+if [ -n "$dbd" ]; then
+	kill "$dbd"
+	run asuser srun -N1 -J train --gres=gpu:1 --gpumem-policy=advised sh -c 'echo "policy=$GPUMEM_POLICY"'
+	is "$rc" 0 "accounting down: the job runs"
+	like "$out" "gpumem: advised: Slurm's accounting did not answer \(sacct: .*\); advised needs accounting \(slurmdbd\): site defaults" "... one clear line"
+	like "$out" "^policy=(site defaults)?$" "... with the site's defaults"
+else
+	fail "this cluster's slurmdbd was not found"
+fi
+done_testing
