@@ -297,7 +297,7 @@ static void judge(const struct gpumem_advised *a, const struct gpumem_advised_jo
 		snprintf(h->text, sizeof(h->text), "%s tried in job %lld (advised from job %lld, "
 			 "%s): it did not complete: not advised again", j->from_policy, j->id,
 			 j->from, j->from_rule);
-	else if (j->elapsed > f->elapsed * (1 + GPUMEM_ADVISED_MARGIN))
+	else if (j->elapsed > f->elapsed * (1 + GPUMEM_ADVISED_MARGIN) + GPUMEM_ADVISED_TICK_S)
 		snprintf(h->text, sizeof(h->text), "%s tried in job %lld (advised from job %lld, "
 			 "%s): %s (%ld s against %ld s): not advised again", j->from_policy,
 			 j->id, j->from, j->from_rule, ratio, j->elapsed, f->elapsed);
@@ -430,6 +430,12 @@ void gpumem_advised_choose(struct gpumem_advised *a, const char *name, int days)
 	/* It did not pay (or cannot be judged against a job gone): back to its first job's advice. */
 	if (h && h->verdict == GPUMEM_V_DROPPED && h->from && h->from->profiled)
 		j = h->from;
+	if (!used(j->rule)) {
+		snprintf(a->line, sizeof(a->line), "gpumem: advised: job %lld on %s left its GPUs idle "
+			 "(%s: %s): no memory policy can use them (ask for fewer GPUs): site "
+			 "defaults", j->id, j->node, j->rule, j->reason);
+		return;
+	}
 	if (j->policy[0] == '\0') {
 		snprintf(a->line, sizeof(a->line), "gpumem: advised: job %lld on %s (%s: %s): no "
 			 "policy to advise: site defaults", j->id, j->node, j->rule, j->reason);

@@ -14,9 +14,17 @@
  *                   the built-in one: faulting, link-bound, hbm-bound,
  *                   underused, compute-bound); idle GPUs win only where no GPU
  *                   was used; ties: the first node, then the lowest GPU.
+ *                   A job whose GPUs were all idle gets no policy: its own
+ *                   per-job MPS daemon shares the GPU with no other job, so
+ *                   mps-half.yaml cannot gain it anything (and cost an
+ *                   idle-looking program 0.89-0.90x in 2 of 3 rounds on an
+ *                   H100, bench/results/gpu/2026-11-27-h100-k); the line
+ *                   says to ask for fewer GPUs.
  *   gain            an advised job K (from job A) gained when K COMPLETED,
  *                   its elapsed time is at most A's plus
- *                   GPUMEM_ADVISED_MARGIN, and, for a rule whose policy is
+ *                   GPUMEM_ADVISED_MARGIN plus GPUMEM_ADVISED_TICK_S (sacct
+ *                   counts whole seconds: 8 s against 7 s is no evidence of
+ *                   a slower job), and, for a rule whose policy is
  *                   meant to remove what it saw (faulting), that rule no
  *                   longer matches a used GPU of K.  Ratio: A's elapsed / K's.
  *   the loop        a policy that did not gain for a name is not advised
@@ -36,6 +44,7 @@ struct gpumem_advice_table;     /* advise.h */
 
 #define GPUMEM_ADVISED "advised"        /* the option's value, reserved as a policy name */
 #define GPUMEM_ADVISED_MARGIN 0.05      /* elapsed time may grow this much and still count */
+#define GPUMEM_ADVISED_TICK_S 1         /* ... and one tick of sacct's whole seconds */
 #define GPUMEM_ADVISED_MAX_JOBS 512     /* rows looked at, newest first */
 #define GPUMEM_ADVISED_SACCT_CAP (8 * 1024 * 1024)
 

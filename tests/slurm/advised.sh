@@ -50,7 +50,7 @@ values() { echo "$1" >"$B/sample.values"; rm -f "$B/sample.values1"; [ -z "${2:-
 FAULT="dram=5,sm=20,occ=10,pcie_rx=5.4,pcie_tx=4,mem=7.5"       # faulting -> zerocopy.yaml
 LINK="dram=5,sm=20,occ=10,pcie_rx=45,pcie_tx=0.1,mem=7.5"       # link-bound (no more faults)
 HBM="dram=90,sm=50,occ=30,pcie_rx=0.1,pcie_tx=0.1,mem=7.5"      # hbm-bound -> stream.yaml
-IDLE="dram=0,sm=0,occ=0,pcie_rx=0,pcie_tx=0,mem=0.5"            # idle -> mps-half.yaml
+IDLE="dram=0,sm=0,occ=0,pcie_rx=0,pcie_tx=0,mem=0.5"            # idle (no policy under advised)
 
 t0=$(date +%s%N)
 if ! "$CL" start --nodes 1 --gpus 2 --accounting --epilog "$t/epilog" --plugstack "$t/plug.conf" >"$t/start.log" 2>&1; then
