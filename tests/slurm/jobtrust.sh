@@ -138,12 +138,8 @@ wait_idle
 is "$(wc -l <"$B/runs") $(cut -d' ' -f2 "$B/check-l2reset.runs" "$B/l2reset.runs")" "2 0" "4: a job with a GPU gets its checks and the L2 reset (by its after-check) on its GPU"
 
 # --- 6. helpers never reach a user's MPS daemon at /tmp/nvidia-mps -----------------
-# CUDA's default pipe directory is one path for the whole host: planted (and
-# removed below) only where nothing is there yet, never another run's or a
-# real daemon's; the checks must not use it either way.
-planted_mps=0
-asuser mkdir /tmp/nvidia-mps 2>/dev/null && planted_mps=1 && asuser touch /tmp/nvidia-mps/control
-[ -e /tmp/nvidia-mps/control ] && pass "6: a /tmp/nvidia-mps with a control file is there ($([ "$planted_mps" = 1 ] && echo "the user's" || echo "not this run's: left alone"))" || fail "6: a /tmp/nvidia-mps with a control file is there"
+asuser mkdir -p /tmp/nvidia-mps
+asuser touch /tmp/nvidia-mps/control
 : >"$B/runs"; : >"$B/probe.runs"; : >"$B/l2reset.runs"
 run asuser srun --gres=gpu:1 --gpumem-policy="$t/l2.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
 jid=$(jobid_of "$out")
@@ -154,14 +150,11 @@ jid=$(jobid_of "$out")
 wait_idle
 like "$(tail -2 "$B/runs" | cut -d' ' -f3 | tr '\n' ' ')" "^(/run/gpumem-mps/nomps ){2}$" "6: an MPS job's checks use no daemon: the job's serves its user only, the checks run as check_user (issue 32)"
 is "$(stat -c '%U %a' "$GPUMEM_CLUSTER_MPS_DIR/nomps") $(ls -A "$GPUMEM_CLUSTER_MPS_DIR/nomps" | wc -l) $(stat -c %a "$GPUMEM_CLUSTER_MPS_DIR")" "root 755 0 711" "6: ... which is root's and empty (in mps_dir, 0711: state_dir is root's alone)"
-[ "$planted_mps" = 0 ] || asuser rm -rf /tmp/nvidia-mps
+asuser rm -rf /tmp/nvidia-mps
 
 # --- 5. a user's look-alike directories: no scan, no slow or drained epilog -----
 next=$(( $(last_job) + 1 ))
-# The ones this run made are listed in $t/planted and only they are removed
-# after (another run's cluster may be at the same job id: names may collide).
-asuser sh -c 'i=0; while [ $i -lt 4000 ]; do d="/tmp/gpumem-mps.$1.$i"; mkdir "$d" 2>/dev/null && { echo "$d"; [ $i -ge 4 ] || echo $$ >"$d/pid"; }; i=$((i + 1)); done' sh "$next" >"$t/planted"
-diag "5: $(wc -l <"$t/planted") of the 4000 look-alike directories planted by this run (any other: another run's, left alone)"
+asuser sh -c 'i=0; while [ $i -lt 4000 ]; do mkdir "/tmp/gpumem-mps.$1.$i"; i=$((i + 1)); done; for i in 0 1 2 3; do echo $$ >"/tmp/gpumem-mps.$1.$i/pid"; done' sh "$next"
 t0=$(date +%s%N)
 run asuser srun --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
 jid=$(jobid_of "$out")
@@ -171,7 +164,7 @@ is "$jid" "$next" "5: the job is the one the user planted 4000 directories for"
 is "$(node_state)" "IDLE" "5: its epilog did not drain the node (PrologEpilogTimeout=10)"
 # Not a timed assert (a loaded machine is slow): the bound is PrologEpilogTimeout, above.
 diag "5: the job and its epilog took ${took} ms"
-asuser xargs rm -rf <"$t/planted"
+asuser sh -c 'rm -rf /tmp/gpumem-mps.*'
 
 # --- 7. a state_dir root cannot write fails the job: never unchecked ---------------
 mkdir -p "$t/ro"
