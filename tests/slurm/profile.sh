@@ -86,9 +86,12 @@ run "$G" job --report "$f"
 like "$out" "HBM bandwidth: mean 70%" "gpumem job --report prints the profile in plain words"
 
 # --- the user cannot stop or signal it -------------------------------------------------
-# (the prolog's fork is the sampler at once, its exec may still be under way: wait for it, bounded)
-run asuser srun -N1 --gres=gpu:1 sh -c 'echo "job=$SLURM_JOB_ID"; for i in $(seq 1 600); do pid=$(pgrep -f "sh .*gpumem-sample|bin/gpumem-sample" | head -1); [ -n "$pid" ] && break; sleep 0.1; done; echo "pid=$pid"; kill -TERM "$pid" 2>&1 && echo SIGNALLED || echo REFUSED; kill -STOP "$pid" 2>/dev/null && echo STOPPED'
-like "$out" "pid=[0-9]+" "the job's task sees the sampler"
+# (the prolog's fork is the sampler at once, its exec may still be under way: wait for
+# its line in sample.runs, bounded; its pid from there, not a pgrep, which could find
+# another suite's sampler: all share one pid namespace)
+n=$(nruns)
+run asuser srun -N1 --gres=gpu:1 sh -c 'echo "job=$SLURM_JOB_ID"; for i in $(seq 1 600); do pid=$(sed -n "$2{s/^[^]]*\] //;s/ .*//;p;}" "$1"); [ -n "$pid" ] && break; sleep 0.1; done; echo "pid=$pid $(ps -o args= -p "$pid")"; kill -TERM "$pid" 2>&1 && echo SIGNALLED || echo REFUSED; kill -STOP "$pid" 2>/dev/null && echo STOPPED' sh "$B/sample.runs" "$((n + 1))"
+like "$out" "pid=[0-9]+ .*gpumem-sample" "the job's task sees the sampler"
 like "$out" "REFUSED" "... but cannot signal it"
 unlike "$out" "SIGNALLED|STOPPED" "... nor stop it"
 f=$(report "$(jobid_of "$out")")

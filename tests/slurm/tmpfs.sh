@@ -32,6 +32,17 @@ chmod 644 "$t"/*.yaml
 uml=""; [ -n "$um" ] && uml="um_library=$um"
 plugstack "$t/plugstack.conf" site="$t/site.yaml" libexecdir="$B" check="$B/standin-check" \
 	nvidia_dev="$t/nvidiactl" mps_control="$B/nvidia-cuda-mps-control" $uml
+# Slurm 22.05's job_container/tmpfs with slurmd in a mount namespace of its own
+# (--cgroup or --hosts: tests/slurm/run hands them to every start) revokes about
+# half the jobs: "[N.extern] error: _create_ns: ns base mount failed: Invalid
+# argument" (seen with no gpumem loaded too; tests/slurm/cluster, --tmpfs).  A
+# run there tests Slurm's bug, not gpumem: refused, saying why.  Without them
+# (make check, tests/slurm/run --slurm 22.05) this test runs.
+case " ${GPUMEM_CLUSTER_ARGS:-} " in
+*" --cgroup "* | *" --hosts "*)
+	[ "$SLURM_SERIES" != 22.05 ] ||
+		skip_all "Slurm 22.05's job_container/tmpfs with slurmd in a mount namespace of its own (GPUMEM_CLUSTER_ARGS: ${GPUMEM_CLUSTER_ARGS}) revokes about half the jobs (\"_create_ns: ns base mount failed: Invalid argument\", Slurm's, with or without gpumem); tested without --cgroup and --hosts" ;;
+esac
 if ! "$CL" start --tmpfs --nodes 2 --gpus 1 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1; then
 	cat "$t/start.log" >&2
 	why=$(grep -m1 -- 'error: --tmpfs' "$t/start.log" | sed 's/^cluster: error: //')
