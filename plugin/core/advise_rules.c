@@ -195,7 +195,7 @@ static int comparison(struct lex *lp, struct gpumem_advice_term *t, int eff, cha
 		if (word[0] == '\0' || strlen(word) >= sizeof(t->word) ||
 		    strspn(word, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(word))
 			BAD("%s has: expected a word such as gpu or cpu, got '%s'", f->name, word);
-		snprintf(t->word, sizeof(t->word), "%s", word);
+		memcpy(t->word, word, strlen(word) + 1);      /* it fits: checked above */
 		*lp = l;
 		return 0;
 	}
