@@ -74,15 +74,12 @@ static void one_record(const char *data, size_t len, size_t at, void *arg)
 {
 	struct job_seen *js = arg;
 	struct json_object *rec = NULL, *adv;
-	char err[320], *json = gpumem_acct_decode(data, len, err, sizeof(err));
+	char err[320];
 	const char *st;
 
 	(void)at;
-	if (json == NULL || gpumem_acct_parse(json, &rec, err, sizeof(err)) < 0) {
-		free(json);
+	if (gpumem_acct_segment_record(data, len, &rec, err, sizeof(err)) < 0)
 		return;                 /* `gpumem job JOBID` says why */
-	}
-	free(json);
 	st = gpumem_json_str(gpumem_json_get(rec, "prof"), "st");
 	adv = st && !strcmp(st, "ran") ? gpumem_job_advice(rec) : NULL;
 	for (size_t i = 0; i < gpumem_json_len(adv); i++) {

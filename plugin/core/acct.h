@@ -60,6 +60,13 @@ char *gpumem_acct_decode(const char *data, size_t len, char *err, size_t errlen)
  * under the record's caps and checked (gpumem_acct_check); 0, or -1 and why.
  */
 int gpumem_acct_parse(const char *json, struct json_object **out, char *err, size_t errlen);
+/*
+ * One AdminComment segment's DATA (LEN bytes between the delimiters) ->
+ * *out, decoded (gpumem_acct_decode) and parsed (gpumem_acct_parse); 0, or
+ * -1 and why, *out NULL.
+ */
+int gpumem_acct_segment_record(const char *data, size_t len, struct json_object **out,
+			       char *err, size_t errlen);
 /* Is V (parsed from JSON) a record this version reads?  0, or -1 and why. */
 int gpumem_acct_check(struct json_object *v, char *err, size_t errlen);
 

@@ -283,3 +283,16 @@ int gpumem_acct_storable(const char *text, int lowers, char *err, size_t errlen)
 	}
 	return 0;
 }
+
+int gpumem_acct_segment_record(const char *data, size_t len, struct json_object **out,
+			       char *err, size_t errlen)
+{
+	char *json = gpumem_acct_decode(data, len, err, errlen);
+	int rv = -1;
+
+	*out = NULL;
+	if (json)
+		rv = gpumem_acct_parse(json, out, err, errlen);
+	free(json);
+	return rv;
+}

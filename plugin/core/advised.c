@@ -174,16 +174,14 @@ static void segment(const char *data, size_t len, size_t at, void *arg)
 {
 	struct pick *k = arg;
 	struct json_object *rec = NULL;
-	char err[320], *json;
+	char err[320];
 
 	(void)at;
-	json = gpumem_acct_decode(data, len, err, sizeof(err));
-	if (json && gpumem_acct_parse(json, &rec, err, sizeof(err)) == 0)
+	if (gpumem_acct_segment_record(data, len, &rec, err, sizeof(err)) == 0)
 		one_record(k, rec);
 	else
 		k->j->nrefused++;
 	json_object_put(rec);
-	free(json);
 }
 
 /*
