@@ -37,8 +37,11 @@
 
 #define GPUDIR GPUMEM_SF_GPUS
 
-/* state_dir/gpus, made root's and 0700 where needed (trust.c); an fd, or -1 with WHY. */
-static int gpudir_open(const struct gpumem_jobctx *c, char *why, size_t wlen)
+/*
+ * state_dir/gpus, made root's and 0700 where needed (trust.c); an fd, or -1
+ * with WHY.  evidence.c keeps its files beside these, through these two.
+ */
+int gpumem_gpudir_open(const struct gpumem_jobctx *c, char *why, size_t wlen)
 {
 	char path[4200];
 
@@ -54,22 +57,10 @@ static int gpudir_open(const struct gpumem_jobctx *c, char *why, size_t wlen)
 }
 
 /* The file name KIND.NODE.GPU of the job's GPU J (J < 0: "all"). */
-static void gpu_name(const struct gpumem_jobctx *c, const char *kind, int j, char *buf,
-		     size_t len)
-{
-	gpumem_sf_gpu(buf, len, kind, c->ji.node, j >= 0 ? c->list[j] : NULL);
-}
-
-/* For evidence.c's files beside these (evidence.h). */
-int gpumem_gpudir_open(const struct gpumem_jobctx *c, char *why, size_t wlen)
-{
-	return gpudir_open(c, why, wlen);
-}
-
 void gpumem_gpu_name(const struct gpumem_jobctx *c, const char *kind, int j, char *buf,
 		     size_t len)
 {
-	gpu_name(c, kind, j, buf, len);
+	gpumem_sf_gpu(buf, len, kind, c->ji.node, j >= 0 ? c->list[j] : NULL);
 }
 
 /* The job's GPUs as mark keys: its list, or "all" (one key, J = -1). */
@@ -86,11 +77,11 @@ static int key_of(const struct gpumem_jobctx *c, int k)
 int gpumem_suspect_find(const struct gpumem_jobctx *c, char *what, size_t len)
 {
 	char name[160], why[600], *text = NULL;
-	int fd = gpudir_open(c, why, sizeof(why));
+	int fd = gpumem_gpudir_open(c, why, sizeof(why));
 
 	what[0] = '\0';
 	for (int k = 0; fd >= 0 && k < nkeys(c) && !text; k++) {
-		gpu_name(c, GPUMEM_SF_SUSPECT, key_of(c, k), name, sizeof(name));
+		gpumem_gpu_name(c, GPUMEM_SF_SUSPECT, key_of(c, k), name, sizeof(name));
 		text = gpumem_state_read(fd, name, 4096);
 	}
 	if (fd >= 0)
@@ -140,7 +131,7 @@ void gpumem_suspect_update(const struct gpumem_jobctx *c, const struct gpumem_no
 
 	if (!strcmp(r->status, "skipped") || !strcmp(r->status, "not_run"))
 		return;         /* no check ran: nothing learnt of the GPU */
-	fd = gpudir_open(c, derr, sizeof(derr));
+	fd = gpumem_gpudir_open(c, derr, sizeof(derr));
 	if (fd < 0) {
 		gpumem_error("gpumem: job %u: cannot keep the GPUs' state in %s/%s: %s", c->job,
 			     c->args->state_dir, GPUDIR, derr);
@@ -159,7 +150,7 @@ void gpumem_suspect_update(const struct gpumem_jobctx *c, const struct gpumem_no
 		if (had && !r->cut && !strstr(prev, " cut "))
 			drain_twice(c, node, prev, now, r);
 		for (int k = 0; k < nkeys(c); k++) {
-			gpu_name(c, GPUMEM_SF_SUSPECT, key_of(c, k), name, sizeof(name));
+			gpumem_gpu_name(c, GPUMEM_SF_SUSPECT, key_of(c, k), name, sizeof(name));
 			strcat(now, "\n");
 			if (gpumem_state_write(fd, name, now) < 0)
 				gpumem_error("gpumem: job %u: cannot mark GPU suspect in %s/%s: %s",
@@ -169,7 +160,7 @@ void gpumem_suspect_update(const struct gpumem_jobctx *c, const struct gpumem_no
 		}
 	} else if (!strncmp(r->verdict, "pass", 4) || !strcmp(r->verdict, "warn")) {
 		for (int k = 0; k < nkeys(c); k++) {
-			gpu_name(c, GPUMEM_SF_SUSPECT, key_of(c, k), name, sizeof(name));
+			gpumem_gpu_name(c, GPUMEM_SF_SUSPECT, key_of(c, k), name, sizeof(name));
 			unlinkat(fd, name, 0);
 		}
 		if (had)
