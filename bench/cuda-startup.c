@@ -17,6 +17,10 @@
  * --release    release the primary contexts before exiting, each in its
  *              device's thread (one after another with --serial); default:
  *              leave them to the exit
+ * --cycles K   after the one cuInit, K rounds of (contexts, alloc, release
+ *              in each device's thread), one "cuda-startup-cycle:" line each
+ *              (what a process that stays up between checks would pay per
+ *              check: issue 35's warm check); implies --release
  *
  * Output: "cuda-startup: main=T dlopen=S init=S count=S ctx=S,S.. alloc=S
  * host=S release=S exit=T" (T: CLOCK_MONOTONIC seconds, S: durations).
@@ -45,7 +49,7 @@ static CUresult (*p_halloc)(void **, size_t, unsigned int);
 static CUresult (*p_hfree)(void *);
 
 static size_t alloc_bytes;
-static int release, serial;
+static int release, serial, cycles = 1;
 static double t_ctx[MAXDEV], t_alloc[MAXDEV], t_rel[MAXDEV];
 
 static double now(void)
@@ -108,8 +112,10 @@ int main(int argc, char **argv)
 			serial = 1;
 		else if (!strcmp(argv[i], "--release"))
 			release = 1;
+		else if (!strcmp(argv[i], "--cycles") && i + 1 < argc)
+			cycles = atoi(argv[++i]);
 		else {
-			fprintf(stderr, "usage: cuda-startup [--devices N] [--serial] [--alloc B] [--host B] [--release]\n");
+			fprintf(stderr, "usage: cuda-startup [--devices N] [--serial] [--alloc B] [--host B] [--release] [--cycles K]\n");
 			return 64;
 		}
 	}
@@ -140,15 +146,43 @@ int main(int argc, char **argv)
 		ndev = count;
 	if (ndev > MAXDEV)
 		ndev = MAXDEV;
-	for (i = 0; i < ndev; i++) {
-		if (serial)
-			dev_main((void *)(long)i);
-		else if (pthread_create(&tid[i], NULL, dev_main, (void *)(long)i))
-			die("pthread_create", 0);
+	if (cycles < 1)
+		cycles = 1;
+	if (cycles > 1)
+		release = 1;
+	for (int k = 0; k < cycles; k++) {
+		double tc = now(), mc = 0, ma = 0, mr = 0;
+
+		for (i = 0; i < ndev; i++) {
+			if (serial)
+				dev_main((void *)(long)i);
+			else if (pthread_create(&tid[i], NULL, dev_main, (void *)(long)i))
+				die("pthread_create", 0);
+		}
+		if (!serial)
+			for (i = 0; i < ndev; i++)
+				pthread_join(tid[i], NULL);
+		if (cycles == 1)
+			break;
+		for (i = 0; i < ndev; i++) {
+			mc = t_ctx[i] > mc ? t_ctx[i] : mc;
+			ma = t_alloc[i] > ma ? t_alloc[i] : ma;
+			mr = t_rel[i] > mr ? t_rel[i] : mr;
+		}
+		if (serial) {
+			double tr = now();
+
+			for (i = 0; i < ndev; i++) {
+				CUdevice d;
+
+				if (!p_get(&d, i))
+					p_release(d);
+			}
+			mr = now() - tr;
+		}
+		printf("cuda-startup-cycle: k=%d gpus=%d ctx=%.4f alloc=%.4f release=%.4f wall=%.4f\n",
+		       k, ndev, mc, ma, mr, now() - tc);
 	}
-	if (!serial)
-		for (i = 0; i < ndev; i++)
-			pthread_join(tid[i], NULL);
 	if (host_bytes) {
 		void *h;
 		CUdevice d;
