@@ -99,7 +99,7 @@ like "$before_state" "pass\.gpumem1\.${hg%,*}" "GPUs $hg have a pass on record (
 
 # --- a job on the other two: checks, L2 reset, MPS daemon, profile ------------------
 : >"$t/smi"
-HOLD_S=15 srun -N1 --gres=gpu:2 --gpumem-policy="$t/two.yaml" "$t/job" >"$t/two.out" 2>&1 &
+HOLD_S=8 srun -N1 --gres=gpu:2 --gpumem-policy="$t/two.yaml" "$t/job" >"$t/two.out" 2>&1 &
 sp=$!
 for _ in $(seq 1 240); do ls "$t"/ready.* >/dev/null 2>&1 && break; sleep 0.25; done
 ls "$t"/ready.* >/dev/null 2>&1 || diag "the job never got its contexts up: $(cat "$t/two.out")"
