@@ -73,7 +73,7 @@ LOG=$D/log/slurmd.gpumem1.log
 like "$(scontrol show node gpumem1 -o)" "Gres=gpu:4" "the node offers gpu:4 (the real /dev/nvidia0-3)"
 R=$t/reports
 wait_after() { wait_file "$R/job$1.epilog.gpumem1.after.json" || diag "job $1: no after report: $(ls "$R" | tail -5 | paste -sd' ')"; }
-# GPU indices of the check documents' devices in job $1's PHASE report, as sorted UUIDs.
+# The UUIDs of the check document's devices in job $1's PHASE report, sorted.
 devs() { json "$R/job$1.$2.json" '" ".join(sorted(v["uuid"] for v in ((d["check"] or {}).get("devices") or [])))' 2>&1; }
 head_of() { json "$R/job$1.$2.json" 'd["gpus"] + " " + d["status"] + " " + d["verdict"]' 2>&1; }
 ACCT=$B/plugin/acct/gpumem-acct
