@@ -120,3 +120,13 @@ int gpumem_check_visible_index(const struct gpumem_check_args *a, int cuda_ordin
 		return a->narrow_index[cuda_ordinal];
 	return cuda_ordinal;
 }
+
+int gpumem_check_io_ordinals(struct gpumem_check_io *io, int cuda_count)
+{
+	int k;
+
+	for (k = 0; k < io->nord && io->ordinals[k] >= 0 && io->ordinals[k] < cuda_count; k++)
+		;
+	io->nord = k;
+	return k;
+}

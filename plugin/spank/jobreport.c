@@ -102,6 +102,8 @@ static struct json_object *evidence_json(const struct gpumem_checkrun *r)
 	gpumem_json_add(o, "pass_job", reused ? gpumem_json_int(r->pass_job) : NULL);
 	gpumem_json_add(o, "pass_phase", reused ? gpumem_json_string(r->pass_phase) : NULL);
 	gpumem_json_add(o, "pass_age_s", reused ? gpumem_json_int(r->pass_age_s) : NULL);
+	/* Which process measured it: "one-shot", or "warm server pid N" (checkserve.c). */
+	gpumem_json_add(o, "ran_by", !reused && r->ran_by[0] ? gpumem_json_string(r->ran_by) : NULL);
 	return o;
 }
 
