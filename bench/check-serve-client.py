@@ -24,6 +24,14 @@ def request(gpus, node="bench", frac="0.85", timeout=60, site=None, l2ab=False, 
 def ask(path, req):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(path)
+    hello = b""
+    while len(hello) < 8:
+        c = s.recv(8 - len(hello))
+        if not c:
+            raise RuntimeError("no hello: not a warm check server")
+        hello += c
+    if hello != b"GMCH\x01\x00\x00\x00":
+        raise RuntimeError("not a version 1 hello")
     s.sendall(req)
     buf = b""
     while True:

@@ -168,7 +168,8 @@ static int serve_one(int fd, struct gpumem_check_io *io)
 	int argc = 0, rc;
 
 	io->nused = 0;
-	if (request_read(fd, &req) < 0)
+	gpumem_cw_hello(head);
+	if (write_full(fd, head, GPUMEM_CW_HELLO) < 0 || request_read(fd, &req) < 0)
 		return -1;
 	snprintf(tmo, sizeof(tmo), "%d", req.timeout_s);
 	argv[argc++] = GPUMEM_CHECK_PROG;

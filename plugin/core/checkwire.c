@@ -235,6 +235,21 @@ void gpumem_cw_req_free(struct gpumem_cw_req *req)
 	req->site_len = 0;
 }
 
+void gpumem_cw_hello(unsigned char *h)
+{
+	memcpy(h, "GMCH", 4);
+	h[4] = GPUMEM_CW_VERSION;
+	h[5] = h[6] = h[7] = 0;
+}
+
+int gpumem_cw_hello_ok(const unsigned char *h)
+{
+	unsigned char want[GPUMEM_CW_HELLO];
+
+	gpumem_cw_hello(want);
+	return !memcmp(h, want, sizeof(want));
+}
+
 void gpumem_cw_reply_head(unsigned char *h, int code, size_t doc_len)
 {
 	memcpy(h, rep_magic, 4);

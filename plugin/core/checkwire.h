@@ -8,6 +8,10 @@
  * request is decoded in full and every field checked before anything runs
  * (doc/HARDENING.md: the server takes no job input but this).
  *
+ * Hello:    "GMCH" u8 version (1), 3 zero bytes: the server's first words
+ *           on each accepted connection, before it reads the request (the
+ *           caller learns, by the kernel's SCM_CREDENTIALS on them, who
+ *           serves it, before it says anything).
  * Request:  "GMCQ" u8 version (1) u8 flags u16 timeout_s, u32 body length,
  *           then the body: four strings, each u32 length + bytes (no NUL):
  *           min_fraction ("%g"), gpus ("0,1,3": plain indices, as the
@@ -68,6 +72,10 @@ int gpumem_cw_req_decode(const unsigned char *buf, size_t len, struct gpumem_cw_
 void gpumem_cw_req_free(struct gpumem_cw_req *req);
 /* Is GPUS a list of plain indices ("0", "0,2,3"; no blanks, no repeats, < 64 each)? */
 int gpumem_cw_gpus_ok(const char *gpus);
+#define GPUMEM_CW_HELLO 8
+/* The hello into H (GPUMEM_CW_HELLO bytes); is H one? */
+void gpumem_cw_hello(unsigned char *h);
+int gpumem_cw_hello_ok(const unsigned char *h);
 /* The reply header for exit code CODE and a document of DOC_LEN bytes into HEAD. */
 void gpumem_cw_reply_head(unsigned char *head, int code, size_t doc_len);
 /* The exit code and document length a reply header gives; -1 with WHY. */

@@ -12,10 +12,10 @@
  * with no groups, in a session of its own (gpumem_proc_fork_session, like
  * the sampler and the MPS daemon), from "/", with a fixed environment
  * (PATH, root's empty nomps as its MPS pipe directory, one work queue per
- * GPU), never the job's.  The reply's sender is checked by the kernel's
- * word (SO_PASSCRED: the credentials of the process that wrote it; the
- * socket's own SO_PEERCRED names root, who listened): check_user, or the
- * reply is refused.
+ * GPU), never the job's.  Who serves is checked by the kernel's word
+ * before the request is sent: the server's hello carries its writer's
+ * credentials (SO_PASSCRED; the socket's own SO_PEERCRED would name root,
+ * who listened): check_user, or it is not asked.
  *
  * A server that cannot be reached or started is no verdict: the caller
  * runs the one-shot check, and the log says so in one line.  A server that
@@ -193,6 +193,7 @@ static int recv_all(int fd, unsigned char *b, size_t len, long deadline, struct 
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	char cbuf[CMSG_SPACE(sizeof(struct ucred))];
+	int got = 0;
 
 	while (len) {
 		struct iovec iov = { .iov_base = b, .iov_len = len };
@@ -213,10 +214,10 @@ static int recv_all(int fd, unsigned char *b, size_t len, long deadline, struct 
 		for (cm = CMSG_FIRSTHDR(&m); cred && cm; cm = CMSG_NXTHDR(&m, cm))
 			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_CREDENTIALS) {
 				memcpy(cred, CMSG_DATA(cm), sizeof(*cred));
-				cred = NULL;
+				got = 1;
 			}
-		if (cred)
-			return -1;      /* no credentials: not the server we started */
+		if (cred && !got)
+			return -1;      /* no credentials: nothing to trust */
 		b += n;
 		len -= (size_t)n;
 	}
@@ -270,20 +271,24 @@ int gpumem_checkserve_run(const struct gpumem_jobctx *c, int timeout, int l2_res
 	if (request(c, timeout, l2_reset, &req, &len, why, sizeof(why)) < 0 ||
 	    (fd = server_reach(c, &addr, why, sizeof(why))) < 0)
 		goto out;
-	/* From here the server was asked: no whole answer is a check that did not finish. */
-	rv = -1;
-	/* The one-shot check's bound, and a fresh server's start (its cuInit) on top. */
-	deadline = gpumem_mono_ms() + gpumem_proc_left_ms((timeout + 5) * 1000L + START_WAIT_MS);
-	if (send_all(fd, req, len, deadline) < 0 ||
-	    recv_all(fd, head, sizeof(head), deadline, &who) < 0) {
-		snprintf(why, sizeof(why), "the warm check server gave no reply%s",
-			 gpumem_mono_ms() >= deadline ? " in time" : "");
+	/* Its hello, before it is told anything: who it is, by the kernel's word (a fresh one: after its cuInit). */
+	deadline = gpumem_mono_ms() + gpumem_proc_left_ms(START_WAIT_MS);
+	if (recv_all(fd, head, GPUMEM_CW_HELLO, deadline, &who) < 0 || !gpumem_cw_hello_ok(head)) {
+		snprintf(why, sizeof(why), "%s gave no hello: not a warm check server", c->args->check);
 		goto out;
 	}
 	if (who.uid != c->args->check_uid) {
-		snprintf(why, sizeof(why), "the reply came from uid %u (pid %d), not check_user %u",
+		snprintf(why, sizeof(why), "the server is uid %u (pid %d), not check_user %u",
 			 (unsigned)who.uid, (int)who.pid, (unsigned)c->args->check_uid);
-		rv = 0;         /* not our server: no verdict from it */
+		goto out;
+	}
+	/* From here the server was asked: no whole answer is a check that did not finish. */
+	rv = -1;
+	deadline = gpumem_mono_ms() + gpumem_proc_left_ms((timeout + 5) * 1000L);
+	if (send_all(fd, req, len, deadline) < 0 ||
+	    recv_all(fd, head, sizeof(head), deadline, NULL) < 0) {
+		snprintf(why, sizeof(why), "the warm check server pid %d gave no reply%s", (int)who.pid,
+			 gpumem_mono_ms() >= deadline ? " in time" : "");
 		goto out;
 	}
 	if (gpumem_cw_reply_parse(head, &code, &doc_len, why, sizeof(why)) < 0 ||

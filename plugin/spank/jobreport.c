@@ -102,8 +102,6 @@ static struct json_object *evidence_json(const struct gpumem_checkrun *r)
 	gpumem_json_add(o, "pass_job", reused ? gpumem_json_int(r->pass_job) : NULL);
 	gpumem_json_add(o, "pass_phase", reused ? gpumem_json_string(r->pass_phase) : NULL);
 	gpumem_json_add(o, "pass_age_s", reused ? gpumem_json_int(r->pass_age_s) : NULL);
-	/* Which process measured it: "one-shot", or "warm server pid N" (checkserve.c). */
-	gpumem_json_add(o, "ran_by", !reused && r->ran_by[0] ? gpumem_json_string(r->ran_by) : NULL);
 	return o;
 }
 
@@ -162,6 +160,8 @@ static char *check_json(const struct gpumem_jobctx *c, const struct gpumem_check
 
 	if (o == NULL)
 		return NULL;
+	/* Which process ran the check: "one-shot", "warm server pid N" (checkserve.c); null: none. */
+	gpumem_json_add(o, "ran_by", gpumem_json_string(r->ran_by[0] ? r->ran_by : NULL));
 	gpumem_json_add(o, "status", gpumem_json_string(r->status));
 	gpumem_json_add(o, "reason", gpumem_json_string(r->reason[0] ? r->reason : NULL));
 	gpumem_json_add(o, "exit_code", r->exit_code >= 0 ? gpumem_json_int(r->exit_code) : NULL);

@@ -141,6 +141,12 @@ int main(void)
 	ok(!gpumem_cw_gpus_ok("0,"), "0, is not");
 	ok(!gpumem_cw_gpus_ok(" 0"), "' 0' is not");
 
+	/* hello */
+	gpumem_cw_hello(head);
+	ok(gpumem_cw_hello_ok(head), "hello");
+	head[4] = 2;
+	ok(!gpumem_cw_hello_ok(head), "a version 2 hello is not one");
+
 	/* replies */
 	gpumem_cw_reply_head(head, 3, 1234);
 	is_int(gpumem_cw_reply_parse(head, &code, &dl, why, sizeof(why)), 0, "reply head");
