@@ -7,10 +7,13 @@
 # by bench/check-timing --warm and tests/slurm/warm.sh; needs no GPU (a node
 # without one gets the "skipped" answer, exit 3, as a one-shot check does).
 #
-#   check-serve-client.py CHECK [--gpus 0,1] [--n N] [--idle S] [--site FILE]
-#                         [--timeout S] [--print]
+#   check-serve-client.py CHECK [--gpus 0,1] [--n N] [--gap S] [--idle S]
+#                         [--site FILE] [--timeout S] [--print]
 # Prints one line per request: "N SECONDS EXIT BYTES", then with --print the
-# last document; the server is stopped (SIGTERM) at the end.
+# last document; the server is stopped (SIGTERM) at the end.  --gap S: wait
+# S seconds between requests (jobs are spaced: the server's teardown of the
+# last check's contexts then happens while no one waits).  The server gets
+# this environment's CUDA_VISIBLE_DEVICES, if set, as the node's GPUs.
 import argparse, os, shutil, signal, socket, struct, subprocess, sys, tempfile, time
 
 
@@ -57,6 +60,7 @@ def main():
     ap.add_argument("--site")
     ap.add_argument("--timeout", type=int, default=60)
     ap.add_argument("--print", action="store_true")
+    ap.add_argument("--gap", type=float, default=0)
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="gpumem-serve.")
     path = os.path.join(d, "check.sock")
@@ -65,8 +69,9 @@ def main():
     os.chmod(path, 0o600)
     ls.listen(16)
     env = {"PATH": "/usr/bin:/bin", "CUDA_DEVICE_MAX_CONNECTIONS": "1"}
-    if os.environ.get("CUDA_MPS_PIPE_DIRECTORY"):
-        env["CUDA_MPS_PIPE_DIRECTORY"] = os.environ["CUDA_MPS_PIPE_DIRECTORY"]
+    for k in ("CUDA_MPS_PIPE_DIRECTORY", "CUDA_VISIBLE_DEVICES"):
+        if os.environ.get(k):
+            env[k] = os.environ[k]
     t0 = time.monotonic()
     p = subprocess.Popen([a.check, "--serve", "--idle", str(a.idle)], stdin=ls.fileno(), env=env)
     ls.close()
@@ -74,6 +79,8 @@ def main():
     doc, rc = b"", 0
     try:
         for i in range(a.n):
+            if i and a.gap:
+                time.sleep(a.gap)
             t = time.monotonic()
             code, doc = ask(path, request(a.gpus, timeout=a.timeout, site=site))
             now = time.monotonic()

@@ -21,10 +21,12 @@
  * runs the one-shot check, and the log says so in one line.  A server that
  * was asked and gave no whole reply in time is a check that did not
  * finish (counted as failed), like a one-shot check that was killed.
+ * When gpumem drains the node, the server is stopped (gpumem_checkserve_stop).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,4 +317,25 @@ out:
 		close(fd);
 	free(req);
 	return rv;
+}
+
+void gpumem_checkserve_stop(const struct gpumem_jobctx *c)
+{
+	unsigned char hello[GPUMEM_CW_HELLO];
+	struct sockaddr_un addr;
+	struct ucred who = { 0 };
+	int fd;
+
+	if (!c->have_site || c->site.check_warm_s <= 0 || sock_addr(c, &addr) < 0)
+		return;
+	fd = server_connect(&addr);
+	if (fd < 0)
+		return;
+	/* Its pid by the kernel's word on its hello; only check_user's server is stopped. */
+	if (recv_all(fd, hello, sizeof(hello), gpumem_mono_ms() + gpumem_proc_left_ms(2000), &who) == 0 &&
+	    gpumem_cw_hello_ok(hello) && who.uid == c->args->check_uid && who.pid > 1 &&
+	    kill(who.pid, SIGTERM) == 0)
+		gpumem_info("gpumem: node %s drained: warm check server pid %d stopped", c->ji.node,
+			    (int)who.pid);
+	close(fd);
 }

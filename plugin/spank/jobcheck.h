@@ -60,6 +60,8 @@ struct gpumem_checkrun {
 struct gpumem_proc;
 int gpumem_checkserve_run(const struct gpumem_jobctx *c, int timeout, int l2_reset,
 			  struct gpumem_proc *p, char *via, size_t vlen);
+/* When gpumem drains the node: stop its warm server (SIGTERM, after the check in hand). */
+void gpumem_checkserve_stop(const struct gpumem_jobctx *c);
 void gpumem_jobcheck_run(const struct gpumem_jobctx *c, const char *phase, int l2_reset,
 			 struct gpumem_checkrun *r);
 /*

@@ -288,6 +288,8 @@ static void drain_or_resume(const struct gpumem_jobctx *c,
 			 gpus, c->ji.job, c->ji.step, r->phase, cause);
 		r->drained = gpumem_drain(c->ji.node, reason, msg, sizeof(msg)) == 1;
 		gpumem_info("gpumem: %s", msg);
+		if (r->drained)
+			gpumem_checkserve_stop(c);
 	} else if (!strncmp(r->verdict, "pass", 4) && strcmp(r->status, "reused") &&
 		   c->have_site && c->site.drain.enabled && c->ji.node[0]) {
 		/* Only a measured pass resumes: a reused one rests on an older check. */
