@@ -13,7 +13,9 @@
  * (the old path: every visible GPU is started, and a selector matching
  * none is a usage error as before).  The plugin narrows for the check
  * itself (CUDA_VISIBLE_DEVICES = the job's GPUs), so it never passes
- * --devices.
+ * --devices.  The warm server (check_serve.c), which sees every GPU, reads
+ * a request's list as CUDA would read that variable
+ * (gpumem_check_io_ordinals).
  */
 #include <config.h>
 
