@@ -22,7 +22,8 @@
  * It ends after --idle S seconds without a request, after a check whose
  * verdict is neither pass nor skipped (a GPU error may leave CUDA's state
  * poisoned: the next check starts fresh), once its executable is replaced
- * (a package upgrade), on SIGTERM (after the check in hand), and at a
+ * (a package upgrade: the caller waiting for its hello then runs the new
+ * one-shot check), on SIGTERM (after the check in hand), and at a
  * check's --timeout (SIGALRM: the caller sees no reply, counted as a check
  * that did not finish).
  */
@@ -270,8 +271,8 @@ int gpumem_check_serve(int argc, char **argv)
 		r = poll(&p, 1, idle_s * 1000);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
-			break;          /* idle (or the socket is gone) */
+		if (r <= 0 || exe_replaced())
+			break;          /* idle, the socket gone, or upgraded: the caller starts the new one */
 		fd = accept4(LISTEN_FD, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
