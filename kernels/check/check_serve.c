@@ -19,6 +19,8 @@
  * creation anyway).  A peer other than root is refused; a request that
  * does not decode (plugin/core/checkwire.c) gets no check.
  *
+ * Where the driver will not start with every GPU visible, it serves
+ * nothing (each check then runs one-shot, on the job's GPUs alone).
  * It ends after --idle S seconds without a request, after a check whose
  * verdict is neither pass nor skipped (a GPU error may leave CUDA's state
  * poisoned: the next check starts fresh), once its executable is replaced
@@ -243,7 +245,7 @@ int gpumem_check_serve(int argc, char **argv)
 	struct gpumem_check_report rep;
 	struct sigaction sa;
 	char why[GPUMEM_CHECK_MSG];
-	int idle_s, on = 0, n = 0;
+	int idle_s, on = 0, n = 0, r0;
 	socklen_t l = sizeof(on);
 
 	if (serve_args(argc, argv, &idle_s) < 0)
@@ -261,7 +263,16 @@ int gpumem_check_serve(int argc, char **argv)
 	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 0);
 	/* cuInit once, with every GPU of the node visible: what each request saves. */
 	memset(&rep, 0, sizeof(rep));
-	gpumem_check_probe(&rep, &n, why, sizeof(why));
+	r0 = gpumem_check_probe(&rep, &n, why, sizeof(why));
+	if (r0 != 0 && r0 != GPUMEM_CHECK_EXIT_SKIPPED) {
+		/*
+		 * The driver will not start with every GPU visible (one GPU off
+		 * the bus, an MPS daemon in the way): serve nothing, so that each
+		 * check runs one-shot on the job's GPUs alone, as without a server.
+		 */
+		fprintf(stderr, PFX "serve: not serving: %s\n", why);
+		return GPUMEM_CHECK_EXIT_UNUSABLE;
+	}
 	for (;;) {
 		struct pollfd p = { .fd = LISTEN_FD, .events = POLLIN };
 		int fd, rc, r;
