@@ -9,7 +9,11 @@
  * driver probe; and the whole check of one GPU stays within 0.5 s, so NVML
  * and hwloc start in their own threads while CUDA creates the contexts.
  *
- * main() is a row of named steps in that order; the options are in
+ * One check is gpumem_check_run_one(), a row of named steps in that
+ * order that leaves no process state behind but what CUDA keeps (its
+ * contexts, which the caller ends: main() by _exit, the warm server,
+ * check_serve.c, by a device reset after its reply); main() is the
+ * one-shot command around it.  The options are in
  * check_args.c, the narrowing of CUDA_VISIBLE_DEVICES to a --devices list
  * of ordinals (before cuInit) in check_visible.c, the driver probe in
  * check_probe.c, the check of one GPU in check_gpu.c.
@@ -47,6 +51,7 @@ struct run {
 	struct gpumem_check_device *devs;
 	pthread_t *tids, topo_tid, nvml_tid;
 	struct gpumem_check_args a;
+	struct gpumem_check_io *io;
 	FILE *json, *table;
 	double t0;
 	int ndev, threads_started, site_inited, cuda_count;
@@ -146,7 +151,8 @@ static void fill_identity(struct gpumem_check_report *r)
 		strftime(r->time, sizeof(r->time), "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static int write_json(const char *path, FILE *f, const struct gpumem_check_report *r)
+static int write_json(const struct run *run, const char *path, FILE *f,
+		      const struct gpumem_check_report *r)
 {
 	int rv = 0;
 
@@ -154,7 +160,7 @@ static int write_json(const char *path, FILE *f, const struct gpumem_check_repor
 		return 0;
 	if (gpumem_check_json_write(f, r) < 0)
 		rv = -1;
-	if (f != stdout) {
+	if (f != run->io->json_out) {
 		if (fclose(f) != 0)
 			rv = -1;
 	} else if (fflush(f) != 0) {
@@ -171,13 +177,20 @@ static int write_json(const char *path, FILE *f, const struct gpumem_check_repor
  * The site file from standard input (--site -): what the plugin hands its
  * checks, the site file as the job prolog read it (its job record).
  */
-static int site_stdin(struct gpumem_site *s, struct gpumem_diags *d)
+static int site_stdin(const struct gpumem_check_io *io, struct gpumem_site *s,
+		      struct gpumem_diags *d)
 {
 	char *buf = malloc(GPUMEM_MAX_FILE_BYTES + 2);
 	size_t len = 0;
 	int rv = -1;
 
-	if (buf == NULL || gpumem_read_fd(0, buf, GPUMEM_MAX_FILE_BYTES + 1, &len) < 0)
+	if (buf && io->site_text) {     /* the warm server: the request's text */
+		len = io->site_len > GPUMEM_MAX_FILE_BYTES + 1 ? GPUMEM_MAX_FILE_BYTES + 1 :
+			io->site_len;
+		memcpy(buf, io->site_text, len);
+	}
+	if (buf == NULL || (!io->site_text &&
+			    gpumem_read_fd(0, buf, GPUMEM_MAX_FILE_BYTES + 1, &len) < 0))
 		gpumem_diag_add(d, GPUMEM_SEV_ERROR, SITE_STDIN, 0, 0, "cannot read it");
 	else if (len > GPUMEM_MAX_FILE_BYTES)
 		gpumem_diag_add(d, GPUMEM_SEV_ERROR, SITE_STDIN, 0, 0,
@@ -201,7 +214,7 @@ static int site_load(struct run *r)
 
 		if (stdin_site)
 			path = SITE_STDIN;
-		if ((stdin_site ? site_stdin(&r->site, &r->dg) :
+		if ((stdin_site ? site_stdin(r->io, &r->site, &r->dg) :
 		     gpumem_site_load(path, &r->site, &r->dg)) != 0 || r->dg.nerrors) {
 			print_diags(&r->dg);
 			fprintf(stderr, PFX "cannot use the site configuration %s\n", path);
@@ -248,7 +261,7 @@ static int json_open(struct run *r)
 {
 	if (r->a.json) {
 		if (!strcmp(r->a.json, "-")) {
-			r->json = stdout;
+			r->json = r->io->json_out;
 			r->table = stderr;      /* keep stdout pure JSON */
 		} else if (!(r->json = fopen(r->a.json, "w"))) {
 			fprintf(stderr, PFX "--json: cannot open %s: %s\n", r->a.json, strerror(errno));
@@ -302,6 +315,11 @@ static int driver_probe(struct run *r)
 	int rc, skipped;
 
 	rc = gpumem_check_probe(rep, &r->cuda_count, why, sizeof(why));
+	if (rc == 0 && r->io->nord >= 0 && gpumem_check_io_ordinals(r->io, r->cuda_count) == 0) {
+		/* what cuInit says where CUDA_VISIBLE_DEVICES names no device */
+		snprintf(why, sizeof(why), "no GPU (cuInit: CUDA_ERROR_NO_DEVICE)");
+		rc = GPUMEM_CHECK_EXIT_SKIPPED;
+	}
 	if (rc == 0)
 		return 0;
 	skipped = rc == GPUMEM_CHECK_EXIT_SKIPPED;
@@ -310,7 +328,7 @@ static int driver_probe(struct run *r)
 	rep->exit_code = rc;
 	snprintf(rep->reason, sizeof(rep->reason), "%s", why);
 	rep->wall_s = gpumem_check_now() - r->t0;
-	write_json(r->a.json, r->json, rep);
+	write_json(r, r->a.json, r->json, rep);
 	r->json = NULL;
 	return rc;
 }
@@ -342,12 +360,14 @@ static void topo_start(struct run *r)
 static int devices_select(struct run *r)
 {
 	struct gpumem_check_args *a = &r->a;
-	int i, j, n;
+	int i, j, k, n;
 	double t;
 
 	cudaDriverGetVersion(&r->rep.cuda_driver);
 	cudaRuntimeGetVersion(&r->rep.cuda_runtime);
 	n = r->cuda_count > MAX_DEVICES ? MAX_DEVICES : r->cuda_count;
+	if (r->io->nord >= 0)   /* the warm server: the request's GPUs, numbered as CUDA would */
+		n = gpumem_check_io_ordinals(r->io, r->cuda_count);
 	r->devs = calloc((size_t)n, sizeof(*r->devs));
 	r->jobs = calloc((size_t)n, sizeof(*r->jobs));
 	r->tids = calloc((size_t)n, sizeof(*r->tids));
@@ -356,12 +376,13 @@ static int devices_select(struct run *r)
 		return GPUMEM_CHECK_EXIT_FAIL;
 	}
 	t = gpumem_check_now();
-	for (i = 0; i < n; i++) {
+	for (k = 0; k < n; k++) {
 		struct gpumem_check_device tmp;
 		int keep = !a->nsel;
 
+		i = r->io->nord >= 0 ? r->io->ordinals[k] : k;
 		gpumem_check_device_init(&tmp, i);
-		tmp.index = gpumem_check_visible_index(a, i);
+		tmp.index = r->io->nord >= 0 ? k : gpumem_check_visible_index(a, i);
 		gpumem_check_identify(i, &tmp);
 		for (j = 0; j < a->nsel && !keep; j++)
 			keep = gpumem_check_selector_matches(&a->sel[j], &tmp);
@@ -436,16 +457,18 @@ static int judge_and_write(struct run *r)
 	gpumem_check_table_write(r->table, rep);
 	fflush(r->table);
 	rc = rep->exit_code;
-	if (write_json(r->a.json, r->json, rep) < 0 && rc < GPUMEM_CHECK_EXIT_FAIL)
+	if (write_json(r, r->a.json, r->json, rep) < 0 && rc < GPUMEM_CHECK_EXIT_FAIL)
 		rc = GPUMEM_CHECK_EXIT_FAIL;    /* the caller relies on the file */
 	r->json = NULL;
 	return rc;
 }
 
-/* Join the helper threads, free, and leave with 'rc'. */
-static void __attribute__((noreturn)) finish(struct run *r, int rc)
+/* Join the helper threads, free; 'rc' back, and the ordinals that have a context. */
+static int finish(struct run *r, int rc)
 {
-	if (r->json && r->json != stdout) {
+	int i;
+
+	if (r->json && r->json != r->io->json_out) {
 		/* a usage error found late (--devices): leave no empty report behind */
 		fclose(r->json);
 		unlink(r->a.json);
@@ -457,11 +480,16 @@ static void __attribute__((noreturn)) finish(struct run *r, int rc)
 	if (r->threads_started & 2) {
 		pthread_join(r->nvml_tid, NULL);
 		/*
-		 * No nvmlShutdown: _exit below ends the process, and the driver
-		 * releases NVML's handles with it, sooner than a shutdown would.
+		 * No nvmlShutdown: the one-shot check _exits, and the driver
+		 * releases NVML's handles with it, sooner than a shutdown would;
+		 * the warm server keeps NVML started (the next nvmlInit only
+		 * counts up).
 		 */
 		free(gpumem_check_future_wait(&r->sh.nvml));
 	}
+	r->io->nused = 0;
+	for (i = 0; i < r->ndev; i++)
+		r->io->used[r->io->nused++] = r->devs[i].ordinal;
 	free(r->devs);
 	free(r->jobs);
 	free(r->tids);
@@ -469,24 +497,21 @@ static void __attribute__((noreturn)) finish(struct run *r, int rc)
 	if (r->site_inited)
 		gpumem_site_free(&r->site);
 	alarm(0);               /* only now: the joins above could hang too */
-	/*
-	 * Leave without the CUDA runtime's exit handlers: tearing down each
-	 * context at exit costs tens of milliseconds per GPU, and the driver
-	 * reclaims everything when the process ends anyway.
-	 */
-	fflush(NULL);
-	_exit(rc);
+	return rc;
 }
 
-/* ------------------------------------------------------------ main */
-int main(int argc, char **argv)
+/* ------------------------------------------------------------ one check */
+int gpumem_check_run_one(int argc, char **argv, struct gpumem_check_io *io)
 {
 	struct run r;
 	int rc;
 
 	memset(&r, 0, sizeof(r));
 	r.t0 = gpumem_check_now();
+	r.io = io;
 	r.table = stdout;
+	io->nused = 0;
+	optind = 0;             /* getopt from the start: the server parses many */
 	rc = gpumem_check_parse_args(argc, argv, &r.a);
 	if (rc)
 		return rc > 0 ? 0 : GPUMEM_CHECK_EXIT_USAGE;
@@ -510,5 +535,24 @@ int main(int argc, char **argv)
 	devices_run(&r);
 	rc = judge_and_write(&r);
 fail:
-	finish(&r, rc);
+	return finish(&r, rc);
+}
+
+/* ------------------------------------------------------------ main */
+int main(int argc, char **argv)
+{
+	struct gpumem_check_io io = { .nord = -1 };
+	int rc;
+
+	if (argc > 1 && !strcmp(argv[1], "--serve"))
+		return gpumem_check_serve(argc, argv);
+	io.json_out = stdout;
+	rc = gpumem_check_run_one(argc, argv, &io);
+	/*
+	 * Leave without the CUDA runtime's exit handlers: tearing down each
+	 * context at exit costs tens of milliseconds per GPU, and the driver
+	 * reclaims everything when the process ends anyway.
+	 */
+	fflush(NULL);
+	_exit(rc);
 }

@@ -9,6 +9,7 @@
 #define GPUMEM_CHECK_MAIN_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "check_gpu.h"
 
@@ -57,6 +58,40 @@ int gpumem_check_selector_matches(const struct gpumem_check_selector *s,
 int gpumem_check_visible_narrow(struct gpumem_check_args *a);
 /* The caller's number of CUDA ordinal ORD (ORD itself when not narrowed). */
 int gpumem_check_visible_index(const struct gpumem_check_args *a, int ord);
+
+/*
+ * Where one check (gpumem_check_run_one) reads and writes, and which GPUs
+ * it takes: the one-shot command's stdout and stdin, or the warm server's
+ * request (check_serve.c).
+ */
+struct gpumem_check_io {
+	FILE *json_out;                 /* --json -: here (stdout, or the reply) */
+	const char *site_text;          /* --site -: this text, not stdin (NULL: stdin) */
+	size_t site_len;
+	/*
+	 * The server's GPUs: the CUDA ordinals the request's CUDA_VISIBLE_DEVICES
+	 * list names, in its order, numbered 0..n-1 as that list would number
+	 * them (nord < 0: every visible GPU, the one-shot command).
+	 */
+	int ordinals[GPUMEM_CHECK_MAX_DEVICES];
+	int nord;
+	int used[GPUMEM_CHECK_MAX_DEVICES];     /* out: the ordinals that got a context */
+	int nused;
+};
+/*
+ * One check: gpumem-check's options in ARGV; the exit code.  Leaves the
+ * process as it found it but for CUDA's contexts on io->used (and NVML
+ * started); a hang past --timeout ends the process (SIGALRM).
+ */
+int gpumem_check_run_one(int argc, char **argv, struct gpumem_check_io *io);
+/* gpumem-check --serve (check_serve.c): the warm server's loop; its exit code. */
+int gpumem_check_serve(int argc, char **argv);
+/*
+ * How many of io->ordinals CUDA would show with that list as
+ * CUDA_VISIBLE_DEVICES on a node of CUDA_COUNT devices: it stops at the
+ * first entry that names none (check_visible.c).
+ */
+int gpumem_check_io_ordinals(struct gpumem_check_io *io, int cuda_count);
 
 /* ------------------------------------------------------------ driver probe */
 /*

@@ -13,7 +13,9 @@
  * (the old path: every visible GPU is started, and a selector matching
  * none is a usage error as before).  The plugin narrows for the check
  * itself (CUDA_VISIBLE_DEVICES = the job's GPUs), so it never passes
- * --devices.
+ * --devices.  The warm server (check_serve.c), which sees every GPU, reads
+ * a request's list as CUDA would read that variable
+ * (gpumem_check_io_ordinals).
  */
 #include <config.h>
 
@@ -119,4 +121,14 @@ int gpumem_check_visible_index(const struct gpumem_check_args *a, int cuda_ordin
 	if (a->nnarrow && cuda_ordinal >= 0 && cuda_ordinal < a->nnarrow)
 		return a->narrow_index[cuda_ordinal];
 	return cuda_ordinal;
+}
+
+int gpumem_check_io_ordinals(struct gpumem_check_io *io, int cuda_count)
+{
+	int k;
+
+	for (k = 0; k < io->nord && io->ordinals[k] >= 0 && io->ordinals[k] < cuda_count; k++)
+		;
+	io->nord = k;
+	return k;
 }

@@ -67,12 +67,43 @@ static const struct gpumem_key drain_keys[] = {
 	{ 0 }
 };
 
+/*
+ * check.warm: how long the warm check server (gpumem-check --serve) waits
+ * for the next check before it ends; "0" (the default): no server.  N
+ * seconds, or Ns, Nm, Nh; at most 24h.
+ */
+static int check_warm(struct gpumem_walk *w, const struct gpumem_ynode *n)
+{
+	struct gpumem_site *s = (struct gpumem_site *)w->base;
+	unsigned long v = 0, mul = 1;
+	const char *p;
+
+	if (n->kind != GPUMEM_Y_SCALAR || !n->str[0])
+		goto bad;
+	for (p = n->str; *p >= '0' && *p <= '9' && v <= 86400; p++)
+		v = v * 10 + (unsigned long)(*p - '0');
+	if (p == n->str)
+		goto bad;
+	if (*p)
+		mul = *p == 's' ? 1 : *p == 'm' ? 60 : *p == 'h' ? 3600 : 0;
+	if (!mul || (*p && p[1]) || v > 86400 || v * mul > 86400)
+		goto bad;
+	s->check_warm_s = (int)(v * mul);
+	return 0;
+bad:
+	gpumem_walk_error(w, n, "check.warm must be a duration from 0 to 24h (N seconds, "
+			  "or Ns, Nm, Nh: '10m'); 0 turns the warm check server off");
+	return -1;
+}
+
 static const struct gpumem_key checkcfg_keys[] = {
 	{ .name = "timeout", .type = GPUMEM_KT_INT, .off = S(check_timeout_s), .min = 1,
 	  .max = 3600 },
 	/* minutes: how long a measured pass may be reused while the evidence holds (evidence.c) */
 	{ .name = "min_interval", .type = GPUMEM_KT_INT, .off = S(check_min_interval_min),
 	  .min = 0, .max = 10080 },
+	/* seconds: the warm check server's idle time (plugin/spank/checkserve.c); 0: off */
+	{ .name = "warm", .type = GPUMEM_KT_CUSTOM, .custom = check_warm },
 	{ 0 }
 };
 

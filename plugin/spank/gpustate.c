@@ -119,6 +119,8 @@ static void drain_twice(const struct gpumem_jobctx *c, const struct gpumem_node 
 		return;
 	}
 	r->drained = gpumem_drain(c->ji.node, reason, msg, sizeof(msg)) == 1;
+	if (r->drained)
+		gpumem_checkserve_stop(c);
 	gpumem_error("gpumem: job %u: %s", c->job, msg);
 }
 

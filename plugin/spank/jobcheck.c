@@ -13,7 +13,9 @@
  * caps for check documents (report.h): a document grows with the node's
  * GPUs, a few KiB each, well past what the policy parser takes.  Whether a
  * check runs is the job's effective policy's, never the job's environment;
- * every line logged is escaped (log.h).
+ * every line logged is escaped (log.h).  Where the site runs a warm check
+ * server (check.warm), the check is asked of it first (checkserve.c) and
+ * its reply read exactly as a finished check's output.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -276,6 +278,22 @@ void gpumem_jobcheck_run(const struct gpumem_jobctx *c, const char *phase, int l
 	left = gpumem_proc_left_ms((timeout + 5) * 1000L) / 1000;
 	if (left < timeout + 5)
 		timeout = left > 3 ? (int)left - 2 : 1;
+	/* The node's warm server first, where the site runs one (checkserve.c). */
+	switch (gpumem_checkserve_run(c, timeout, l2_reset, &p, r->ran_by, sizeof(r->ran_by))) {
+	case 1:
+		gpumem_info("gpumem: check %s job %u: served by the %s", phase, c->ji.job,
+			    r->ran_by);
+		read_result(&p, &c->ji, r);
+		gpumem_proc_free(&p);
+		return;
+	case -1:
+		gpumem_error("gpumem: check %s job %u: %s", phase, c->ji.job, r->ran_by);
+		set_result(r, "failed", "error", r->ran_by);
+		r->broken = 1;
+		gpumem_proc_free(&p);
+		return;
+	}
+	snprintf(r->ran_by, sizeof(r->ran_by), "one-shot");
 	check_argv(c, argv, frac, tmo, timeout, l2_reset);
 	check_envp(c, envp, &eb);
 	/* As the site's check_user: out of the job's user's reach (signals, ptrace, /proc). */
@@ -320,7 +338,8 @@ int gpumem_jobcheck_l2_reset_done(const struct gpumem_checkrun *r)
 
 const char *gpumem_jobcheck_no_verdict(const struct gpumem_checkrun *r)
 {
-	if (!strcmp(r->status, "timed_out") || (!strcmp(r->status, "failed") && r->exit_code > 128))
+	if (!strcmp(r->status, "timed_out") || r->broken ||
+	    (!strcmp(r->status, "failed") && r->exit_code > 128))
 		return "did not finish (counted as failed)";
 	if (!strcmp(r->status, "failed") || !strcmp(r->status, "not_run"))
 		return "could not run (counted as failed)";

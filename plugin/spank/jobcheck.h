@@ -40,6 +40,8 @@ struct gpumem_checkrun {
 	long long pass_job;     /* reused: the measured pass's job, phase, age */
 	char pass_phase[8];
 	long pass_age_s;
+	char ran_by[320];       /* "one-shot", "warm server pid N" (checkserve.c), or why not */
+	int broken;             /* a warm server was asked and gave no whole reply */
 };
 
 /*
@@ -48,6 +50,18 @@ struct gpumem_checkrun {
  * without GPU device; never when check_user is the job's user (not_run);
  * L2_RESET: it also resets the persisting L2 at its end (--l2-reset).
  */
+/*
+ * checkserve.c: the check asked of the node's warm server (site check.warm
+ * above 0, the job's GPUs plain indices).  1: served, P's status and out
+ * as a finished one-shot check's, VIA "warm server pid N"; 0: no server
+ * (logged): run the one-shot check; -1: asked, no whole reply (VIA: why):
+ * a check that did not finish.
+ */
+struct gpumem_proc;
+int gpumem_checkserve_run(const struct gpumem_jobctx *c, int timeout, int l2_reset,
+			  struct gpumem_proc *p, char *via, size_t vlen);
+/* When gpumem drains the node: stop its warm server (SIGTERM, after the check in hand). */
+void gpumem_checkserve_stop(const struct gpumem_jobctx *c);
 void gpumem_jobcheck_run(const struct gpumem_jobctx *c, const char *phase, int l2_reset,
 			 struct gpumem_checkrun *r);
 /*

@@ -160,6 +160,8 @@ static char *check_json(const struct gpumem_jobctx *c, const struct gpumem_check
 
 	if (o == NULL)
 		return NULL;
+	/* Which process ran the check: "one-shot", "warm server pid N" (checkserve.c); null: none. */
+	gpumem_json_add(o, "ran_by", gpumem_json_string(r->ran_by[0] ? r->ran_by : NULL));
 	gpumem_json_add(o, "status", gpumem_json_string(r->status));
 	gpumem_json_add(o, "reason", gpumem_json_string(r->reason[0] ? r->reason : NULL));
 	gpumem_json_add(o, "exit_code", r->exit_code >= 0 ? gpumem_json_int(r->exit_code) : NULL);
@@ -286,6 +288,8 @@ static void drain_or_resume(const struct gpumem_jobctx *c,
 			 gpus, c->ji.job, c->ji.step, r->phase, cause);
 		r->drained = gpumem_drain(c->ji.node, reason, msg, sizeof(msg)) == 1;
 		gpumem_info("gpumem: %s", msg);
+		if (r->drained)
+			gpumem_checkserve_stop(c);
 	} else if (!strncmp(r->verdict, "pass", 4) && strcmp(r->status, "reused") &&
 		   c->have_site && c->site.drain.enabled && c->ji.node[0]) {
 		/* Only a measured pass resumes: a reused one rests on an older check. */

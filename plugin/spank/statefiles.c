@@ -85,3 +85,11 @@ int gpumem_mps_nomps_path(char *path, size_t len, const char *base)
 {
 	return fit(path, len, "%s/%s", base, GPUMEM_MPS_NOMPS);
 }
+
+int gpumem_sf_check(char *name, size_t len, const char *kind)
+{
+	char host[65];
+
+	gpumem_sf_host(host, sizeof(host));
+	return fit(name, len, "check.%s.%s", host, kind);
+}

@@ -18,6 +18,7 @@
  *           slurmstepd is told no node name it could trust, only the host
  *           it runs on (the steps' copy of the record, mps, l2); the
  *           prolog and epilog, on the same host, name them the same way;
+ *           and the warm check server's socket (check.<HOST>.sock);
  *   none    on what belongs to the host as a whole (slurmd.limits,
  *           probe.cache: its GPUs by UUID).
  * Both are made safe (gpumem_safe_name: letters, digits, '.', '-', '_';
@@ -39,6 +40,15 @@
 #define GPUMEM_SF_PROBE_CACHE "probe.cache"
 /* Root's memory of each GPU between jobs (gpustate.c): a directory. */
 #define GPUMEM_SF_GPUS "gpus"
+
+/*
+ * The warm check server's socket (root's, 0600; the server holds its
+ * listening end) and the lock its starter holds (checkserve.c):
+ * check.<HOST>.sock, check.<HOST>.lock.
+ */
+#define GPUMEM_SF_CHECK_SOCK "sock"
+#define GPUMEM_SF_CHECK_LOCK "lock"
+int gpumem_sf_check(char *name, size_t len, const char *kind);
 
 /* A file of one job on one node. */
 enum gpumem_sf_kind {

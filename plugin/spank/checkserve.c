@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The job prolog's and epilog's side of the warm check server (site key
+ * check.warm, doc/ADMIN.md "The warm check server"): a check of the job's
+ * GPUs asked of a running `gpumem-check --serve` instead of a fresh
+ * process, which pays the driver's start (cuInit) and the teardown of its
+ * contexts on the node's time.
+ *
+ * Root owns the rendezvous: state_dir/check.<HOST>.sock (statefiles.h),
+ * made, bound (0600) and listened here under state_dir/check.<HOST>.lock,
+ * and handed to the server on its stdin; the server runs as check_user,
+ * with no groups, in a session of its own (gpumem_proc_fork_session, like
+ * the sampler and the MPS daemon), from "/", with a fixed environment
+ * (PATH, root's empty nomps as its MPS pipe directory, one work queue per
+ * GPU), never the job's.  Who serves is checked by the kernel's word
+ * before the request is sent: the server's hello carries its writer's
+ * credentials (SO_PASSCRED; the socket's own SO_PEERCRED would name root,
+ * who listened): check_user, or it is not asked.
+ *
+ * A server that cannot be reached or started is no verdict: the caller
+ * runs the one-shot check, and the log says so in one line.  A server that
+ * was asked and gave no whole reply in time is a check that did not
+ * finish (counted as failed), like a one-shot check that was killed.
+ * When gpumem drains the node, the server is stopped (gpumem_checkserve_stop).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "checkwire.h"
+#include "jobctx.h"
+#include "log.h"
+#include "proc.h"
+#include "statefiles.h"
+
+#define LOCK_WAIT_MS 5000
+#define START_WAIT_MS 10000     /* a fresh server's cuInit: seconds on a big node */
+
+/* state_dir/check.<HOST>.KIND into ADDR (or PATH); 0, or -1 when it does not fit. */
+static int sock_addr(const struct gpumem_jobctx *c, struct sockaddr_un *addr)
+{
+	char name[128];
+	int n;
+
+	memset(addr, 0, sizeof(*addr));
+	addr->sun_family = AF_UNIX;
+	if (gpumem_sf_check(name, sizeof(name), GPUMEM_SF_CHECK_SOCK) < 0)
+		return -1;
+	n = snprintf(addr->sun_path, sizeof(addr->sun_path), "%s/%s", c->args->state_dir, name);
+	return n > 0 && (size_t)n < sizeof(addr->sun_path) ? 0 : -1;
+}
+
+/* A connected socket to the server, or -1. */
+static int server_connect(const struct sockaddr_un *addr)
+{
+	int on = 1, fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	/* The kernel then tells who wrote each reply (check_reply_sender). */
+	if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0 ||
+	    connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A fresh listening socket at ADDR: root's, 0600 before anyone may connect. */
+static int listen_new(const struct sockaddr_un *addr, char *why, size_t wlen)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || (unlink(addr->sun_path) < 0 && errno != ENOENT) ||
+	    bind(fd, (const struct sockaddr *)addr, sizeof(*addr)) < 0 ||
+	    chmod(addr->sun_path, 0600) < 0 || listen(fd, 64) < 0) {
+		snprintf(why, wlen, "cannot make %s: %s", addr->sun_path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Start `CHECK --serve --idle S` as check_user on listening socket LFD; its pid or -1. */
+static pid_t server_spawn(const struct gpumem_jobctx *c, int lfd)
+{
+	char idle[32], pipe[4200];
+	char *argv[] = { c->args->check, "--serve", "--idle", idle, NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", pipe, "CUDA_DEVICE_MAX_CONNECTIONS=1", NULL };
+	pid_t pid;
+	int null;
+
+	snprintf(idle, sizeof(idle), "%d", c->site.check_warm_s);
+	snprintf(pipe, sizeof(pipe), "CUDA_MPS_PIPE_DIRECTORY=%s",
+		 c->nomps ? c->nomps : GPUMEM_MPS_NOMPS_NONE);
+	pid = gpumem_proc_fork_session();
+	if (pid != 0)
+		return pid;
+	gpumem_proc_reset_signals();
+	null = open("/dev/null", O_RDWR);
+	if (null < 0 || chdir("/") < 0 || dup2(lfd, 0) < 0 || dup2(null, 1) < 0 ||
+	    dup2(null, 2) < 0)
+		_exit(126);
+	for (int fd = 3; fd < 1024; fd++)
+		close(fd);
+	if (gpumem_proc_become(c->args->check_uid, c->args->check_gid, NULL, 0) < 0)
+		_exit(126);
+	execve(argv[0], argv, envp);
+	_exit(127);
+}
+
+/*
+ * Connect to the node's server, starting one when none answers (under the
+ * lock, so that two prologs start one).  A connected socket, or -1 with WHY.
+ */
+static int server_reach(const struct gpumem_jobctx *c, const struct sockaddr_un *addr,
+			char *why, size_t wlen)
+{
+	char lname[128];
+	long until;
+	int fd, lk = -1, lfd;
+	pid_t pid;
+
+	fd = server_connect(addr);
+	if (fd >= 0)
+		return fd;
+	snprintf(why, wlen, "state_dir is not open");
+	if (c->dfd < 0 || gpumem_sf_check(lname, sizeof(lname), GPUMEM_SF_CHECK_LOCK) < 0)
+		return -1;
+	lk = openat(c->dfd, lname, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	until = gpumem_mono_ms() + gpumem_proc_left_ms(LOCK_WAIT_MS);
+	while (lk >= 0 && flock(lk, LOCK_EX | LOCK_NB) < 0 && gpumem_mono_ms() < until)
+		gpumem_sleep_ms(20);
+	if (lk < 0 || flock(lk, LOCK_EX | LOCK_NB) < 0) {
+		snprintf(why, wlen, "cannot take state_dir/%s", lname);
+		goto out;
+	}
+	fd = server_connect(addr);      /* another hook may have started it meanwhile */
+	if (fd >= 0)
+		goto out;
+	lfd = listen_new(addr, why, wlen);
+	if (lfd < 0)
+		goto out;
+	pid = server_spawn(c, lfd);
+	close(lfd);
+	if (pid < 0) {
+		snprintf(why, wlen, "cannot fork: %s", strerror(errno));
+		unlink(addr->sun_path);
+		goto out;
+	}
+	fd = server_connect(addr);      /* queued until the server accepts */
+	if (fd < 0)
+		snprintf(why, wlen, "cannot connect to %s: %s", addr->sun_path, strerror(errno));
+out:
+	if (lk >= 0)
+		close(lk);
+	return fd;
+}
+
+static int send_all(int fd, const unsigned char *b, size_t len, long deadline)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+	while (len) {
+		long left = deadline - gpumem_mono_ms();
+		ssize_t n;
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return -1;
+		n = send(fd, b, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			return -1;
+		b += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * LEN bytes from FD before DEADLINE; with CRED, the credentials the kernel
+ * attached to the first bytes (their writer's).  0, or -1.
+ */
+static int recv_all(int fd, unsigned char *b, size_t len, long deadline, struct ucred *cred)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char cbuf[CMSG_SPACE(sizeof(struct ucred))];
+	int got = 0;
+
+	while (len) {
+		struct iovec iov = { .iov_base = b, .iov_len = len };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+		struct cmsghdr *cm;
+		long left = deadline - gpumem_mono_ms();
+		ssize_t n;
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return -1;
+		m.msg_control = cbuf;
+		m.msg_controllen = sizeof(cbuf);
+		n = recvmsg(fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			return -1;
+		for (cm = CMSG_FIRSTHDR(&m); cred && cm; cm = CMSG_NXTHDR(&m, cm))
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_CREDENTIALS) {
+				memcpy(cred, CMSG_DATA(cm), sizeof(*cred));
+				got = 1;
+			}
+		if (cred && !got)
+			return -1;      /* no credentials: nothing to trust */
+		b += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* The request of this check: the options the one-shot check gets, the job's GPUs, the node. */
+static int request(const struct gpumem_jobctx *c, int timeout, int l2_reset,
+		   unsigned char **buf, size_t *len, char *why, size_t wlen)
+{
+	struct gpumem_cw_req q = { 0 };
+
+	q.timeout_s = timeout;
+	snprintf(q.frac, sizeof(q.frac), "%g", c->eff.check.min_fraction);
+	snprintf(q.gpus, sizeof(q.gpus), "%s", c->ji.gpus);
+	snprintf(q.node, sizeof(q.node), "%s", c->ji.node);
+	if (c->have_site && c->site_text) {
+		q.flags |= GPUMEM_CW_SITE;
+		q.site = c->site_text;
+		q.site_len = strlen(c->site_text);
+	}
+	if (c->eff.check.l2_ab)
+		q.flags |= GPUMEM_CW_L2AB;
+	if (l2_reset)
+		q.flags |= GPUMEM_CW_L2RESET;
+	return gpumem_cw_req_encode(&q, buf, len, why, wlen);
+}
+
+int gpumem_checkserve_run(const struct gpumem_jobctx *c, int timeout, int l2_reset,
+			  struct gpumem_proc *p, char *via, size_t vlen)
+{
+	unsigned char *req = NULL, head[GPUMEM_CW_HEAD];
+	struct sockaddr_un addr;
+	struct ucred who = { 0 };
+	char why[300] = "";
+	size_t len, doc_len;
+	long deadline;
+	int fd = -1, rv = 0, code;
+
+	if (!c->have_site || c->site.check_warm_s <= 0)
+		return 0;
+	if (!gpumem_cw_gpus_ok(c->ji.gpus)) {
+		snprintf(why, sizeof(why), "the job's GPUs are not plain indices ('%s')",
+			 c->ji.gpus[0] ? c->ji.gpus : "all");
+		goto out;
+	}
+	if (sock_addr(c, &addr) < 0) {
+		snprintf(why, sizeof(why), "state_dir's path is too long for a socket");
+		goto out;
+	}
+	if (request(c, timeout, l2_reset, &req, &len, why, sizeof(why)) < 0 ||
+	    (fd = server_reach(c, &addr, why, sizeof(why))) < 0)
+		goto out;
+	/* Its hello, before it is told anything: who it is, by the kernel's word (a fresh one: after its cuInit). */
+	deadline = gpumem_mono_ms() + gpumem_proc_left_ms(START_WAIT_MS);
+	if (recv_all(fd, head, GPUMEM_CW_HELLO, deadline, &who) < 0 || !gpumem_cw_hello_ok(head)) {
+		snprintf(why, sizeof(why), "%s gave no hello: not a warm check server", c->args->check);
+		goto out;
+	}
+	if (who.uid != c->args->check_uid) {
+		snprintf(why, sizeof(why), "the server is uid %u (pid %d), not check_user %u",
+			 (unsigned)who.uid, (int)who.pid, (unsigned)c->args->check_uid);
+		goto out;
+	}
+	/* From here the server was asked: no whole answer is a check that did not finish. */
+	rv = -1;
+	deadline = gpumem_mono_ms() + gpumem_proc_left_ms((timeout + 5) * 1000L);
+	if (send_all(fd, req, len, deadline) < 0 ||
+	    recv_all(fd, head, sizeof(head), deadline, NULL) < 0) {
+		snprintf(why, sizeof(why), "the warm check server pid %d gave no reply%s", (int)who.pid,
+			 gpumem_mono_ms() >= deadline ? " in time" : "");
+		goto out;
+	}
+	if (gpumem_cw_reply_parse(head, &code, &doc_len, why, sizeof(why)) < 0 ||
+	    !(p->out = malloc(doc_len + 1)) ||
+	    recv_all(fd, (unsigned char *)p->out, doc_len, deadline, NULL) < 0) {
+		if (!why[0] || p->out)
+			snprintf(why, sizeof(why), "the warm check server pid %d broke off its reply",
+				 (int)who.pid);
+		free(p->out);
+		p->out = NULL;
+		goto out;
+	}
+	p->out[doc_len] = '\0';
+	p->status = code;
+	snprintf(via, vlen, "warm server pid %d", (int)who.pid);
+	rv = 1;
+out:
+	if (rv == 0 && why[0])
+		gpumem_info("gpumem: job %u: check not asked of the warm server (%s): one-shot",
+			    c->ji.job, why);
+	else if (rv < 0)
+		snprintf(via, vlen, "%s", why);
+	if (fd >= 0)
+		close(fd);
+	free(req);
+	return rv;
+}
+
+void gpumem_checkserve_stop(const struct gpumem_jobctx *c)
+{
+	unsigned char hello[GPUMEM_CW_HELLO];
+	struct sockaddr_un addr;
+	struct ucred who = { 0 };
+	int fd;
+
+	if (!c->have_site || c->site.check_warm_s <= 0 || sock_addr(c, &addr) < 0)
+		return;
+	fd = server_connect(&addr);
+	if (fd < 0)
+		return;
+	/* Its pid by the kernel's word on its hello; only check_user's server is stopped. */
+	if (recv_all(fd, hello, sizeof(hello), gpumem_mono_ms() + gpumem_proc_left_ms(2000), &who) == 0 &&
+	    gpumem_cw_hello_ok(hello) && who.uid == c->args->check_uid && who.pid > 1 &&
+	    kill(who.pid, SIGTERM) == 0)
+		gpumem_info("gpumem: node %s drained: warm check server pid %d stopped", c->ji.node,
+			    (int)who.pid);
+	close(fd);
+}

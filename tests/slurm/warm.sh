@@ -1,0 +1,115 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The warm check server (issue 35; doc/ADMIN.md, "The warm check server")
+# on a real local Slurm with one stand-in GPU (GRES) and the real
+# gpumem-check, which finds no CUDA driver here and answers "skipped" (exit
+# 3), from a warm server as from a fresh process:
+#   1. check.warm: 60s: two jobs in a row are served by the same server pid
+#      (the log says so, the report's ran_by too), which runs as
+#      check_user (65534) in a session of its own; its socket is root's,
+#      0600, and the test user cannot connect to it; each report says
+#      skipped with the reason a one-shot check gives;
+#   2. the server killed: the next job starts a new one;
+#   3. check.warm: 2s: the server is gone a few seconds after its check;
+#   4. check.warm absent (default 0): no server, the check runs one-shot;
+#   5. check= a program that does not know --serve: one log line, and the
+#      check runs one-shot (the stand-in, which passes).
+. "$top_srcdir/tests/lib.sh"
+real="$top_builddir/kernels/check/gpumem-check"
+[ -x "$real" ] || skip_all "gpumem-check was not built (no CUDA at configure time)"
+slurm_test warm
+U=${GPUMEM_TEST_USER:-gpumemtest}
+B=$t/bin
+mkdir -p "$t/reports"
+standin_bin "$B"
+cp "$real" "$B/gpumem-check"
+chmod 755 "$B/gpumem-check"
+# The servers this test started (its own gpumem-check path: no other run's), by pid.
+servers() { pgrep -f "^$B/gpumem-check --serve" || true; }
+stop_servers() { local p; for p in $(servers); do kill "$p" 2>/dev/null; done; }
+trap 'stop_servers; "$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
+site_warm() { site_checks "$1"; [ -z "$2" ] || printf '  warm: %s\n' "$2" >>"$1"; }
+site_warm "$t/warm.yaml" 60s
+site_warm "$t/short.yaml" 2s
+site_warm "$t/off.yaml" ""
+printf 'version: 1\ncheck:\n  before: true\n  on_fail: warn\n' >"$t/before.yaml"
+chmod 644 "$t"/*.yaml
+plug() { plugstack "$2" site=$1 libexecdir=$B check=${3:-$B/gpumem-check} nvidia_dev=$t/nvidiactl mps_control=$B/nvidia-cuda-mps-control; }
+plug "$t/warm.yaml" "$t/warm.conf"
+plug "$t/short.yaml" "$t/short.conf"
+plug "$t/off.yaml" "$t/off.conf"
+plug "$t/warm.yaml" "$t/standin.conf" "$B/standin-check"
+"$CL" start --nodes 1 --gpus 1 --plugstack "$t/warm.conf" >"$t/start.log" 2>&1 ||
+	{ cat "$t/start.log" >&2; skip_all "the local Slurm did not start"; }
+eval "$("$CL" env)"
+cd "$GPUMEM_CLUSTER_TMP" || exit 1
+LOG="$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log"
+S=${GPUMEM_CLUSTER_STATE_DIR:-/run/gpumem}
+SOCK=$S/check.$(hostname | tr -c 'A-Za-z0-9._\n-' _).sock
+uid=$(id -u "$U")
+report() { echo "$t/reports/job$1.prolog.gpumem1.before.json"; }
+job() { run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/before.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'; jobid_of "$out"; }
+served() { grep -o "check before job $1: served by the warm server pid [0-9]*" "$LOG" | grep -o '[0-9]*$'; }
+# What a fresh check says here (the plugin's options, none of the job's environment).
+oneshot=$(env -i PATH=/usr/bin:/bin "$B/gpumem-check" --json - --min-fraction 0.85 --timeout 20 2>/dev/null |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["overall"]["reason"])')
+diag "a one-shot check here: $oneshot"
+
+# --- 1. two jobs, one server ------------------------------------------------------
+j1=$(job)
+j2=$(job)
+p1=$(served "$j1")
+p2=$(served "$j2")
+like "$p1" '^[0-9]+$' "1: job $j1's check was served by a warm server (log: pid $p1)"
+is "$p2" "$p1" "1: job $j2's check by the same server pid"
+is "$(ps -o uid= -p "$p1" | tr -d ' ')" 65534 "1: the server runs as check_user (65534)"
+is "$(ps -o sid= -p "$p1" | tr -d ' ')" "$p1" "1: in a session of its own"
+is "$(sed -n 's/^Groups:[[:space:]]*//p' "/proc/$p1/status" | tr -d ' ')" "" "1: with no groups"
+like "$(tr '\0' '\n' <"/proc/$p1/environ" | sort | tr '\n' ' ')" \
+	'^CUDA_DEVICE_MAX_CONNECTIONS=1 CUDA_MPS_PIPE_DIRECTORY=/[^ ]*/nomps PATH=/usr/bin:/bin $' \
+	"1: its environment is fixed (PATH, root's nomps, one work queue), never the job's"
+is "$(stat -c '%U %a %F' "$SOCK" 2>&1)" "root 600 socket" "1: its socket is root's, 0600"
+run setpriv --reuid="$uid" --regid="$(id -g "$U")" --clear-groups python3 -c \
+	'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print("CONNECTED")' "$SOCK"
+unlike "$out" CONNECTED "1: the test user cannot connect to it"
+for j in "$j1" "$j2"; do
+	is "$(json "$(report "$j")" 'd["status"] + "|" + d["verdict"] + "|" + str(d["check_reason"])' 2>&1)" \
+		"skipped|skipped|$oneshot" "1: job $j's report: skipped, with the one-shot check's reason"
+	is "$(json "$(report "$j")" 'd["ran_by"]' 2>&1)" "warm server pid $p1" "1: ... and says which server ran it"
+done
+
+# --- 2. the server killed: a new one ----------------------------------------------
+kill "$p1"
+for _ in $(seq 1 120); do kill -0 "$p1" 2>/dev/null || break; sleep 0.25; done
+j3=$(job)
+p3=$(served "$j3")
+like "$p3" '^[0-9]+$' "2: after the kill, job $j3 was served by a warm server"
+unlike "$p3" "^$p1\$" "2: ... a new one (pid $p3)"
+stop_servers
+
+# --- 3. check.warm: 2s: gone soon after -------------------------------------------
+"$CL" restart-slurmd --plugstack "$t/short.conf" >/dev/null 2>&1
+j4=$(job)
+p4=$(served "$j4")
+like "$p4" '^[0-9]+$' "3: warm 2s: job $j4 served by a warm server"
+gone=no
+for _ in $(seq 1 240); do kill -0 "$p4" 2>/dev/null || { gone=yes; break; }; sleep 0.25; done
+is "$gone" yes "3: ... which is gone within 60 s of its check (idle 2 s)"
+
+# --- 4. the default (no check.warm): no server ------------------------------------
+stop_servers
+"$CL" restart-slurmd --plugstack "$t/off.conf" >/dev/null 2>&1
+j5=$(job)
+is "$(served "$j5")" "" "4: default: job $j5's check not served by a server"
+is "$(servers)" "" "4: ... and none runs"
+is "$(json "$(report "$j5")" 'd["status"] + "|" + str(d["check_reason"]) + "|" + d["ran_by"]' 2>&1)" \
+	"skipped|$oneshot|one-shot" "4: ... the one-shot check's report, saying so"
+
+# --- 5. a check program that is no server: one-shot, one log line -----------------
+"$CL" restart-slurmd --plugstack "$t/standin.conf" >/dev/null 2>&1
+j6=$(job)
+is "$(grep -c "job $j6: check not asked of the warm server" "$LOG")" 1 "5: one log line says the server could not be used"
+like "$(grep "job $j6: check not asked of the warm server" "$LOG")" "gave no hello: not a warm check server\): one-shot" "5: ... and why"
+is "$(json "$(report "$j6")" 'd["status"] + "|" + d["verdict"] + "|" + d["ran_by"]' 2>&1)" \
+	"ran|pass|one-shot" "5: the check ran one-shot (the stand-in passes)"
+done_testing

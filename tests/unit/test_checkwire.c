@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The warm check server's request and reply codec (plugin/core/checkwire.c):
+ * a request round-trips; every bad length, truncation, oversize, version,
+ * flag and field is refused with a reason, and nothing is kept then.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "checkwire.h"
+#include "tap.h"
+
+static void put32(unsigned char *p, unsigned v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+static struct gpumem_cw_req base(void)
+{
+	struct gpumem_cw_req q = { 0 };
+
+	q.flags = GPUMEM_CW_SITE | GPUMEM_CW_L2RESET;
+	q.timeout_s = 60;
+	strcpy(q.frac, "0.85");
+	strcpy(q.gpus, "1,3");
+	strcpy(q.node, "gpu01");
+	q.site = "version: 1\n";
+	q.site_len = strlen(q.site);
+	return q;
+}
+
+/* Decode BUF of LEN; 0 or -1, WHY said. */
+static int dec(const unsigned char *buf, size_t len, char *why)
+{
+	struct gpumem_cw_req r;
+	int rv = gpumem_cw_req_decode(buf, len, &r, why, 200);
+
+	if (rv == 0)
+		gpumem_cw_req_free(&r);
+	else
+		ok(r.site == NULL, "refused: nothing kept (%s)", why);
+	return rv;
+}
+
+int main(void)
+{
+	struct gpumem_cw_req q = base(), r;
+	unsigned char *b, *c, head[GPUMEM_CW_HEAD];
+	char why[200];
+	size_t len, dl;
+	int code;
+
+	is_int(gpumem_cw_req_encode(&q, &b, &len, why, sizeof(why)), 0, "encode");
+	is_int(gpumem_cw_req_decode(b, len, &r, why, sizeof(why)), 0, "decode");
+	is_int((int)r.flags, (int)q.flags, "flags round-trip");
+	is_int(r.timeout_s, 60, "timeout round-trips");
+	is_str(r.frac, "0.85", "min_fraction round-trips");
+	is_str(r.gpus, "1,3", "gpus round-trip");
+	is_str(r.node, "gpu01", "node round-trips");
+	is_str(r.site, "version: 1\n", "site round-trips");
+	gpumem_cw_req_free(&r);
+	is_int((int)gpumem_cw_req_head(b, why, sizeof(why)), (int)(len - GPUMEM_CW_HEAD),
+	       "the header announces the body");
+
+	/* truncated anywhere */
+	for (size_t cut = 0; cut < len; cut += (cut < 40 ? 1 : 7))
+		if (dec(b, cut, why) == 0)
+			ok(0, "a request cut at %zu bytes decoded", cut);
+	ok(1, "every truncation refused");
+	c = malloc(len + 1);
+	memcpy(c, b, len);
+	c[len] = 'x';
+	is_int(dec(c, len + 1, why), -1, "a byte past the body");
+	like(why, "header says", "... is said");
+	memcpy(c, b, len);
+	c[4] = 2;
+	is_int(dec(c, len, why), -1, "version 2 refused");
+	like(why, "version 2", "... saying the version");
+	memcpy(c, b, len);
+	c[0] = 'X';
+	is_int(dec(c, len, why), -1, "bad magic refused");
+	memcpy(c, b, len);
+	c[5] = 0x80;
+	is_int(dec(c, len, why), -1, "unknown flag refused");
+	memcpy(c, b, len);
+	c[6] = 0xff;
+	is_int(dec(c, len, why), -1, "timeout over an hour refused");
+	memcpy(c, b, len);
+	put32(c + 8, GPUMEM_CW_BODY_MAX + 1);
+	is_int((int)gpumem_cw_req_head(c, why, sizeof(why)), -1, "oversized body refused at the header");
+	like(why, "outside", "... saying so");
+	memcpy(c, b, len);
+	put32(c + GPUMEM_CW_HEAD, 0x7fffffff);
+	is_int(dec(c, len, why), -1, "a field length past its cap");
+	like(why, "min_fraction of", "... naming the field");
+	memcpy(c, b, len);
+	put32(c + GPUMEM_CW_HEAD, 5);   /* "0.85" is 4: the fields shift */
+	is_int(dec(c, len, why), -1, "a field length past the body's end");
+	memcpy(c, b, len);
+	c[GPUMEM_CW_HEAD + 4 + 4 + 4] = ';';      /* gpus "1,3" -> "1;3" */
+	is_int(dec(c, len, why), -1, "gpus other than plain indices");
+	like(why, "plain GPU indices", "... said");
+	memcpy(c, b, len);
+	c[len - 2] = '\0';
+	is_int(dec(c, len, why), -1, "a NUL byte in the site text");
+	free(c);
+	free(b);
+
+	/* the encoder refuses what the decoder would */
+	q = base();
+	strcpy(q.gpus, "MIG-1234");
+	is_int(gpumem_cw_req_encode(&q, &b, &len, why, sizeof(why)), -1, "MIG UUIDs are not sent");
+	q = base();
+	strcpy(q.gpus, "0,0");
+	is_int(gpumem_cw_req_encode(&q, &b, &len, why, sizeof(why)), -1, "repeated index");
+	q = base();
+	strcpy(q.gpus, "64");
+	is_int(gpumem_cw_req_encode(&q, &b, &len, why, sizeof(why)), -1, "index 64");
+	q = base();
+	strcpy(q.gpus, "");
+	is_int(gpumem_cw_req_encode(&q, &b, &len, why, sizeof(why)), -1, "no GPUs (gpus=all)");
+	q = base();
+	strcpy(q.frac, "1.5");
+	is_int(gpumem_cw_req_encode(&q, &b, &len, why, sizeof(why)), -1, "min_fraction 1.5");
+	q = base();
+	strcpy(q.node, "a b");
+	is_int(gpumem_cw_req_encode(&q, &b, &len, why, sizeof(why)), -1, "a node name with a blank");
+	q = base();
+	q.flags = 0;
+	is_int(gpumem_cw_req_encode(&q, &b, &len, why, sizeof(why)), -1, "site text without its flag");
+	q = base();
+	q.site_len = GPUMEM_CW_SITE_MAX + 1;
+	q.site = calloc(1, q.site_len + 1);
+	memset((char *)q.site, 'a', q.site_len);
+	is_int(gpumem_cw_req_encode(&q, &b, &len, why, sizeof(why)), -1, "site text over 64 KiB");
+	free((char *)q.site);
+	ok(gpumem_cw_gpus_ok("0,2,10,63"), "0,2,10,63 are plain indices");
+	ok(!gpumem_cw_gpus_ok("01"), "01 is not");
+	ok(!gpumem_cw_gpus_ok("0,"), "0, is not");
+	ok(!gpumem_cw_gpus_ok(" 0"), "' 0' is not");
+
+	/* hello */
+	gpumem_cw_hello(head);
+	ok(gpumem_cw_hello_ok(head), "hello");
+	head[4] = 2;
+	ok(!gpumem_cw_hello_ok(head), "a version 2 hello is not one");
+
+	/* replies */
+	gpumem_cw_reply_head(head, 3, 1234);
+	is_int(gpumem_cw_reply_parse(head, &code, &dl, why, sizeof(why)), 0, "reply head");
+	is_int(code, 3, "its exit code");
+	is_int((int)dl, 1234, "its length");
+	gpumem_cw_reply_head(head, 9, 10);
+	is_int(gpumem_cw_reply_parse(head, &code, &dl, why, sizeof(why)), -1, "exit code 9 refused");
+	gpumem_cw_reply_head(head, 0, GPUMEM_CW_DOC_MAX + 1);
+	is_int(gpumem_cw_reply_parse(head, &code, &dl, why, sizeof(why)), -1, "oversized document refused");
+	gpumem_cw_reply_head(head, 0, 10);
+	head[4] = 2;
+	is_int(gpumem_cw_reply_parse(head, &code, &dl, why, sizeof(why)), -1, "reply version 2 refused");
+	return tap_done();
+}
