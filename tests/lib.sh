@@ -154,6 +154,8 @@ health_standin() {
 #!/bin/sh
 echo "\$(id -u) \$*" >>"$1/health.runs"
 export LD_LIBRARY_PATH="$fake" FAKE_NVML_GPUS=16 FAKE_NVML_HEALTH="\$(cat "$1/health.values")"
+# health.procs: the stand-in's other values (mem=0: no process holds any GPU: "node_held" false).
+[ -s "$1/health.procs" ] && export FAKE_NVML_VALUES="\$(cat "$1/health.procs")"
 for f in "$1"/health.values.*; do [ -e "\$f" ] && export "FAKE_NVML_HEALTH_\${f##*.}=\$(cat "\$f")"; done
 exec "$real" "\$@"
 SH

@@ -9,7 +9,10 @@
  * of the GPU's last measured pass) and its "alarms" (what forbids reusing
  * any pass now).  The job prolog and epilog run it as the site's
  * check_user, as they run gpumem-check (plugin/spank/evidence.c), to
- * decide whether the bandwidth check is due (doc/ADMIN.md, "Reuse").
+ * decide whether the bandwidth check is due (doc/ADMIN.md, "Reuse"), and
+ * whether any process holds any GPU of the node ("node_held": where none
+ * does, an epilog whose after-check rested on evidence skips the L2 reset,
+ * as gpumem-l2reset itself would, without a second NVML start).
  *
  *   gpumem-health [--gpus LIST]   LIST: the node's GPU indexes (NVML's
  *                                 order, as Slurm gives them); default all
@@ -184,13 +187,13 @@ static double ms_since(const struct timespec *t0)
 int main(int argc, char **argv)
 {
 	static struct gpumem_health_dev dev[GPUMEM_HEALTH_MAX_GPUS];
-	char idx[GPUMEM_HEALTH_MAX_GPUS][16], driver[96], note[300], now[32];
+	char idx[GPUMEM_HEALTH_MAX_GPUS][16], driver[96], note[300], now[32], held_why[120] = "";
 	struct json_object *doc = json_object_new_object(), *devs = json_object_new_array();
 	struct gpumem_health_nvml *n;
 	struct timespec t0;
 	time_t t = time(NULL);
 	struct tm tm;
-	int ngpus = -1, missing, rc = 0;
+	int ngpus = -1, missing, rc = 0, held;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 1; i < argc; i++) {
@@ -218,6 +221,7 @@ int main(int argc, char **argv)
 		rc |= !dev[i].found;
 		json_object_array_add(devs, device(&dev[i]));
 	}
+	held = n ? gpumem_health_node_held(n, held_why, sizeof(held_why)) : -1;
 	gpumem_health_close(n);
 	gmtime_r(&t, &tm);
 	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -229,6 +233,9 @@ int main(int argc, char **argv)
 	gpumem_json_add(doc, "driver", driver[0] ? gpumem_json_string(driver) : NULL);
 	gpumem_json_add(doc, "wall_ms", gpumem_json_fixed(ms_since(&t0), 3));
 	gpumem_json_add(doc, "devices", devs);
+	/* Any process on any GPU of the node: whether the epilog's L2 reset has anything to do. */
+	gpumem_json_add(doc, "node_held", held < 0 ? NULL : json_object_new_boolean(held));
+	gpumem_json_add(doc, "node_held_why", held < 0 ? NULL : gpumem_json_string(held_why));
 	gpumem_json_write(stdout, doc, GPUMEM_JSON_COMPACT);
 	putchar('\n');
 	json_object_put(doc);

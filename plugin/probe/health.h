@@ -45,6 +45,8 @@ int gpumem_health_list(struct gpumem_health_nvml *n, char idx[][16], int max);
 /* Fill D (d->gpu set) from NVML. */
 void gpumem_health_read(struct gpumem_health_nvml *n, struct gpumem_health_dev *d);
 void gpumem_health_close(struct gpumem_health_nvml *n);
+/* 1 when a process holds any GPU of the node or NVML cannot say, 0 when none does; WHY says. */
+int gpumem_health_node_held(struct gpumem_health_nvml *n, char *why, size_t len);
 /*
  * D's evidence: the counters a reuse compares ("uuid=... ecc.vol.corr=0 ..."),
  * and its alarms: conditions that forbid reuse whatever the counters say

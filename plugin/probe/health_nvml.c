@@ -171,6 +171,33 @@ int gpumem_health_list(struct gpumem_health_nvml *n, char idx[][16], int max)
 	return k;
 }
 
+/*
+ * Does any process hold any GPU of the node (gpumem-l2reset's question,
+ * l2reset_nvml.c: where none does, no context is left to have persisting
+ * L2 lines, and the epilog need not start one to reset them)?  1 held, or
+ * NVML cannot say (any doubt); 0 none; WHY says which.
+ */
+int gpumem_health_node_held(struct gpumem_health_nvml *n, char *why, size_t len)
+{
+	unsigned int count = 0, np;
+	gpumem_nvmlDevice_t dev;
+
+	if (!n->procs || !ok(n->count(&count)) || count == 0) {
+		snprintf(why, len, "NVML cannot say which processes hold the GPUs");
+		return 1;
+	}
+	for (unsigned int i = 0; i < count; i++) {
+		np = 0;
+		/* No room given: success means no process, "insufficient size" means some. */
+		if (!ok(n->by_index(i, &dev)) || !ok(n->procs(dev, &np, NULL)) || np != 0) {
+			snprintf(why, len, "a process holds GPU %u (NVML index), or NVML cannot say", i);
+			return 1;
+		}
+	}
+	snprintf(why, len, "no process holds any of the node's %u GPU(s) (NVML)", count);
+	return 0;
+}
+
 /* The NVML handle of the GPU whose node index is GPU. */
 static int find(struct gpumem_health_nvml *n, const char *gpu, gpumem_nvmlDevice_t *dev)
 {

@@ -90,6 +90,14 @@ static int read_health(const struct gpumem_jobctx *c, struct gpumem_evidence *ev
 	if (doc == NULL)
 		return -1;
 	devs = gpumem_json_get(doc, "devices");
+	/* Only an explicit false: a missing or null member (an older gpumem-health) is doubt. */
+	if (gpumem_json_is(gpumem_json_get(doc, "node_held"), json_type_boolean) &&
+	    !json_object_get_boolean(gpumem_json_get(doc, "node_held"))) {
+		ev->node_free = 1;
+		snprintf(ev->node_why, sizeof(ev->node_why), "%s",
+			 gpumem_json_str(doc, "node_held_why") ? gpumem_json_str(doc, "node_held_why") :
+			 "no process holds any GPU of the node (NVML)");
+	}
 	for (int j = 0; j < c->ngpus && rv == 0; j++) {
 		struct json_object *d = gpumem_json_at(devs, (size_t)j), *alarms;
 		const char *gpu = gpumem_json_str(d, "gpu"), *e = gpumem_json_str(d, "evidence");
@@ -254,6 +262,8 @@ void gpumem_evidence_reused(const struct gpumem_evidence *ev, struct gpumem_chec
 	r->pass_job = ev->pass_job;
 	snprintf(r->pass_phase, sizeof(r->pass_phase), "%s", ev->pass_phase);
 	r->pass_age_s = ev->pass_age_s;
+	r->node_free = ev->node_free;
+	snprintf(r->node_why, sizeof(r->node_why), "%s", ev->node_why);
 }
 
 /*

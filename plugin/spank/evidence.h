@@ -34,6 +34,8 @@ struct gpumem_evidence {
 	long long pass_job;     /* reused: the pass's job, its phase, its age */
 	char pass_phase[8];
 	long pass_age_s;
+	int node_free;          /* gpumem-health: no process holds any GPU of the node */
+	char node_why[120];     /* its words */
 };
 
 /*

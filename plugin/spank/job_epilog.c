@@ -137,6 +137,16 @@ static int after_check(struct gpumem_jobctx *c, int l2)
 	if (reset)
 		gpumem_info("gpumem: job %u: L2 reset by the after-check on GPUs %s", c->job,
 			    c->ji.gpus[0] ? c->ji.gpus : "(all)");
+	/*
+	 * An after-check that rested on evidence read NVML just now: where no
+	 * process holds any GPU of the node, no context is left to hold
+	 * persisting lines, which is all gpumem-l2reset would find out first.
+	 */
+	if (l2 && !reset && !strcmp(r.status, "reused") && r.node_free) {
+		gpumem_info("gpumem: job %u: L2 reset not needed on GPUs %s: %s (gpumem-health)",
+			    c->job, c->ji.gpus[0] ? c->ji.gpus : "(all)", r.node_why);
+		reset = 1;
+	}
 	gpumem_jobcheck_free(&r);
 	return reset;
 }

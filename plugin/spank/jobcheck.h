@@ -42,6 +42,8 @@ struct gpumem_checkrun {
 	long pass_age_s;
 	char ran_by[320];       /* "one-shot", "warm server pid N" (checkserve.c), or why not */
 	int broken;             /* a warm server was asked and gave no whole reply */
+	int node_free;          /* reused: gpumem-health saw no process on any GPU of the node */
+	char node_why[120];
 };
 
 /*

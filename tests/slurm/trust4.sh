@@ -203,6 +203,24 @@ job before.yaml
 is "$(ev "$jid" before)" "ran|measured: gpu0: NVML: clocks: hardware slowdown" "3: a hardware slowdown now: measured whatever the counters"
 echo "ecc_vc=3" >"$B/health.values"
 
+# An after-check resting on evidence for a job with an L2 limit: where
+# gpumem-health saw no process on any GPU of the node, no L2 reset is run
+# (nothing can persist without a context); where one holds a GPU, it is.
+printf 'version: 1\nl2:\n  persisting_limit: 40%%\n  reset_at_exit: true\ncheck:\n  after: true\n' >"$t/l2after.yaml"
+chmod 644 "$t/l2after.yaml"
+job before.yaml
+: >"$B/l2reset.runs"
+echo "mem=0" >"$B/health.procs"
+job l2after.yaml
+like "$(ev "$jid" after)" "^reused\|" "3: an L2 job's after-check rests on evidence"
+like "$(grep -a "job $jid: L2 reset not needed" "$LOG")" "on GPUs 0: no process holds any of the node's 16 GPU\(s\) \(NVML\) \(gpumem-health\)" "3: ... no process on any GPU of the node: the log says the L2 reset is not needed"
+is "$(wc -l <"$B/l2reset.runs" | tr -d ' ')" 0 "3: ... and gpumem-l2reset did not run"
+rm -f "$B/health.procs"
+job l2after.yaml
+like "$(ev "$jid" after)" "^reused\|" "3: the same with a process on the GPUs (the stand-in's default)"
+is "$(wc -l <"$B/l2reset.runs" | tr -d ' ')" 1 "3: ... gpumem-l2reset runs"
+grep -aq "job $jid: L2 reset not needed" "$LOG" && fail "3: ... and no 'not needed' line" || pass "3: ... and no 'not needed' line"
+
 # --- 1, again: the L2 reset (last: its probe fills the probe cache)
 run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/l2.yaml" true
 wait_idle
