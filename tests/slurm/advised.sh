@@ -139,6 +139,21 @@ like "$out" "gpumem: advised: job $l1 advises zerocopy.yaml \(faulting\), but ze
 like "$out" "^policy=(site defaults)?$" "... the site's defaults"
 run asuser "$GM" advise "$l2"
 like "$out" "zerocopy.yaml tried in job $l2 .*: not advised again" "gpumem advise shows the history: not advised again"
+# The same history as fields: gpumem advise JOBID --json, and --mine --json per name.
+run asuser "$GM" advise "$l2" --json
+is "$rc" 0 "gpumem advise JOBID --json: exit 0" || diag "$out"
+is "$(printf '%s' "$out" | json_in '(d[0]["history"]["name"], d[0]["history"]["days"], [(r["job"], r["policy"], r["from_job"], r["rule"], r["verdict"], r["outcome"], r["ratio"] < 0.97, r["elapsed_s"] > r["from_elapsed_s"]) for r in d[0]["history"]["runs"]])')" \
+	"('lose', 30, [($l2, 'zerocopy.yaml', $l1, 'faulting', 'not advised again', 'slower', True, True)])" \
+	"... --json: the history as fields (job, policy, from_job, rule, verdict, outcome, ratio, elapsed)"
+like "$(printf '%s' "$out" | json_in 'd[0]["history"]["runs"][0]["text"]')" "^zerocopy.yaml tried in job $l2 \(advised from job $l1, faulting\): 0\.[0-9]+x \(slower\)" "... and its sentence"
+run asuser "$GM" advise "$j2" --json
+is "$(printf '%s' "$out" | json_in '[(r["job"], r["from_job"], r["verdict"], r["outcome"], r["ratio"] >= 1) for r in d[0]["history"]["runs"] if r["job"] == '"$j2"']')" \
+	"[($j2, $j1, 'kept', 'gained', True)]" "... a run that gained: kept, gained"
+run asuser "$GM" advise --mine --json
+is "$(printf '%s' "$out" | json_in '[(r["job"], r["verdict"], r["outcome"]) for n in d["names"] if n["name"] == "lose" for r in n["history"]]')" \
+	"[($l2, 'not advised again', 'slower')]" "advise --mine --json: each name's history"
+run asuser "$GM" advise --mine
+like "$out" "tried: zerocopy.yaml tried in job $l2 \(advised from job $l1, faulting\): .*: not advised again" "advise --mine: the history under the name"
 # A run that stays faulting with the policy is no gain either, however fast.
 values "$FAULT"
 job still 3
