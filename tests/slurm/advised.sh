@@ -13,9 +13,7 @@
 # hint on a named policy.  One cluster for every case (CI's time).
 . "$top_srcdir/tests/lib.sh"
 slurm_test advised
-for p in mariadbd mariadb-install-db slurmdbd; do
-	command -v "$p" >/dev/null || skip_all "$p is not installed (contrib/setup-debian installs mariadb-server and slurmdbd)"
-done
+acct_need
 ACCT="$top_builddir/plugin/acct/gpumem-acct"
 GM="$top_builddir/plugin/cli/gpumem"
 [ -x "$ACCT" ] || skip_all "gpumem-acct was not built"
