@@ -101,13 +101,14 @@ wait_record() {
 # step reaches both: the prolog runs where a step does), waited for (its
 # records); its id in $jid, sbatch's stderr and the job's output in $out.
 job() {
-	local name=$1 secs=$2
+	local name=$1 secs=$2 nds
 	shift 2
 	run asuser sbatch -N1 -w "${NODES:-gpumem1}" -J "$name" --gres=gpu:1 -o "$GPUMEM_CLUSTER_TMP/out.%j" "$@" \
 		--wrap "${WRAP:-echo \"policy=\$GPUMEM_POLICY\"; sleep $secs}"
 	jid=$(printf '%s\n' "$out" | sed -n 's/^Submitted batch job \([0-9][0-9]*\).*/\1/p')
 	[ -n "$jid" ] || { fail "sbatch -J $name gave no job: $out"; return 1; }
-	wait_record "$jid" $(printf '%s' "${NODES:-gpumem1}" | tr ',' ' ')
+	IFS=, read -ra nds <<<"${NODES:-gpumem1}"
+	wait_record "$jid" "${nds[@]}"
 	out="$out
 $(cat "$GPUMEM_CLUSTER_TMP/out.$jid" 2>/dev/null)"
 }
