@@ -10,6 +10,9 @@
  * `gpumem advise JOBID` (acct.h, job_profile.c).  GPU-hours: AllocTRES's
  * gres/gpu times the elapsed time; where accounting does not track
  * gres/gpu (AccountingStorageTRES), the GPUs of the job's profile records.
+ * Each name's advised runs (--gpumem-policy=advised) of the window, judged
+ * as the advised lookup judges them (advised.h: the loop), from the same
+ * rows: "tried: ..." lines, --json's "history".
  * Job names are the user's own and may hold anything: the terminal gets
  * them cleaned (gpumem_job_text), --json gets them as JSON strings.
  *
@@ -22,6 +25,7 @@
 #include <unistd.h>
 #include "acct.h"
 #include "advise_mine.h"
+#include "advised.h"
 #include "job_cli.h"
 #include "json.h"
 #include "proc.h"
@@ -47,6 +51,8 @@ struct group {
 	long long latest;               /* the latest profiled job, or -1 */
 	struct advice adv[MAX_ADVICE];
 	int nadv;
+	char *rows;                     /* its jobs as the advised lookup reads them */
+	size_t rlen, rcap;
 };
 
 struct mine {
@@ -144,6 +150,40 @@ static void set_advice(struct group *g, long long job, struct json_object *advic
 	}
 }
 
+/* G's job ID as the advised lookup's sacct gives it: ID|ELAPSED|STATE|NAME|COMMENT. */
+static int add_row(struct group *g, const char *id, const char *elapsed, const char *state,
+		   const char *comment)
+{
+	size_t need = strlen(id) + strlen(elapsed) + strlen(state) + strlen(g->name) +
+		strlen(comment) + 6;
+
+	if (g->rlen + need > g->rcap) {
+		size_t cap = (g->rlen + need) * 2;
+		char *r = realloc(g->rows, cap);
+
+		if (r == NULL)
+			return -1;
+		g->rows = r;
+		g->rcap = cap;
+	}
+	g->rlen += (size_t)snprintf(g->rows + g->rlen, g->rcap - g->rlen, "%s|%s|%s|%s|%s\n", id,
+				    elapsed, state, g->name, comment);
+	return 0;
+}
+
+/*
+ * G's advised runs, judged (advised.h) from its rows: 0 with A read
+ * (gpumem_advised_free it), or -1.  The rows are read once: a copy.
+ */
+static int history(const struct group *g, struct gpumem_advised *a)
+{
+	char *text = g->rows ? strndup(g->rows, g->rlen) : NULL;
+	int rv = text ? gpumem_advised_read(text, g->name, gpumem_job_rules(), a) : -1;
+
+	free(text);
+	return rv;
+}
+
 /* One line of sacct: JobIDRaw, State, End, ElapsedRaw, AllocTRES, AdminComment, JobName. */
 static int one_job(struct mine *m, char *line)
 {
@@ -184,7 +224,7 @@ static int one_job(struct mine *m, char *line)
 	if (gpumem_json_len(js.advice) > 0 && strtoll(f[0], NULL, 10) > g->latest)
 		set_advice(g, strtoll(f[0], NULL, 10), js.advice);
 	json_object_put(js.advice);
-	return 0;
+	return add_row(g, f[0], f[3], f[1], f[5]);
 }
 
 static int by_gpu_h(const void *a, const void *b)
@@ -194,6 +234,18 @@ static int by_gpu_h(const void *a, const void *b)
 	if (x->gpu_h != y->gpu_h)
 		return x->gpu_h < y->gpu_h ? 1 : -1;
 	return x->jobs != y->jobs ? (x->jobs < y->jobs ? 1 : -1) : strcmp(x->name, y->name);
+}
+
+/* G's advised runs, one line each: "  tried: zerocopy.yaml tried in job ...: kept". */
+static void print_history(const struct group *g)
+{
+	struct gpumem_advised a;
+
+	if (history(g, &a) < 0)
+		return;
+	for (size_t i = 0; i < a.nhist; i++)
+		printf("  tried: %s\n", gpumem_job_text(a.hist[i].text));
+	gpumem_advised_free(&a);
 }
 
 static void print_text(const struct mine *m, const char *from)
@@ -222,6 +274,7 @@ static void print_text(const struct mine *m, const char *from)
 			       a->policy[0] && a->in_effect ? ", already in effect" : "",
 			       gpumem_job_text(a->reason));
 		}
+		print_history(g);
 	}
 	if (m->odd)
 		printf("\n(%ld line%s of sacct not read: a job name with a line break?)\n", m->odd,
@@ -231,6 +284,7 @@ static void print_text(const struct mine *m, const char *from)
 static struct json_object *group_json(const struct group *g)
 {
 	struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
+	struct gpumem_advised adv;
 
 	if (o == NULL || arr == NULL) {
 		json_object_put(o);
@@ -258,6 +312,10 @@ static struct json_object *group_json(const struct group *g)
 		gpumem_json_add(a, "reason", gpumem_json_string(g->adv[k].reason));
 	}
 	gpumem_json_add(o, "advice", arr);
+	if (history(g, &adv) == 0) {
+		gpumem_json_add(o, "history", gpumem_job_history_runs(&adv));
+		gpumem_advised_free(&adv);
+	}
 	return o;
 }
 
@@ -335,8 +393,10 @@ int gpumem_advise_mine(const char *since, int json)
 	}
 	rv = 0;
 fail:
-	for (size_t i = 0; i < m.n; i++)
+	for (size_t i = 0; i < m.n; i++) {
 		free(m.g[i].name);
+		free(m.g[i].rows);
+	}
 	free(m.g);
 	free(out);
 	return rv;

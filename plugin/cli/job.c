@@ -435,6 +435,8 @@ static int job_or_advise(int argc, char **argv, int advise)
 		bad += one_job(line, arr, &first, advise);
 	if (advise && !json)
 		gpumem_job_print_history(job, user);
+	if (advise && json && gpumem_json_len(arr) > 0)
+		gpumem_json_add(gpumem_json_at(arr, 0), "history", gpumem_job_history_json(job, user));
 	if (json) {
 		if (gpumem_json_write(stdout, arr, GPUMEM_JSON_SPACED) < 0 || putchar('\n') == EOF)
 			bad++;

@@ -34,4 +34,12 @@ void gpumem_job_print_advice(struct json_object *rec);
 struct json_object *gpumem_job_advice(struct json_object *rec);
 /* gpumem advise JOBID: the history of the advised runs of the job's name (job_history.c). */
 void gpumem_job_print_history(const char *job, const char *user);
+/*
+ * ... with --json: {"name", "days", "runs": [...]}, {"error"} where the
+ * lookup failed, NULL where there is nothing to say (doc/REPORT-JSON.md).
+ */
+struct json_object *gpumem_job_history_json(const char *job, const char *user);
+/* The runs of an advised history as that "runs" array (a new array, or NULL). */
+struct gpumem_advised;
+struct json_object *gpumem_job_history_runs(const struct gpumem_advised *a);
 #endif

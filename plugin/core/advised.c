@@ -280,6 +280,7 @@ static void judge(const struct gpumem_advised *a, const struct gpumem_advised_jo
 	memset(h, 0, sizeof(*h));
 	h->job = j;
 	h->from = f;
+	h->outcome = "unjudged";
 	if (f == NULL) {
 		snprintf(h->text, sizeof(h->text), "%s tried in job %lld (advised from job %lld, "
 			 "%s): job %lld is no longer in the window: not judged", j->from_policy,
@@ -291,15 +292,18 @@ static void judge(const struct gpumem_advised *a, const struct gpumem_advised_jo
 	h->ratio = ta / tk;
 	snprintf(ratio, sizeof(ratio), h->ratio >= 1 ? "%.1fx faster" : "%.2fx (slower)", h->ratio);
 	h->verdict = GPUMEM_V_DROPPED;
-	if (!j->completed)
+	h->outcome = !j->completed ? "incomplete" : j->elapsed > f->elapsed *
+		(1 + GPUMEM_ADVISED_MARGIN) + GPUMEM_ADVISED_TICK_S ? "slower" : j->still ? "still" :
+		"gained";
+	if (!strcmp(h->outcome, "incomplete"))
 		snprintf(h->text, sizeof(h->text), "%s tried in job %lld (advised from job %lld, "
 			 "%s): it did not complete: not advised again", j->from_policy, j->id,
 			 j->from, j->from_rule);
-	else if (j->elapsed > f->elapsed * (1 + GPUMEM_ADVISED_MARGIN) + GPUMEM_ADVISED_TICK_S)
+	else if (!strcmp(h->outcome, "slower"))
 		snprintf(h->text, sizeof(h->text), "%s tried in job %lld (advised from job %lld, "
 			 "%s): %s (%ld s against %ld s): not advised again", j->from_policy,
 			 j->id, j->from, j->from_rule, ratio, j->elapsed, f->elapsed);
-	else if (j->still)
+	else if (!strcmp(h->outcome, "still"))
 		snprintf(h->text, sizeof(h->text), "%s tried in job %lld (advised from job %lld, "
 			 "%s): still %s: not advised again", j->from_policy, j->id, j->from,
 			 j->from_rule, j->from_rule);

@@ -72,6 +72,8 @@ struct gpumem_advised_history {
 	const struct gpumem_advised_job *job, *from;    /* from: NULL when out of the window */
 	enum gpumem_verdict verdict;
 	double ratio;                   /* from's elapsed / job's */
+	const char *outcome;            /* "gained", "slower", "still" (its rule still
+					 * matched), "incomplete", "unjudged" (from gone) */
 	char text[600];                 /* "zerocopy.yaml tried in job 1240 ...: kept" */
 };
 

@@ -8,13 +8,12 @@
 # name full of shell and terminal metacharacters, accounting down: one
 # clear line, the site's defaults, the job runs.  The loop: a policy that
 # gained is kept, one that lost is not advised again, and `gpumem advise`
-# shows the history.  Several GPUs disagreeing: the documented rule.  The
+# shows the history (and as --json fields).  Several GPUs, or several nodes of one
+# job (2 nodes, each its own stand-in figures), disagreeing: the documented rule.  The
 # hint on a named policy.  One cluster for every case (CI's time).
 . "$top_srcdir/tests/lib.sh"
 slurm_test advised
-for p in mariadbd mariadb-install-db slurmdbd; do
-	command -v "$p" >/dev/null || skip_all "$p is not installed (contrib/setup-debian installs mariadb-server and slurmdbd)"
-done
+acct_need
 ACCT="$top_builddir/plugin/acct/gpumem-acct"
 GM="$top_builddir/plugin/cli/gpumem"
 [ -x "$ACCT" ] || skip_all "gpumem-acct was not built"
@@ -26,7 +25,11 @@ ln -s "$top_builddir/plugin/probe/gpumem-probe" "$B/gpumem-probe"
 sampler_standin "$B"
 # The sampler with per-GPU figures too: $B/sample.values1 is GPU 1's (fake-nvml's FAKE_NVML_VALUES_1).
 sed -i '/^export LD_LIBRARY_PATH/a export FAKE_NVML_GPUS=2; [ -f "'"$B"'/sample.values1" ] \&\& export FAKE_NVML_VALUES_1="$(cat "'"$B"'/sample.values1")"' "$B/gpumem-sample"
-grep -q FAKE_NVML_VALUES_1 "$B/gpumem-sample" || { fail "the sampler wrapper was not extended"; done_testing; }
+# ... and per node: $B/sample.values.NODE where present (the sampler's stdout is
+# the state directory's prof.JOB.NODE; the nodes share one hostname here).
+sed -i '/^export LD_LIBRARY_PATH/a n=$(readlink /proc/$$/fd/1); n=${n##*.}; [ -f "'"$B"'/sample.values.$n" ] \&\& export FAKE_NVML_VALUES="$(cat "'"$B"'/sample.values.$n")"' "$B/gpumem-sample"
+grep -q FAKE_NVML_VALUES_1 "$B/gpumem-sample" && grep -q 'sample.values.$n' "$B/gpumem-sample" ||
+	{ fail "the sampler wrapper was not extended"; done_testing; }
 site() {   # site [EXTRA YAML LINES]
 	cat >"$t/site.yaml" <<YAML
 version: 1
@@ -46,14 +49,16 @@ chmod 755 "$t/policies"; chmod 644 "$t"/policies/*.yaml
 plugstack "$t/plug.conf" site=$t/site.yaml libexecdir=$B check=$t/standin-check nvidia_dev=$t/nvidiactl
 printf '#!/bin/sh\nexec %s epilog --site %s 2>>%s\n' "$ACCT" "$t/site.yaml" "$t/acct.log" >"$t/epilog"
 chmod 755 "$t/epilog"
-values() { echo "$1" >"$B/sample.values"; rm -f "$B/sample.values1"; [ -z "${2:-}" ] || echo "$2" >"$B/sample.values1"; }
+values() { echo "$1" >"$B/sample.values"; rm -f "$B/sample.values1" "$B"/sample.values.gpumem*; [ -z "${2:-}" ] || echo "$2" >"$B/sample.values1"; }
+# node_values NODE1 NODE2: GPU 0's figures on gpumem1 and on gpumem2 (GPU 1: none).
+node_values() { values "$1"; echo "$1" >"$B/sample.values.gpumem1"; echo "$2" >"$B/sample.values.gpumem2"; chmod 644 "$B"/sample.values.gpumem*; }
 FAULT="dram=5,sm=20,occ=10,pcie_rx=5.4,pcie_tx=4,mem=7.5"       # faulting -> zerocopy.yaml
 LINK="dram=5,sm=20,occ=10,pcie_rx=45,pcie_tx=0.1,mem=7.5"       # link-bound (no more faults)
 HBM="dram=90,sm=50,occ=30,pcie_rx=0.1,pcie_tx=0.1,mem=7.5"      # hbm-bound -> stream.yaml
 IDLE="dram=0,sm=0,occ=0,pcie_rx=0,pcie_tx=0,mem=0.5"            # idle (no policy under advised)
 
 t0=$(date +%s%N)
-if ! "$CL" start --nodes 1 --gpus 2 --accounting --epilog "$t/epilog" --plugstack "$t/plug.conf" >"$t/start.log" 2>&1; then
+if ! "$CL" start --nodes 2 --gpus 2 --accounting --epilog "$t/epilog" --plugstack "$t/plug.conf" >"$t/start.log" 2>&1; then
 	why=$(grep -m1 'MariaDB cannot start here' "$t/start.log")
 	[ -n "$why" ] && skip_all "${why#cluster: error: --accounting: }"
 	cat "$t/start.log" >&2
@@ -63,7 +68,8 @@ fi
 diag "start --accounting took $((($(date +%s%N) - t0) / 1000000)) ms"
 eval "$("$CL" env)"
 cd "$GPUMEM_CLUSTER_TMP" || exit 1
-# wait_record JOB: until gpumem-acct says it recorded the job (bounded: 60 s).
+# wait_record JOB [NODE...]: until gpumem-acct says it recorded the job on
+# each NODE (default gpumem1; bounded: 60 s).
 # Its log, not sacct: root's sacct polled while jobs start makes Slurm
 # 22.05's database record about one job in three as "allocation" with uid
 # 0 (a step's start reaching slurmdbd before its job's), which its user then
@@ -72,13 +78,18 @@ cd "$GPUMEM_CLUSTER_TMP" || exit 1
 # Slurm 22.05's database may have it for a while as "allocation" of uid 0
 # (a step's start before its job's), which the user's own sacct does not list.
 wait_record() {
-	for _ in $(seq 1 120); do
-		grep -q "job $1 on gpumem1: recorded" "$t/acct.log" 2>/dev/null && break
-		sleep 0.5
+	local j=$1 nd
+	shift
+	for nd in "${@:-gpumem1}"; do
+		for _ in $(seq 1 120); do
+			grep -q "job $j on $nd: recorded" "$t/acct.log" 2>/dev/null && break
+			sleep 0.5
+		done
+		grep -q "job $j on $nd: recorded" "$t/acct.log" ||
+			{ fail "job $j got no record of $nd in AdminComment: $(tail -3 "$t/acct.log")"; return 1; }
+		wait_idle "$nd"
 	done
-	grep -q "job $1 on gpumem1: recorded" "$t/acct.log" ||
-		{ fail "job $1 got no record in AdminComment: $(tail -3 "$t/acct.log")"; return 1; }
-	wait_idle
+	set -- "$j"
 	for _ in $(seq 1 120); do
 		[ "$(sacct -X -n -P -j "$1" -o State,UID)" = "COMPLETED|$(id -u "$GPUMEM_TEST_USER")" ] && return 0
 		sleep 0.5
@@ -86,16 +97,18 @@ wait_record() {
 	diag "job $1: $(sacct -n -P -j "$1" -o JobIDRaw,JobName,State,UID | tr '\n' ' ')"
 }
 # job NAME SECONDS [SBATCH OPTIONS...]: a batch job of that name as the test
-# user, waited for (its record); its id in $jid, sbatch's stderr and the
-# job's output in $out.
+# user on gpumem1 (NODES=... -N2: on gpumem1 and gpumem2, with a WRAP whose
+# step reaches both: the prolog runs where a step does), waited for (its
+# records); its id in $jid, sbatch's stderr and the job's output in $out.
 job() {
-	local name=$1 secs=$2
+	local name=$1 secs=$2 nds
 	shift 2
-	run asuser sbatch -N1 -J "$name" --gres=gpu:1 -o "$GPUMEM_CLUSTER_TMP/out.%j" "$@" \
-		--wrap 'echo "policy=$GPUMEM_POLICY"; sleep '"$secs"
+	run asuser sbatch -N1 -w "${NODES:-gpumem1}" -J "$name" --gres=gpu:1 -o "$GPUMEM_CLUSTER_TMP/out.%j" "$@" \
+		--wrap "${WRAP:-echo \"policy=\$GPUMEM_POLICY\"; sleep $secs}"
 	jid=$(printf '%s\n' "$out" | sed -n 's/^Submitted batch job \([0-9][0-9]*\).*/\1/p')
 	[ -n "$jid" ] || { fail "sbatch -J $name gave no job: $out"; return 1; }
-	wait_record "$jid"
+	IFS=, read -ra nds <<<"${NODES:-gpumem1}"
+	wait_record "$jid" "${nds[@]}"
 	out="$out
 $(cat "$GPUMEM_CLUSTER_TMP/out.$jid" 2>/dev/null)"
 }
@@ -139,6 +152,21 @@ like "$out" "gpumem: advised: job $l1 advises zerocopy.yaml \(faulting\), but ze
 like "$out" "^policy=(site defaults)?$" "... the site's defaults"
 run asuser "$GM" advise "$l2"
 like "$out" "zerocopy.yaml tried in job $l2 .*: not advised again" "gpumem advise shows the history: not advised again"
+# The same history as fields: gpumem advise JOBID --json, and --mine --json per name.
+run asuser "$GM" advise "$l2" --json
+is "$rc" 0 "gpumem advise JOBID --json: exit 0" || diag "$out"
+is "$(printf '%s' "$out" | json_in '(d[0]["history"]["name"], d[0]["history"]["days"], [(r["job"], r["policy"], r["from_job"], r["rule"], r["verdict"], r["outcome"], r["ratio"] < 0.97, r["elapsed_s"] > r["from_elapsed_s"]) for r in d[0]["history"]["runs"]])')" \
+	"('lose', 30, [($l2, 'zerocopy.yaml', $l1, 'faulting', 'not advised again', 'slower', True, True)])" \
+	"... --json: the history as fields (job, policy, from_job, rule, verdict, outcome, ratio, elapsed)"
+like "$(printf '%s' "$out" | json_in 'd[0]["history"]["runs"][0]["text"]')" "^zerocopy.yaml tried in job $l2 \(advised from job $l1, faulting\): 0\.[0-9]+x \(slower\)" "... and its sentence"
+run asuser "$GM" advise "$j2" --json
+is "$(printf '%s' "$out" | json_in '[(r["job"], r["from_job"], r["verdict"], r["outcome"], r["ratio"] >= 1) for r in d[0]["history"]["runs"] if r["job"] == '"$j2"']')" \
+	"[($j2, $j1, 'kept', 'gained', True)]" "... a run that gained: kept, gained"
+run asuser "$GM" advise --mine --json
+is "$(printf '%s' "$out" | json_in '[(r["job"], r["verdict"], r["outcome"]) for n in d["names"] if n["name"] == "lose" for r in n["history"]]')" \
+	"[($l2, 'not advised again', 'slower')]" "advise --mine --json: each name's history"
+run asuser "$GM" advise --mine
+like "$out" "tried: zerocopy.yaml tried in job $l2 \(advised from job $l1, faulting\): .*: not advised again" "advise --mine: the history under the name"
 # A run that stays faulting with the policy is no gain either, however fast.
 values "$FAULT"
 job still 3
@@ -159,6 +187,28 @@ job multi2 2 --gres=gpu:2
 m2=$jid
 run asuser srun -N1 -J multi2 --gres=gpu:2 --gpumem-policy=advised true
 like "$out" "gpumem: advised: zerocopy.yaml, from job $m2 on gpumem1 \(faulting:" "GPU 0 HBM-bound, GPU 1 faulting: zerocopy.yaml (the rule earliest in the order)"
+
+# --- several nodes disagreeing: the same rule over every node's record ----------------------
+node_values "$IDLE" "$HBM"
+NODES=gpumem1,gpumem2 WRAP="srun -N2 sleep 3" job nodes 2 -N2
+n1=$jid
+run asuser "$GM" job "$n1"
+like "$out" "2 node records" "a 2-node job: a record per node in AdminComment" || diag "$out"
+run asuser srun -N1 -w gpumem1 -J nodes --gpumem-policy=advised true
+like "$out" "gpumem: advised: stream.yaml, from job $n1 on gpumem2 \(hbm-bound:" "gpumem1 idle, gpumem2 HBM-bound: stream.yaml from gpumem2 (a used GPU wins over an idle node)"
+node_values "$HBM" "$FAULT"
+NODES=gpumem1,gpumem2 WRAP="srun -N2 sleep 3" job nodes2 2 -N2
+n2=$jid
+run asuser srun -N1 -w gpumem1 -J nodes2 --gpumem-policy=advised true
+like "$out" "gpumem: advised: zerocopy.yaml, from job $n2 on gpumem2 \(faulting:" "gpumem1 HBM-bound, gpumem2 faulting: zerocopy.yaml from gpumem2 (the rule earliest in the order, not the first node)"
+node_values "$HBM" "$HBM"
+NODES=gpumem1,gpumem2 WRAP="srun -N2 sleep 3" job nodes3 2 -N2
+n3=$jid
+run asuser srun -N1 -w gpumem1 -J nodes3 --gpumem-policy=advised true
+like "$out" "gpumem: advised: stream.yaml, from job $n3 on gpumem[12] \(hbm-bound:" "both nodes HBM-bound: stream.yaml"
+first=$(asuser "$GM" job "$n3" --json | json_in 'd[0]["nodes"][0]["node"]')
+like "$out" "from job $n3 on $first \(" "... a tie: the first node in AdminComment ($first)"
+values "$FAULT"
 
 # --- a job name with shell and terminal metacharacters --------------------------------------
 evil=$(printf 'x;$(touch %s/pwned)`id`|&>\033]0;T\007\033[31m%%s"'"'" "$t")

@@ -100,6 +100,7 @@ int main(void)
 	like(choose("t", &a), "zerocopy.yaml, from job 21 on gpu21 (faulting: ", "a run that gained: the policy again, from the first job");
 	like(a.line, "; kept: zerocopy.yaml tried in job 22 (advised from job 21, faulting): 5.0x faster (6 s against 30 s): kept", "... and why");
 	is_int(a.nhist, 1, "... one run in the history");
+	is_str(a.hist[0].outcome, "gained", "... its outcome, as --json gives it");
 	gpumem_advised_free(&a);
 	/* Within the margin (5 % and sacct's one-second tick): kept; past it: not advised again. */
 	row(21, 100, "COMPLETED", "t", "site defaults", FAULT, NULL);
@@ -114,6 +115,7 @@ int main(void)
 	row(22, 107, "COMPLETED", "t", "zerocopy.yaml (advised from job 21: faulting) (as forwarded)", LINK, NULL);
 	like(choose("t", &a), "job 21 advises zerocopy.yaml (faulting), but zerocopy.yaml tried in job 22 (advised from job 21, faulting): 0.93x (slower) (107 s against 100 s): not advised again: site defaults", "107 s against 100 s: not advised again");
 	is_str(a.policy, "", "... the site's defaults");
+	is_str(a.hist[0].outcome, "slower", "... outcome slower");
 	gpumem_advised_free(&a);
 	/* Never twice: a later un-advised run of the name advises it again; still dropped. */
 	row(21, 100, "COMPLETED", "t", "site defaults", FAULT, NULL);
@@ -125,14 +127,17 @@ int main(void)
 	row(21, 30, "COMPLETED", "t", "site defaults", FAULT, NULL);
 	row(22, 10, "COMPLETED", "t", "zerocopy.yaml (advised from job 21: faulting) (as forwarded)", FAULT, NULL);
 	like(choose("t", &a), "(advised from job 21, faulting): still faulting: not advised again: site defaults", "still faulting under the policy: not advised again");
+	is_str(a.hist[0].outcome, "still", "... outcome still");
 	gpumem_advised_free(&a);
 	row(21, 30, "COMPLETED", "t", "site defaults", FAULT, NULL);
 	row(22, 3, "FAILED", "t", "zerocopy.yaml (advised from job 21: faulting) (as forwarded)", LINK, NULL);
 	like(choose("t", &a), "it did not complete: not advised again", "a run that failed: not advised again, however short");
+	is_str(a.hist[0].outcome, "incomplete", "... outcome incomplete");
 	gpumem_advised_free(&a);
 	/* The first job out of the window: not judged, the run's own advice. */
 	row(22, 3, "COMPLETED", "t", "zerocopy.yaml (advised from job 21: faulting) (as forwarded)", HBM, NULL);
 	like(choose("t", &a), "stream.yaml, from job 22", "the first job gone: the advised run's own advice");
+	is_str(a.nhist ? a.hist[0].outcome : "", "unjudged", "... outcome unjudged");
 	like(a.hist[0].text, "job 21 is no longer in the window: not judged", "... and the history says so");
 	gpumem_advised_free(&a);
 
