@@ -7,10 +7,11 @@
  * same records, the advice alone (the profile block: job_profile.c);
  * gpumem advise --rules: the advice table in force (job_rules.c);
  * --mine, the caller's recent jobs by name (advise_mine.c).
- * No report directory is read, except with --report FILE: the record
+ * No report directory is read, except with --report FILE or --svg: the record
  * gpumem-acct would build from the reports beside that file (a node
  * without accounting, or before gpumem-acct ran); with --svg OUT, the job's
- * picture from the reports (job_svg.c).  sacct runs as the caller, so Slurm decides
+ * picture from the reports (job_svg.c): beside FILE, or for JOBID in the
+ * site file's report.dir, read with the caller's rights.  sacct runs as the caller, so Slurm decides
  * which jobs they may see (PrivateData=jobs: only their own).  Records are
  * read, and --json written, with the JSON module (json.h, libjson-c).
  *
@@ -361,8 +362,8 @@ static int job_or_advise(int argc, char **argv, int advise)
 			printf("Usage: gpumem %s JOBID [--json]\n"
 			       "       gpumem %s --report FILE [--json]\n", cmd, cmd);
 			if (!advise)
-				printf("       gpumem job --report FILE --svg OUT.svg (OUT - : "
-				       "stdout)\n");
+				printf("       gpumem job JOBID --svg OUT.svg, gpumem job --report FILE "
+				       "--svg OUT.svg (OUT - : stdout)\n");
 			else
 				printf("       gpumem advise --rules [--json]: the rules in force\n"
 				       "       gpumem advise --mine [--since TIME] [--json]\n");
@@ -388,17 +389,19 @@ static int job_or_advise(int argc, char **argv, int advise)
 			"nor --rules" : "--since goes with --mine");
 		return JOB_USAGE;
 	}
-	if (svg && (json || job || report == NULL)) {
-		fprintf(stderr, "gpumem: job: --svg draws the timelines of a job's profile, which "
-			"only its report files hold (the accounting record keeps a summary per GPU, "
-			"within AdminComment's %d-byte segment): gpumem job --report "
-			"REPORT_DIR/job%s.<HOOK>.<NODE>.after.json --svg OUT.svg%s\n",
-			GPUMEM_ACCT_MAX_SEGMENT, job && strspn(job, "0123456789_") == strlen(job) ?
-			job : "<JOB>", json ? " (without --json)" : "");
+	if (svg && (json || rules || (job == NULL) == (report == NULL) ||
+		    (job && (!*job || strspn(job, "0123456789") != strlen(job) || strlen(job) > 15)))) {
+		fprintf(stderr, "gpumem: job: --svg draws a job's timelines from its report files "
+			"(the accounting record keeps a summary per GPU, within AdminComment's %d-byte "
+			"segment): gpumem job JOBID --svg OUT.svg (JOBID the job's own number, as in "
+			"the report files' names: for an array task sacct -j ID -o JobIDRaw; the site "
+			"file's report.dir) or gpumem job --report FILE --svg OUT.svg%s\n",
+			GPUMEM_ACCT_MAX_SEGMENT, json ? " (without --json)" : "");
 		return JOB_USAGE;
 	}
 	if (svg)
-		return gpumem_job_svg(report, svg);
+		return gpumem_job_svg(report, gpumem_job_report_dir(), job ? strtod(job, NULL) : 0,
+				      svg);
 	if (report && job == NULL && !rules)
 		return from_report(cmd, report, json, advise);
 	if (rules) {

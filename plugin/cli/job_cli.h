@@ -25,6 +25,8 @@ const char *gpumem_job_text(const char *s);
  */
 int gpumem_job_rules_load(const char *cmd, const char *path);
 const struct gpumem_advice_table *gpumem_job_rules(void);
+/* The loaded site file's report.dir, else the default (gpumem job JOBID --svg). */
+const char *gpumem_job_report_dir(void);
 int gpumem_job_rules_print(int json);
 /* The profile block of a record (checked: gpumem_acct_check), with each GPU's advice. */
 void gpumem_job_print_profile(struct json_object *rec);

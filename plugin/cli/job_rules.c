@@ -15,6 +15,7 @@
 #include <string.h>
 #include "advise.h"
 #include "job_cli.h"
+#include "report.h"
 #include "policy.h"
 
 #define DEFAULT_SITE GPUMEM_SYSCONFDIR "/slurm/gpumem.yaml"
@@ -39,6 +40,11 @@ int gpumem_job_rules_load(const char *cmd, const char *path)
 const struct gpumem_advice_table *gpumem_job_rules(void)
 {
 	return gpumem_site_advice(have_site ? &site : NULL);
+}
+
+const char *gpumem_job_report_dir(void)
+{
+	return have_site && site.report.dir ? site.report.dir : GPUMEM_REPORT_DEFAULT_DIR;
 }
 
 int gpumem_job_rules_print(int json)

@@ -136,6 +136,39 @@ static int by_node(const void *a, const void *b)
 		      gpumem_json_str(((const struct node *)b)->rep, "node"));
 }
 
+/* After the scan: some node's report had a profile; sorted.  0, or -1 (said why). */
+static int found(struct job *j, const char *dir)
+{
+	if (j->n == 0) {
+		fprintf(stderr, "gpumem: job: --svg: no report of job %.0f in %s has a profile (the "
+			"epilog's report holds it: job<JOB>.<HOOK>.<NODE>.after.json or .job.json; "
+			"profile.enabled off, or no GPU on the node?)\n", j->id,
+			gpumem_job_text(dir));
+		return -1;
+	}
+	qsort(j->nodes, j->n, sizeof(j->nodes[0]), by_node);
+	return 0;
+}
+
+/* Job ID's reports in DIR (gpumem job JOBID --svg: the site's report.dir). */
+static int gather_dir(struct job *j, const char *dir, double id)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rv;
+
+	if (dfd < 0) {
+		fprintf(stderr, "gpumem: job: --svg: the report directory %s: %s (the picture is "
+			"drawn from the job's report files, read with your rights; --site FILE "
+			"names the site file whose report.dir holds them)\n", gpumem_job_text(dir),
+			strerror(errno));
+		return -1;
+	}
+	j->id = id;
+	scan(j, dir, dfd);
+	close(dfd);
+	rv = found(j, dir);
+	return rv;
+}
+
 /* FILE, then the job's other reports beside it; 0, or -1 (said why). */
 static int gather(struct job *j, const char *path)
 {
@@ -160,15 +193,7 @@ static int gather(struct job *j, const char *path)
 	keep(j, first);
 	first = NULL;
 	scan(j, dir, dfd);
-	if (j->n == 0) {
-		fprintf(stderr, "gpumem: job: --svg: no report of job %.0f in %s has a profile (the "
-			"epilog's report holds it: job<JOB>.<HOOK>.<NODE>.after.json or .job.json; "
-			"profile.enabled off, or no GPU on the node?)\n", j->id,
-			gpumem_job_text(dir));
-		goto fail;
-	}
-	qsort(j->nodes, j->n, sizeof(j->nodes[0]), by_node);
-	rv = 0;
+	rv = found(j, dir);
 fail:
 	json_object_put(first);
 	if (dfd >= 0)
@@ -293,14 +318,14 @@ static size_t page(FILE *f, struct job *j)
 	return ngpus;
 }
 
-int gpumem_job_svg(const char *report, const char *out)
+int gpumem_job_svg(const char *report, const char *dir, double id, const char *out)
 {
 	struct job *j = calloc(1, sizeof(*j));
 	int to_stdout = !strcmp(out, "-"), bad = 0, rv = 2;
 	FILE *f = NULL;
 	size_t ngpus;
 
-	if (j == NULL || gather(j, report) < 0)
+	if (j == NULL || (report ? gather(j, report) : gather_dir(j, dir, id)) < 0)
 		goto fail;
 	for (size_t i = 0; i < j->n; i++) {
 		struct node *n = &j->nodes[i];

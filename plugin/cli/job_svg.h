@@ -32,6 +32,9 @@ struct gpumem_jsvg_gpu {
  */
 double gpumem_jsvg_gpu(FILE *f, const struct gpumem_jsvg_gpu *g, double y, int draw);
 
-/* gpumem job --report FILE --svg OUT (OUT "-": stdout); the exit code. */
-int gpumem_job_svg(const char *report, const char *out);
+/*
+ * gpumem job --report FILE --svg OUT (OUT "-": stdout), or with REPORT
+ * NULL, gpumem job ID --svg OUT from the reports in DIR; the exit code.
+ */
+int gpumem_job_svg(const char *report, const char *dir, double id, const char *out);
 #endif

@@ -6,8 +6,8 @@
 # at 20% before its step and at 80% after it, where the profile says.
 # Also: every node of the job beside FILE is drawn, a MIG GPU, a GPU with
 # no sample, a skipped and a refused profile and null slots are notes and
-# breaks (never a crash), user strings are escaped, and JOBID --svg says
-# it needs the reports.  The PNG is decoded with Python's zlib
+# breaks (never a crash), user strings are escaped, and JOBID --svg draws
+# the same from the site file's report.dir.  The PNG is decoded with Python's zlib
 # (tests/cli/pngrows.py).
 . "$top_srcdir/tests/lib.sh"
 command -v python3 >/dev/null 2>&1 || skip_all "python3 is not installed"
@@ -57,12 +57,26 @@ run "$GPUMEM" job --report "$t/r/job77.epilog.gpu01.after.json" --svg -
 is "$rc" 0 "--svg -: to stdout"
 like "$out" "^<\?xml version" "  the SVG on stdout"
 
-# JOBID --svg: the record has no timelines; it says so, and how.
-run "$GPUMEM" job 77 --svg "$t/x.svg"
-is "$rc" 64 "JOBID --svg: usage error (64)"
-like "$out" "gpumem: job: --svg draws the timelines of a job's profile, which only its report files hold .*AdminComment's 4096-byte segment.*gpumem job --report REPORT_DIR/job77.<HOOK>.<NODE>.after.json --svg OUT.svg" \
-	"  it says why, and the command that works"
-[ ! -e "$t/x.svg" ] && pass "  and writes nothing" || fail "  wrote a file"
+# JOBID --svg: the same picture, from the job's reports in the site file's report.dir.
+printf 'version: 1\nreport:\n  dir: %s\n' "$t/r" >"$t/site.yaml"
+run "$GPUMEM" job 77 --site "$t/site.yaml" --svg "$t/id.svg"
+is "$rc" 0 "JOBID --svg OUT: exit 0 (the site file's report.dir)" || diag "$out"
+if cmp -s "$t/job.svg" "$t/id.svg"; then pass "  the same picture as --report FILE --svg"; else fail "  the same picture as --report FILE --svg"; fi
+run env GPUMEM_SITE="$t/site.yaml" "$GPUMEM" job 77 --svg -
+like "$out" "^<\?xml version" "  GPUMEM_SITE names the site file too; - is stdout"
+printf 'version: 1\nreport:\n  dir: %s\n' "$t/nosuchdir" >"$t/site2.yaml"
+run "$GPUMEM" job 77 --site "$t/site2.yaml" --svg "$t/x.svg"
+is "$rc" 2 "JOBID --svg with no report directory: 2"
+like "$out" "gpumem: job: --svg: the report directory .*nosuchdir: No such file or directory \(the picture is drawn from the job's report files, read with your rights" "  it says which directory and why"
+run "$GPUMEM" job 99999 --site "$t/site.yaml" --svg "$t/x.svg"
+is "$rc" 2 "a job with no report there: 2"
+like "$out" "no report of job 99999 in .* has a profile" "  said so"
+run "$GPUMEM" job 77_1 --site "$t/site.yaml" --svg "$t/x.svg"
+is "$rc" 64 "JOBID --svg of an array task's ARRAYID_TASK: usage error (64)"
+like "$out" "JOBID the job's own number, as in the report files' names: for an array task sacct -j ID -o JobIDRaw" "  it says which number to give"
+run "$GPUMEM" job 77 --json --svg "$t/x.svg"
+is "$rc" 64 "--json with --svg: usage error"
+[ ! -e "$t/x.svg" ] && pass "  no failed run wrote a file" || fail "  a failed run wrote a file"
 run "$GPUMEM" job --report "$t/r/nosuch.json" --svg "$t/x.svg"
 is "$rc" 2 "a report that is not there: 2"
 like "$out" "gpumem: job: --report .*nosuch.json: nosuch.json: No such file" "  said so"
