@@ -115,16 +115,18 @@ for d in "${dirs[@]}"; do
 done
 [ -n "$real" ] || { echo "$name: not found on PATH (tests/lib.sh slurm_bound_clients)" >&2; exit 127; }
 b=${GPUMEM_TEST_SRUN_BOUND:-300}
+SECONDS=0
 timeout -k 10 "$b" "$real" "$@" <&0 &
 child=$!
 trap 'kill -TERM $child 2>/dev/null' TERM
 trap 'kill -INT $child 2>/dev/null' INT
 trap 'kill -HUP $child 2>/dev/null' HUP
 while :; do
-	wait $child; rc=$?
+	wait $child 2>/dev/null; rc=$?   # (no "Killed" line of bash's own)
 	kill -0 $child 2>/dev/null || break
 done
-if [ $rc = 124 ] || [ $rc = 137 ]; then
+# 124 (or 137 after -k): the bound ran out, not a task's own exit or SIGKILL.
+if { [ $rc = 124 ] || [ $rc = 137 ]; } && [ "$SECONDS" -ge "$b" ]; then
 	{
 		echo "gpumem tests: $name $* ran past its bound of ${b}s (GPUMEM_TEST_SRUN_BOUND), killed; squeue and sinfo:"
 		timeout 10 squeue -a -o '%i %u %T %r %N %M' 2>&1
