@@ -137,7 +137,15 @@ exit $rc
 SH
 		chmod 755 "$1/$c"
 	done
-	PATH="$1:$PATH"
+	# Prefix mode: the prefix's bin dirs as `cluster env` spells them, behind
+	# DIR, so that its eval does not put them in front of DIR again.
+	local x="" p m
+	if [ -n "${SLURM_PREFIX:-}" ]; then
+		p=${SLURM_PREFIX%/} m=${MUNGE_PREFIX:-${SLURM_PREFIX%/}}
+		x="$p/usr/bin:$p/usr/sbin"
+		[ "${m%/}" = "$p" ] || x="$x:${m%/}/usr/bin"
+	fi
+	PATH="$1${x:+:$x}:$PATH"
 }
 
 # standin_bin DIR: the stand-ins of tests/slurm/standin-check and
