@@ -143,14 +143,17 @@ is "$(seen gpumem-check | grep '^gpus ' | sort -u)" "gpus 0 1" "the check measur
 
 # --- stop leaves no cgroup --------------------------------------------------------
 stop_clean() {
-	local port left
+	local port left ours
 	port=$(sed -n 's/^PORT_BASE=//p' "$D/cluster.state")
 	if [ "$CGV" = v2 ]; then mine=/sys/fs/cgroup/system.slice/gpumem1_slurmstepd.scope; else mine="/sys/fs/cgroup/*/gpumem_p${port}_*"; fi
 	# shellcheck disable=SC2086
 	ls -d $mine >/dev/null 2>&1 && pass "the node had its own cgroup tree" || fail "the node had its own cgroup tree"
-	"$CL" stop >/dev/null 2>&1
+	# By inode: the port block is free once stopped, and another cluster
+	# that takes it at once makes trees of the same names (seen).
 	# shellcheck disable=SC2086
-	left=$(ls -d $mine 2>/dev/null)
+	ours=$(stat -c '%n %i' $mine 2>/dev/null)
+	"$CL" stop >/dev/null 2>&1
+	left=$(printf '%s\n' "$ours" | while read -r d i; do [ -n "$d" ] && [ "$(stat -c %i "$d" 2>/dev/null)" = "$i" ] && echo "$d"; done)
 	is "$left" "" "stop removed the nodes' cgroups"
 	pgrep -f "$t/gpu/" >/dev/null && fail "no stand-in (MPS daemon) left running" || pass "no stand-in (MPS daemon) left running"
 }
