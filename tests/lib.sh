@@ -323,12 +323,12 @@ node_state() { scontrol show node "${1:-gpumem1}" -o | grep -o 'State=[^ ]*' | c
 # wait_idle [NODE]: until NODE is idle (at most 60 s: bounds for a loaded
 # machine, which a passing run never waits out); 1 if it never was.
 wait_idle() { for _ in $(seq 1 240); do [ "$(node_state "${1:-gpumem1}")" = IDLE ] && return 0; sleep 0.25; done; return 1; }
-# wait_file FILE: until FILE exists (at most 60 s); 1 if it never did.
 # wait_state NODE ERE [SECONDS]: until NODE's state matches ERE (default 60 s):
 # the state an epilog sets comes some time after the step's srun returns.
 wait_state() { for _ in $(seq 1 $((${3:-60} * 4))); do node_state "$1" | grep -Eq -- "$2" && return 0; sleep 0.25; done; return 1; }
 # wait_settled NODE: until NODE has no job COMPLETING (its epilog ended, 60 s at most).
 wait_settled() { for _ in $(seq 1 240); do node_state "$1" | grep -q COMPLETING || return 0; sleep 0.25; done; return 1; }
+# wait_file FILE: until FILE exists (at most 60 s); 1 if it never did.
 wait_file() { for _ in $(seq 1 240); do [ -f "$1" ] && return 0; sleep 0.25; done; return 1; }
 # jobid_of TEXT: N of the first line "job=N..." of TEXT.
 jobid_of() { printf '%s\n' "$1" | sed -n 's/^job=\([0-9][0-9]*\).*/\1/p' | head -1; }
