@@ -62,6 +62,11 @@ slurm_test() {
 	export GPUMEM_CLUSTER_DIR=${GPUMEM_CLUSTER_DIR:-$t/cluster}
 	slurm_bound_clients "$t/clients"
 	trap slurm_test_exit EXIT
+	# Without a trap of its own a TERM (make check's timeout) that finds
+	# bash between two commands kills it outright, EXIT trap and all.
+	trap 'exit 143' TERM
+	trap 'exit 130' INT
+	trap 'exit 129' HUP
 }
 
 # slurm_test_exit: the EXIT trap of slurm_test.  A test that failed, or
@@ -73,7 +78,10 @@ slurm_test_exit() {
 		diag "the cluster's state and logs at the end of this failed test ($GPUMEM_CLUSTER_DIR):"
 		{ timeout 10 "$CL" status; timeout 10 "$CL" logs 40; } 2>&1 | head -c 60000 | sed 's/^/#   /'
 	fi
-	"$CL" stop >/dev/null 2>&1
+	# setsid: the stop in a session of its own, which the TERM (and KILL)
+	# that make check's timeout sends to this test's whole process group
+	# does not reach.
+	setsid -w "$CL" stop >/dev/null 2>&1
 	rm -rf "$t"
 }
 

