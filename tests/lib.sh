@@ -13,7 +13,7 @@ fail() { _tap_n=$((_tap_n + 1)); _tap_failed=$((_tap_failed + 1)); echo "not ok 
 skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - # SKIP $*"; }
 diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
 # skip_all REASON: the whole file cannot run here; says why, never passes.
-skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+skip_all() { _tap_end=1; echo "1..0 # SKIP $*"; exit 0; }
 
 # is GOT WANT NAME
 is() {
@@ -31,7 +31,7 @@ unlike() {
 # run CMD...: sets $out (stdout+stderr) and $rc
 run() { out=$("$@" 2>&1); rc=$?; }
 
-done_testing() { echo "1..$_tap_n"; [ "$_tap_failed" -eq 0 ]; exit $?; }
+done_testing() { _tap_end=1; echo "1..$_tap_n"; [ "$_tap_failed" -eq 0 ]; exit $?; }
 
 # slurm_series: the major.minor of the Slurm whose slurmd the cluster runs
 # (22.05, 24.11; `srun --version` wants a configuration first), exported
@@ -60,7 +60,100 @@ slurm_test() {
 	chmod 755 "$t"
 	# The cluster's own dir (two runs of one test at once never share one).
 	export GPUMEM_CLUSTER_DIR=${GPUMEM_CLUSTER_DIR:-$t/cluster}
-	trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
+	slurm_bound_clients "$t/clients"
+	trap slurm_test_exit EXIT
+	# Without a trap of its own a TERM (make check's timeout) that finds
+	# bash between two commands kills it outright, EXIT trap and all.
+	trap 'exit 143' TERM
+	trap 'exit 130' INT
+	trap 'exit 129' HUP
+}
+
+# slurm_test_exit: the EXIT trap of slurm_test.  A test that failed, or
+# that did not reach done_testing (killed by the suite's time limit, or an
+# error), first prints the cluster's state and the tail of its logs into
+# its own log (they go with $t), so the next failure shows its cause.
+slurm_test_exit() {
+	if [ "$_tap_failed" -gt 0 ] || [ -z "${_tap_end:-}" ]; then
+		diag "the cluster's state and logs at the end of this failed test ($GPUMEM_CLUSTER_DIR):"
+		{ timeout 10 "$CL" status; timeout 10 "$CL" logs 40; } 2>&1 | head -c 60000 | sed 's/^/#   /'
+	fi
+	# setsid: the stop in a session of its own, which the TERM (and KILL)
+	# that make check's timeout sends to this test's whole process group
+	# does not reach.
+	setsid -w "$CL" stop >/dev/null 2>&1
+	rm -rf "$t"
+}
+
+# cluster_pids PATTERN: the pids of `pgrep -f PATTERN` that run in a mount
+# namespace of this test's cluster (one of its slurmds'), so that a test
+# never finds, nor kills, what another test or checkout runs on the host
+# (a job id, a stand-in's name and a real MPS daemon's are not unique).
+cluster_pids() {
+	local pf p ns=""
+	for pf in "$GPUMEM_CLUSTER_DIR"/run/slurmd.*.pid; do
+		p=$(tr -dc 0-9 <"$pf" 2>/dev/null) && [ -n "$p" ] && ns="$ns $(readlink "/proc/$p/ns/mnt" 2>/dev/null)"
+	done
+	for p in $(pgrep -f -- "$1"); do
+		[ "$p" != $$ ] || continue
+		case " $ns " in *" $(readlink "/proc/$p/ns/mnt" 2>/dev/null) "*) echo "$p" ;; esac
+	done
+}
+
+# slurm_bound_clients DIR: srun, salloc and sbatch in DIR, first on PATH
+# (a job's environment keeps it, `cluster runas` too): each runs the real
+# one under `timeout` (GPUMEM_TEST_SRUN_BOUND seconds, default 300) and,
+# when that runs out, says so with squeue and sinfo on stderr, so no Slurm
+# client of a test can hang its suite up to make check's 900 s limit (the
+# cluster's logs then come from slurm_test_exit).  Signals to the wrapper
+# reach the client (a test may kill a background srun by its pid).
+slurm_bound_clients() {
+	local c
+	mkdir -p "$1" && chmod 755 "$1"
+	for c in srun salloc sbatch; do
+		cat >"$1/$c" <<'SH'
+#!/bin/bash
+# tests/lib.sh slurm_bound_clients: the real client under a time bound.
+self=$(cd "$(dirname "$0")" && pwd)
+name=$(basename "$0")
+real=""
+IFS=: read -ra dirs <<<"$PATH"
+for d in "${dirs[@]}"; do
+	[ "$d" != "$self" ] && [ -x "$d/$name" ] && { real=$d/$name; break; }
+done
+[ -n "$real" ] || { echo "$name: not found on PATH (tests/lib.sh slurm_bound_clients)" >&2; exit 127; }
+b=${GPUMEM_TEST_SRUN_BOUND:-300}
+SECONDS=0
+timeout -k 10 "$b" "$real" "$@" <&0 &
+child=$!
+trap 'kill -TERM $child 2>/dev/null' TERM
+trap 'kill -INT $child 2>/dev/null' INT
+trap 'kill -HUP $child 2>/dev/null' HUP
+while :; do
+	wait $child 2>/dev/null; rc=$?   # (no "Killed" line of bash's own)
+	kill -0 $child 2>/dev/null || break
+done
+# 124 (or 137 after -k): the bound ran out, not a task's own exit or SIGKILL.
+if { [ $rc = 124 ] || [ $rc = 137 ]; } && [ "$SECONDS" -ge "$b" ]; then
+	{
+		echo "gpumem tests: $name $* ran past its bound of ${b}s (GPUMEM_TEST_SRUN_BOUND), killed; squeue and sinfo:"
+		timeout 10 squeue -a -o '%i %u %T %r %N %M' 2>&1
+		timeout 10 sinfo -N -o '%N %t %E' 2>&1
+	} >&2
+fi
+exit $rc
+SH
+		chmod 755 "$1/$c"
+	done
+	# Prefix mode: the prefix's bin dirs as `cluster env` spells them, behind
+	# DIR, so that its eval does not put them in front of DIR again.
+	local x="" p m
+	if [ -n "${SLURM_PREFIX:-}" ]; then
+		p=${SLURM_PREFIX%/} m=${MUNGE_PREFIX:-${SLURM_PREFIX%/}}
+		x="$p/usr/bin:$p/usr/sbin"
+		[ "${m%/}" = "$p" ] || x="$x:${m%/}/usr/bin"
+	fi
+	PATH="$1${x:+:$x}:$PATH"
 }
 
 # standin_bin DIR: the stand-ins of tests/slurm/standin-check and
@@ -259,6 +352,11 @@ node_state() { scontrol show node "${1:-gpumem1}" -o | grep -o 'State=[^ ]*' | c
 # wait_idle [NODE]: until NODE is idle (at most 60 s: bounds for a loaded
 # machine, which a passing run never waits out); 1 if it never was.
 wait_idle() { for _ in $(seq 1 240); do [ "$(node_state "${1:-gpumem1}")" = IDLE ] && return 0; sleep 0.25; done; return 1; }
+# wait_state NODE ERE [SECONDS]: until NODE's state matches ERE (default 60 s):
+# the state an epilog sets comes some time after the step's srun returns.
+wait_state() { for _ in $(seq 1 $((${3:-60} * 4))); do node_state "$1" | grep -Eq -- "$2" && return 0; sleep 0.25; done; return 1; }
+# wait_settled NODE: until NODE has no job COMPLETING (its epilog ended, 60 s at most).
+wait_settled() { for _ in $(seq 1 240); do node_state "$1" | grep -q COMPLETING || return 0; sleep 0.25; done; return 1; }
 # wait_file FILE: until FILE exists (at most 60 s); 1 if it never did.
 wait_file() { for _ in $(seq 1 240); do [ -f "$1" ] && return 0; sleep 0.25; done; return 1; }
 # jobid_of TEXT: N of the first line "job=N..." of TEXT.

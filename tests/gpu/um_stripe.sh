@@ -39,8 +39,8 @@ BYTES=${UM_STRIPE_BYTES:-8G}
 READS=${UM_STRIPE_READS:-3}
 FRACS=${UM_STRIPE_FRACTIONS:-0 0.25 0.5 0.75 1}
 CL="$top_srcdir/tests/slurm/cluster"
-export GPUMEM_CLUSTER_DIR=${GPUMEM_CLUSTER_DIR:-/tmp/gpumem-umstripe-cluster}
 t=$(mktemp -d /tmp/gpumem-umstripe.XXXXXX); chmod 755 "$t"
+export GPUMEM_CLUSTER_DIR=${GPUMEM_CLUSTER_DIR:-$t/cluster}   # a run's own (two runs never share one)
 trap '"$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
 src="$top_srcdir/tests/gpu/um_read.cu"
 "$NVCC" -O2 -arch=sm_90 -DUM_READ_LINK='"static"' -o "$t/um_static" "$src" &&

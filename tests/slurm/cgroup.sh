@@ -143,14 +143,17 @@ is "$(seen gpumem-check | grep '^gpus ' | sort -u)" "gpus 0 1" "the check measur
 
 # --- stop leaves no cgroup --------------------------------------------------------
 stop_clean() {
-	local port left
+	local port left ours
 	port=$(sed -n 's/^PORT_BASE=//p' "$D/cluster.state")
 	if [ "$CGV" = v2 ]; then mine=/sys/fs/cgroup/system.slice/gpumem1_slurmstepd.scope; else mine="/sys/fs/cgroup/*/gpumem_p${port}_*"; fi
 	# shellcheck disable=SC2086
 	ls -d $mine >/dev/null 2>&1 && pass "the node had its own cgroup tree" || fail "the node had its own cgroup tree"
-	"$CL" stop >/dev/null 2>&1
+	# By inode: the port block is free once stopped, and another cluster
+	# that takes it at once makes trees of the same names (seen).
 	# shellcheck disable=SC2086
-	left=$(ls -d $mine 2>/dev/null)
+	ours=$(stat -c '%n %i' $mine 2>/dev/null)
+	"$CL" stop >/dev/null 2>&1
+	left=$(printf '%s\n' "$ours" | while read -r d i; do [ -n "$d" ] && [ "$(stat -c %i "$d" 2>/dev/null)" = "$i" ] && echo "$d"; done)
 	is "$left" "" "stop removed the nodes' cgroups"
 	pgrep -f "$t/gpu/" >/dev/null && fail "no stand-in (MPS daemon) left running" || pass "no stand-in (MPS daemon) left running"
 }
@@ -191,4 +194,24 @@ like "$out" "GPU 1 \(1\): whole GPU: L2 limit not set for the step .*; L2 reset 
 is "$(seen gpumem-l2reset | grep '^cvd ')" "cvd unset" "gpus=all: the epilog's L2 reset acts on every GPU, whatever the step named (the job's environment never chooses root's work)"
 
 stop_clean
+
+# --- a stop of a stopped cluster leaves alone the cluster on its old ports -------
+# Its port block is free once it stopped; the next cluster may take it and
+# makes cgroup trees of the same names.  A second stop (start's own, a
+# test's EXIT trap) once removed those trees and SIGKILLed their slurmd.
+if [ "$CGV" = v1 ]; then
+	Y=$t/other
+	if "$CL" start --dir "$Y" --cgroup v1 >"$t/other.log" 2>&1; then
+		yport=$(sed -n 's/^PORT_BASE=//p' "$Y/cluster.state")
+		# D's state as it was before a stop cleared it, now naming Y's block.
+		sed -i "s/^PORT_BASE=.*/PORT_BASE=$yport/" "$D/cluster.state"
+		run "$CL" stop --dir "$D"
+		like "$out" "$yport.*$Y.*left alone" "a stop whose port block another cluster claims says so ..."
+		like "$("$CL" status --dir "$Y")" "slurmd.gpumem1: running" "... and that cluster's slurmd still runs"
+		is "$(ls -d /sys/fs/cgroup/*/gpumem_p"${yport}"_gpumem1 2>/dev/null | wc -l)" 2 "... in its cgroup trees (freezer, devices)"
+	else
+		cat "$t/other.log" >&2; fail "a second cgroup cluster started"
+	fi
+	"$CL" stop --dir "$Y" >/dev/null 2>&1
+fi
 done_testing

@@ -68,9 +68,12 @@ done
 ls "$t/reports" | grep -q "^job$jid\.0\." && fail "steps inside a batch job are not checked again" ||
 	pass "steps inside a batch job are not checked again (one report per node, from the epilog)"
 srun -N3 --gres=gpu:1 --gpumem-policy="$t/after.yaml" true
-jid=$(squeue -h -o %i -t all 2>/dev/null | sort -n | tail -1)
-sleep 1
-jid=$(ls "$t/reports" | sed -n 's/^job\([0-9]*\)\.epilog\..*/\1/p' | sort -n | tail -1)
+# The epilogs write the reports after srun returns (a loaded machine: seconds).
+for _ in $(seq 1 120); do
+	jid=$(ls "$t/reports" | sed -n 's/^job\([0-9]*\)\.epilog\..*/\1/p' | sort -n | tail -1)
+	[ "$(ls "$t/reports" | grep -c "^job$jid\.epilog\.gpumem[123]\.after\.json$")" -ge 3 ] && break
+	sleep 0.25
+done
 is "$(ls "$t/reports" | grep -c "^job$jid\.epilog\.gpumem[123]\.after\.json$")" 3 "srun -N3: one report per node"
 ls -a "$t/reports" | grep -q '\.tmp$' && fail "no temporary files left" || pass "no temporary files left"
 # A GRES GPU: the node takes the step's GPUs from Slurm (SLURM_STEP_GPUS).
@@ -86,7 +89,7 @@ like "$(grep -h "job $jid.0: policy" "$GPUMEM_CLUSTER_DIR"/log/slurmd.gpumem1.lo
 touch "$t/fail/gpumem2"
 run srun -N3 --gres=gpu:1 --gpumem-policy="$t/drain.yaml" true
 is "$rc" 0 "the job itself is not failed by an after-check"
-sleep 1
+wait_state gpumem2 DRAIN
 like "$(node_state gpumem2)" "DRAIN" "gpumem2, whose check failed, is drained"
 like "$(node_reason gpumem2)" "^gpumem: GPU check failed \{GPU-00000000-0000-0000-0000-000000000002\} \(job [0-9]+\.epilog after: gpu0: triad 1200.0 GB/s below" "... with a gpumem: reason naming the GPU (UUID), job and cause"
 is "$(node_state gpumem1)" "IDLE" "gpumem1 is not"
@@ -113,7 +116,7 @@ wait_idle gpumem2
 bg_job gpumem2 --gpumem-policy="$t/after.yaml" sleep 4 || fail "a job runs on gpumem2 after the resume"
 touch "$t/fail/gpumem2"
 timeout 60 srun -w gpumem2 --gres=gpu:1 --gpumem-policy="$t/drain.yaml" true
-sleep 0.5
+wait_state gpumem2 DRAIN
 # The srun just ended may still be in its epilog: COMPLETING beside the drain (seen under load on 24.11 --hosts).
 like "$(node_state gpumem2)" "MIXED(\+COMPLETING)?\+DRAIN" "a failing check drains gpumem2 while another job runs there"
 rm -f "$t/fail/gpumem2"
@@ -125,7 +128,7 @@ wait_idle gpumem3
 bg_job gpumem3 --gpumem-policy="$t/after.yaml" sleep 3 || fail "a job runs on gpumem3"
 scontrol update NodeName=gpumem3 State=DRAIN Reason="maintenance by admin"
 wait $bg
-sleep 1
+wait_settled gpumem3   # the job's epilog (its passing check) has ended
 is "$(node_reason gpumem3)" "maintenance by admin" "an admin's drain is never resumed by a passing check"
 like "$(node_state gpumem3)" "DRAIN" "... and stays drained"
 scontrol update NodeName=gpumem3 State=RESUME

@@ -71,7 +71,7 @@ no_leftovers "time limit"
 # --- slurmd restarted in the middle of a job ---------------------------------
 timeout 60 srun -N1 --gpumem-policy="$t/both.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; sleep 4' >"$t/mid.out" 2>&1 &
 bg=$!
-sleep 1.5
+for _ in $(seq 1 120); do grep -q '^job=' "$t/mid.out" && break; sleep 0.25; done   # the job runs
 "$CL" restart-slurmd >/dev/null 2>&1
 wait $bg
 rc=$?

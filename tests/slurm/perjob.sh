@@ -63,7 +63,7 @@ rm -f "$B/fail/gpumem1"
 ls "$GPUMEM_CLUSTER_STATE_DIR" | grep -q '^job.*\.rec$' && fail "the epilog removed the job's record" || pass "the epilog removed the job's record"
 
 # --- the after-check in the epilog guards the node -------------------------------------
-echo 3 >"$B/delay"
+echo 6 >"$B/delay"   # long enough to be seen running on a loaded machine
 : >"$B/runs"
 asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/after.yaml" true
 j2=$(asuser sbatch --parsable -w gpumem1 --gres=gpu:1 -o /dev/null --wrap true)
@@ -71,7 +71,7 @@ for _ in $(seq 1 40); do pgrep -f "$B/standin-check" >/dev/null && break; sleep 
 sleep 1
 st=$(squeue -h -j "$j2" -o %T)
 is "$st" "PENDING" "a job for the GPU submitted while the after-check runs waits (node $(node_state gpumem1))"
-for _ in $(seq 1 80); do [ "$(squeue -h -j "$j2" -o %T)" = "" ] && break; sleep 0.25; done
+for _ in $(seq 1 240); do [ "$(squeue -h -j "$j2" -o %T)" = "" ] && break; sleep 0.25; done
 check_end=$(awk '{print $2}' "$B/runs")   # the stand-in logs when its delay is over
 start2=$(date -d "$(scontrol show job "$j2" -o | sed -n 's/.* StartTime=\([^ ]*\).*/\1/p')" +%s)
 python3 -c "import sys; sys.exit(0 if $start2 + 1 >= $check_end else 1)" &&
@@ -79,7 +79,7 @@ python3 -c "import sys; sys.exit(0 if $start2 + 1 >= $check_end else 1)" &&
 touch "$B/fail/gpumem1"
 asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/after.yaml" true
 j3=$(asuser sbatch --parsable -w gpumem1 --gres=gpu:1 -o /dev/null --wrap true)
-sleep 6
+wait_state gpumem1 DRAIN
 like "$(node_state gpumem1)" "DRAIN" "a failing after-check (on_fail: drain) drains the node"
 is "$(squeue -h -j "$j3" -o %T)" "PENDING" "... and the waiting job never starts there"
 scancel "$j3"
@@ -126,7 +126,8 @@ no_daemon "no daemon left after a failed start"
 asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; sleep 60' >"$t/k.out" 2>&1 &
 bg=$!
 for _ in $(seq 1 40); do jid=$(sed -n 's/^job=//p' "$t/k.out"); [ -n "$jid" ] && break; sleep 0.25; done
-pid=$(pgrep -f "slurmstepd: \[$jid\.0\]" | head -1)
+# This cluster's step only: another cluster on the host has its own job $jid.
+pid=$(cluster_pids "slurmstepd: \[$jid\.0\]" | head -1)
 [ -n "$pid" ] && kill -9 "$pid"
 scancel "$jid" 2>/dev/null
 wait "$bg" 2>/dev/null
@@ -186,8 +187,8 @@ like "$(grep -h "check before job $jid.prolog" "$GPUMEM_CLUSTER_DIR/log/slurmd.g
 "$CL" start --nodes 1 --gpus 2 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 ||
 	{ cat "$t/start.log" >&2; skip_all "the local Slurm did not restart with 2 GPUs"; }
 eval "$("$CL" env)"
-asuser sbatch -w gpumem1 --gres=gpu:1 -o /dev/null --wrap 'sleep 8' >/dev/null   # holds GPU 0
-sleep 1
+asuser sbatch -w gpumem1 --gres=gpu:1 -o /dev/null --wrap 'sleep 20' >/dev/null   # holds GPU 0
+for _ in $(seq 1 120); do squeue -h -t R -w gpumem1 | grep -q . && break; sleep 0.25; done
 : >"$B/runs"
 run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "step=$SLURM_STEP_GPUS cvd=$CUDA_VISIBLE_DEVICES"'
 like "$out" "^step=1 cvd=0$" "an MPS job on GPU 1: its tasks get CUDA_VISIBLE_DEVICES=0, the daemon's number for it"

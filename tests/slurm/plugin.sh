@@ -170,7 +170,8 @@ if command -v nvidia-cuda-mps-control >/dev/null && [ -e /dev/nvidiactl ]; then
 	e=$(task_env srun -N1 --gpumem-policy="$P/mps-half.yaml" sh -c 'env; echo get_server_list | nvidia-cuda-mps-control; ls -d $CUDA_MPS_PIPE_DIRECTORY')
 	like "$e" "^CUDA_MPS_PIPE_DIRECTORY=/run/gpumem-mps/job[0-9]+/pipe$" "MPS: the job's pipe directory (root's mps_dir) exported"
 	for _ in $(seq 1 30); do
-		out=$(ls -d "$GPUMEM_CLUSTER_MPS_DIR"/job* 2>/dev/null; ps -eo stat=,args= | awk '$1 !~ /^Z/ && /nvidia-cuda-mps/ && !/awk/')
+		# The cluster's own MPS daemons (its nodes' namespace), not another run's.
+		out=$(ls -d "$GPUMEM_CLUSTER_MPS_DIR"/job* 2>/dev/null; for p in $(cluster_pids nvidia-cuda-mps); do ps -o stat=,args= -p "$p" | awk '$1 !~ /^Z/'; done)
 		[ -z "$out" ] && break
 		sleep 0.5
 	done

@@ -30,8 +30,8 @@ node_reason() { scontrol show node "$1" -o | sed -n 's/.* Reason=\(.*\) \[.*/\1/
 
 # --- context, ids, environment, option: a batch job with a GPU -----------------
 # gpumem1's GPU 0 is taken by a first job, so the second gets physical GPU 1.
-asuser sbatch -w gpumem1 --gres=gpu:1 -o /dev/null --wrap 'sleep 6' >/dev/null
-sleep 1
+asuser sbatch -w gpumem1 --gres=gpu:1 -o /dev/null --wrap 'sleep 15' >/dev/null
+for _ in $(seq 1 120); do squeue -h -t R -w gpumem1 | grep -q . && break; sleep 0.25; done
 # Bounded (a loaded machine is slow, a passing run never waits it out): a job
 # that never ends fails the checks below with the cluster's state, not the
 # suite's 900 s timeout with nothing in the log (seen once, 22.05 --cgroup).
@@ -59,7 +59,7 @@ unlike "$p" "cgroup .*job_$jid" "the prolog runs outside the job's cgroup"
 like "$p" "parent slurmd" "... as a child of slurmd"
 like "$(f epilog "$jid" gpumem1)" "prolog_child alive" "a process the prolog started in a session of its own is alive when the epilog runs"
 like "$(f epilog "$jid" gpumem1)" "prolog_groupchild gone" "... one left in the prolog's process group is not: slurmd kills the group when the prolog returns"
-for _ in $(seq 1 40); do squeue -h | grep -q . || break; sleep 0.25; done
+for _ in $(seq 1 120); do squeue -h | grep -q . || break; sleep 0.25; done
 
 # --- srun and salloc jobs; without PrologFlags=Alloc ------------------------------
 run asuser srun -N1 -w gpumem1 --facts-opt=s sh -c 'echo "job=$SLURM_JOB_ID"'

@@ -69,7 +69,7 @@ cp "$top_srcdir/tests/slurm/reach" "$t/user/reach"
 chmod -R a+rX "$t/user"
 echo 5 >"$B/delay"              # root's knob: the check takes 5 s
 touch "$B/fail/gpumem1"         # ... and finds the GPU failed
-asuser srun -w gpumem1 "$t/user/attack" "standin-chec[k]" >"$t/attack.out" 2>&1 &
+asuser srun -w gpumem1 "$t/user/attack" "$B/standin-chec[k]" >"$t/attack.out" 2>&1 &
 att=$!
 for _ in $(seq 1 40); do squeue -h -t R | grep -q . && break; sleep 0.25; done
 run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/after.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
