@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Several clusters on one machine, --hosts ones among them (issue 33): what
+# one cluster's commands do never reaches another's network, and a cluster
+# that fails or is killed mid-way leaves nothing behind.
+#  - A second stop of a stopped cluster (a test's EXIT trap after its own
+#    stop), after a --hosts cluster took its port block, leaves that
+#    cluster's namespaces, bridge, veths and daemons alone: it still runs
+#    jobs and restarts its slurmds.  (Before, that stop removed them: the
+#    slurmds lost their addresses, srun met "Insane message length".)
+#  - A slurmd whose namespace lost its address is not started; its log
+#    says why.
+#  - A start that fails mid-way (at its last step, and in a die after the
+#    ports are claimed) leaves no process, namespace, link or claim.
+#  - A test killed mid-way (make check's timeout: SIGTERM) leaves nothing.
+. "$top_srcdir/tests/lib.sh"
+slurm_test hostsnet
+command -v ip >/dev/null || skip_all "ip(8) is not installed (iproute2)"
+if ! ip netns add "gpumem-hostsnet-probe-$$" 2>"$t/netns.err"; then
+	skip_all "network namespaces cannot be made here: $(cat "$t/netns.err")"
+fi
+ip netns del "gpumem-hostsnet-probe-$$"
+A=$t/a B=$t/b F=$t/f K=$t/k
+trap 'for d in "$A" "$B" "$F" "$t/b2" "$t/f2" "$K/cluster"; do "$CL" stop --dir "$d" >/dev/null 2>&1; done; rm -rf "$t"' EXIT
+port_of() { sed -n 's/^PORT_BASE=//p' "$1/cluster.state" 2>/dev/null; }
+claims_of() { grep -lxF "$1" /tmp/gpumem-cluster-port.*/dir 2>/dev/null | tr '\n' ' '; }
+# left DIR PORT: what of the cluster in DIR (ports PORT..) is still there.
+left() {
+	local what=""
+	pgrep -f "$1/" >/dev/null && what="$what processes($(pgrep -f "$1/" | tr '\n' ' '))"
+	[ -n "$2" ] && ip netns list | grep -q "^gpumem-$2-" && what="$what netns"
+	[ -n "$2" ] && ip -o link show | grep -q "gm$2[bv]" && what="$what links"
+	[ -n "$(claims_of "$1")" ] && what="$what claims($(claims_of "$1"))"
+	echo "${what# }"
+}
+
+# --- a second stop after another cluster took the block ------------------------------
+# The first cluster gives its block back; the --hosts one asks for exactly
+# that block (GPUMEM_SLURM_PORT).  On this shared machine another cluster
+# may take it first: then once more (3 tries).
+for try in 1 2 3; do
+	rm -rf "$A" "$B"
+	"$CL" start --dir "$A" >"$t/a.log" 2>&1 || { cat "$t/a.log" >&2; skip_all "the Slurm did not start here: $(grep -m1 'error:' "$t/a.log")"; }
+	pa=$(port_of "$A")
+	"$CL" stop --dir "$A" >/dev/null 2>&1
+	GPUMEM_SLURM_PORT=$pa "$CL" start --hosts --nodes 2 --dir "$B" >"$t/b.log" 2>&1 && break
+	grep -q 'are claimed by\|is in use' "$t/b.log" || break
+	diag "try $try: another cluster took ports $pa.. between the two starts: $(grep -m1 error: "$t/b.log")"
+done
+if [ ! -f "$B/run/slurmctld.pid" ]; then
+	if grep -q 'are claimed by\|is in use' "$t/b.log"; then
+		skip "another cluster took the ports given back, three times"
+	else
+		cat "$t/b.log" >&2
+		fail "a --hosts cluster on the ports the first one gave back"
+	fi
+else
+	pass "a --hosts cluster on the ports the first one gave back ($pa)"
+	run "$CL" stop --dir "$A"
+	like "$out" "ports $pa\.\. are now the cluster's in $B: its namespaces, bridge, veths and cgroups are left alone" "a second stop of the first says whose the block is now"
+	ip link show "gm${pa}br" >/dev/null 2>&1 && pass "... and leaves its bridge" || fail "... and leaves its bridge"
+	is "$(ip netns list | grep -c "^gpumem-$pa-gpumem[12] ")" 2 "... its namespaces"
+	is "$(ip -o link show | grep -c "gm${pa}v[12]@")" 2 "... its veths"
+	run env SLURM_CONF="$B/slurm.conf" timeout 60 srun -N2 hostname
+	is "$(printf '%s\n' "$out" | sort | tr '\n' ' ')" "gpumem1 gpumem2 " "... and it still runs jobs on both hosts"
+	run "$CL" restart-slurmd --dir "$B"
+	is "$rc" 0 "... and restarts its slurmds"
+	[ "$rc" = 0 ] || diag "$out"
+
+	# --- a node whose namespace lost its address ------------------------------------
+	ip link del "gm${pa}v1"
+	run env GPUMEM_CLUSTER_TIMEOUT=10 "$CL" restart-slurmd --dir "$B"
+	isnt_rc=$rc
+	[ "$isnt_rc" != 0 ] && pass "restart-slurmd fails where a node's veth was removed" || fail "restart-slurmd fails where a node's veth was removed"
+	like "$(cat "$B/log/slurmd.gpumem1.out")" "gpumem1: its network namespace gpumem-$pa-gpumem1 is gone or has no address .*: not starting it" "... and gpumem1's log says why it did not start it"
+	"$CL" stop --dir "$B" >/dev/null 2>&1
+	is "$(left "$B" "$pa")" "" "stop of that cluster leaves nothing"
+fi
+
+# --- a start that fails mid-way ------------------------------------------------------
+run env GPUMEM_CLUSTER_TIMEOUT=0 "$CL" start --hosts --nodes 2 --dir "$F"
+pf=$(port_of "$F")
+like "$out" "error: the nodes did not become idle within 0s" "a start that fails at its last step (GPUMEM_CLUSTER_TIMEOUT=0)"
+is "$(left "$F" "$pf")" "" "... leaves no process, namespace, link or claim"
+B2=$t/b2
+"$CL" start --hosts --dir "$B2" >"$t/b2.log" 2>&1 || { cat "$t/b2.log" >&2; fail "a --hosts cluster to take a /24 from"; }
+F2=$t/f2
+run env GPUMEM_CLUSTER_NET="$(sed -n 's/^NET=//p' "$B2/cluster.state")" "$CL" start --hosts --dir "$F2"
+like "$out" "error: --hosts: .* is already used on this host" "a start that dies after claiming its ports (its /24 taken)"
+is "$(left "$F2" "$(port_of "$F2")")" "" "... leaves no process, namespace, link or claim"
+"$CL" stop --dir "$B2" >/dev/null 2>&1
+
+# --- a test killed mid-way -----------------------------------------------------------
+cat >"$t/killed.sh" <<'EOF'
+. "$top_srcdir/tests/lib.sh"
+slurm_test killed
+"$CL" start --hosts --nodes 2 >"$GPUMEM_CLUSTER_DIR.log" 2>&1 || exit 1
+port_base=$(sed -n 's/^PORT_BASE=//p' "$GPUMEM_CLUSTER_DIR/cluster.state")
+echo "$port_base" >"$GPUMEM_CLUSTER_DIR.up"
+sleep 600
+EOF
+mkdir -p "$K"
+GPUMEM_CLUSTER_DIR=$K/cluster top_srcdir=$top_srcdir top_builddir=$top_builddir timeout -k 10 900 bash "$t/killed.sh" &
+tpid=$!
+for _ in $(seq 1 600); do [ -f "$K/cluster.up" ] || ! kill -0 "$tpid" 2>/dev/null && break; sleep 0.2; done
+pk=$(cat "$K/cluster.up" 2>/dev/null)
+if [ -z "$pk" ]; then
+	fail "the killed test's cluster came up"
+	cat "$K/cluster.log" >&2
+else
+	kill -TERM "$tpid"
+	wait "$tpid"
+	rc=$?
+	# timeout exits 124 on its own expiry, 143 on the TERM sent to it here.
+	like "$rc" "^(124|143)\$" "a test killed by its timeout (SIGTERM) mid-way"
+	is "$(left "$K/cluster" "$pk")" "" "... leaves no process, namespace, link or claim"
+fi
+done_testing
