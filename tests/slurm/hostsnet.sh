@@ -10,8 +10,8 @@
 #    slurmds lost their addresses, srun met "Insane message length".)
 #  - A slurmd whose namespace lost its address is not started; its log
 #    says why.
-#  - A start that fails mid-way (at its last step, and in a die after the
-#    ports are claimed) leaves no process, namespace, link or claim.
+#  - A start that fails mid-way (its slurmds die; a die after the ports are
+#    claimed) leaves no process, namespace, link or claim.
 #  - A test killed mid-way (make check's timeout: SIGTERM) leaves nothing.
 . "$top_srcdir/tests/lib.sh"
 slurm_test hostsnet
@@ -21,7 +21,7 @@ if ! ip netns add "gpumem-hostsnet-probe-$$" 2>"$t/netns.err"; then
 fi
 ip netns del "gpumem-hostsnet-probe-$$"
 A=$t/a B=$t/b F=$t/f K=$t/k
-trap 'for d in "$A" "$B" "$F" "$t/b2" "$t/f2" "$K/cluster"; do "$CL" stop --dir "$d" >/dev/null 2>&1; done; rm -rf "$t"' EXIT
+trap 'for d in "$A" "$B" "$F" "$t/b2" "$t/f2" "$K/cluster"; do setsid -w "$CL" stop --dir "$d" >/dev/null 2>&1; done; rm -rf "$t"' EXIT
 port_of() { sed -n 's/^PORT_BASE=//p' "$1/cluster.state" 2>/dev/null; }
 claims_of() { grep -lxF "$1" /tmp/gpumem-cluster-port.*/dir 2>/dev/null | tr '\n' ' '; }
 # left DIR PORT: what of the cluster in DIR (ports PORT..) is still there.
@@ -78,9 +78,11 @@ else
 fi
 
 # --- a start that fails mid-way ------------------------------------------------------
-run env GPUMEM_CLUSTER_TIMEOUT=0 "$CL" start --hosts --nodes 2 --dir "$F"
+# slurmd dies at its start: a required SPANK plugin that is not there.
+echo "required $t/missing-plugin.so" >"$t/missing.conf"
+run "$CL" start --hosts --nodes 2 --plugstack "$t/missing.conf" --dir "$F"
 pf=$(port_of "$F")
-like "$out" "error: the nodes did not become idle within 0s" "a start that fails at its last step (GPUMEM_CLUSTER_TIMEOUT=0)"
+like "$out" "slurmd of gpumem[12] died" "a start that fails at its last step (its slurmds die: a required plugin missing)"
 is "$(left "$F" "$pf")" "" "... leaves no process, namespace, link or claim"
 B2=$t/b2
 "$CL" start --hosts --dir "$B2" >"$t/b2.log" 2>&1 || { cat "$t/b2.log" >&2; fail "a --hosts cluster to take a /24 from"; }
@@ -108,11 +110,12 @@ if [ -z "$pk" ]; then
 	fail "the killed test's cluster came up"
 	cat "$K/cluster.log" >&2
 else
-	kill -TERM "$tpid"
+	# What timeout does when the time is up: SIGTERM to the test and to its
+	# whole process group (timeout leads it), then SIGKILL 10 s later.
+	kill -TERM -- -"$tpid"
 	wait "$tpid"
 	rc=$?
-	# timeout exits 124 on its own expiry, 143 on the TERM sent to it here.
-	like "$rc" "^(124|143)\$" "a test killed by its timeout (SIGTERM) mid-way"
+	like "$rc" "^(124|143)\$" "a test killed by its timeout (SIGTERM to its process group) mid-way"
 	is "$(left "$K/cluster" "$pk")" "" "... leaves no process, namespace, link or claim"
 fi
 done_testing
