@@ -15,21 +15,19 @@
 #  - A test killed mid-way (make check's timeout: SIGTERM) leaves nothing.
 . "$top_srcdir/tests/lib.sh"
 slurm_test hostsnet
-command -v ip >/dev/null || skip_all "ip(8) is not installed (iproute2)"
-if ! ip netns add "gpumem-hostsnet-probe-$$" 2>"$t/netns.err"; then
-	skip_all "network namespaces cannot be made here: $(cat "$t/netns.err")"
-fi
-ip netns del "gpumem-hostsnet-probe-$$"
+need_netns hostsnet
 A=$t/a B=$t/b F=$t/f K=$t/k
 trap 'for d in "$A" "$B" "$F" "$t/b2" "$t/f2" "$K/cluster"; do setsid -w "$CL" stop --dir "$d" >/dev/null 2>&1; done; rm -rf "$t"' EXIT
 port_of() { sed -n 's/^PORT_BASE=//p' "$1/cluster.state" 2>/dev/null; }
 claims_of() { grep -lxF "$1" /tmp/gpumem-cluster-port.*/dir 2>/dev/null | tr '\n' ' '; }
-# left DIR PORT: what of the cluster in DIR (ports PORT..) is still there.
+# left DIR PORT: what of the cluster in DIR (ports PORT..) is still there
+# (the block's names only while no other cluster has claimed it since).
 left() {
-	local what=""
+	local what="" other=0
+	[ -d "/tmp/gpumem-cluster-port.$2" ] && [ "$(cat "/tmp/gpumem-cluster-port.$2/dir" 2>/dev/null)" != "$1" ] && other=1
 	pgrep -f "$1/" >/dev/null && what="$what processes($(pgrep -f "$1/" | tr '\n' ' '))"
-	[ -n "$2" ] && ip netns list | grep -q "^gpumem-$2-" && what="$what netns"
-	[ -n "$2" ] && ip -o link show | grep -q "gm$2[bv]" && what="$what links"
+	[ -n "$2" ] && [ $other = 0 ] && ip netns list | grep -q "^gpumem-$2-" && what="$what netns"
+	[ -n "$2" ] && [ $other = 0 ] && ip -o link show | grep -q "gm$2[bv]" && what="$what links"
 	[ -n "$(claims_of "$1")" ] && what="$what claims($(claims_of "$1"))"
 	echo "${what# }"
 }
