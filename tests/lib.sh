@@ -64,6 +64,11 @@ slurm_test() {
 	# that make check's timeout sends to this test's whole process group
 	# does not reach: it was killed with the test it cleans up after.
 	trap 'setsid -w "$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
+	# Without a trap of its own a TERM (make check's timeout) that finds
+	# bash between two commands kills it outright, EXIT trap and all.
+	trap 'exit 143' TERM
+	trap 'exit 130' INT
+	trap 'exit 129' HUP
 }
 
 # need_netns NAME: skip (saying why) where ip(8) or network namespaces are

@@ -8,10 +8,11 @@
 #    cluster's namespaces, bridge, veths and daemons alone: it still runs
 #    jobs and restarts its slurmds.  (Before, that stop removed them: the
 #    slurmds lost their addresses, srun met "Insane message length".)
-#  - A slurmd whose namespace lost its address is not started; its log
-#    says why.
+#  - With its bridge gone a cluster's /24 is unreachable, never routed off
+#    the machine (here an egress proxy answered); a slurmd whose namespace
+#    lost its address is not started; its log says why.
 #  - A start that fails mid-way (its slurmds die; a die after the ports are
-#    claimed) leaves no process, namespace, link or claim.
+#    claimed) leaves no process, namespace, link, route or claim.
 #  - A test killed mid-way (make check's timeout: SIGTERM) leaves nothing.
 . "$top_srcdir/tests/lib.sh"
 slurm_test hostsnet
@@ -28,6 +29,7 @@ left() {
 	pgrep -f "$1/" >/dev/null && what="$what processes($(pgrep -f "$1/" | tr '\n' ' '))"
 	[ -n "$2" ] && [ $other = 0 ] && ip netns list | grep -q "^gpumem-$2-" && what="$what netns"
 	[ -n "$2" ] && [ $other = 0 ] && ip -o link show | grep -q "gm$2[bv]" && what="$what links"
+	[ -n "$2" ] && [ $other = 0 ] && ip -4 route show type unreachable | grep -q " metric $2\b" && what="$what route"
 	[ -n "$(claims_of "$1")" ] && what="$what claims($(claims_of "$1"))"
 	echo "${what# }"
 }
@@ -70,6 +72,9 @@ else
 	[ "$rc" = 0 ] || diag "$out"
 
 	# --- a node whose namespace lost its address ------------------------------------
+	nb=$(sed -n 's/^NET=//p' "$B/cluster.state")
+	ip link del "gm${pa}br"
+	like "$(ip route get "$nb.77" 2>&1)" "unreachable|No route to host" "with its bridge gone, its /24 is unreachable, not routed off this machine"
 	ip link del "gm${pa}v1"
 	run env GPUMEM_CLUSTER_TIMEOUT=10 "$CL" restart-slurmd --dir "$B"
 	isnt_rc=$rc
@@ -85,13 +90,13 @@ echo "required $t/missing-plugin.so" >"$t/missing.conf"
 run "$CL" start --hosts --nodes 2 --plugstack "$t/missing.conf" --dir "$F"
 pf=$(port_of "$F")
 like "$out" "slurmd of gpumem[12] died" "a start that fails at its last step (its slurmds die: a required plugin missing)"
-is "$(left "$F" "$pf")" "" "... leaves no process, namespace, link or claim"
+is "$(left "$F" "$pf")" "" "... leaves no process, namespace, link, route or claim"
 B2=$t/b2
 "$CL" start --hosts --dir "$B2" >"$t/b2.log" 2>&1 || { cat "$t/b2.log" >&2; fail "a --hosts cluster to take a /24 from"; }
 F2=$t/f2
 run env GPUMEM_CLUSTER_NET="$(sed -n 's/^NET=//p' "$B2/cluster.state")" "$CL" start --hosts --dir "$F2"
 like "$out" "error: --hosts: .* is already used on this host" "a start that dies after claiming its ports (its /24 taken)"
-is "$(left "$F2" "$(port_of "$F2")")" "" "... leaves no process, namespace, link or claim"
+is "$(left "$F2" "$(port_of "$F2")")" "" "... leaves no process, namespace, link, route or claim"
 "$CL" stop --dir "$B2" >/dev/null 2>&1
 
 # --- a test killed mid-way -----------------------------------------------------------
@@ -118,6 +123,6 @@ else
 	wait "$tpid"
 	rc=$?
 	like "$rc" "^(124|143)\$" "a test killed by its timeout (SIGTERM to its process group) mid-way"
-	is "$(left "$K/cluster" "$pk")" "" "... leaves no process, namespace, link or claim"
+	is "$(left "$K/cluster" "$pk")" "" "... leaves no process, namespace, link, route or claim"
 fi
 done_testing
