@@ -156,6 +156,16 @@ SH
 	PATH="$1${x:+:$x}:$PATH"
 }
 
+# need_netns NAME: skip (saying why) where ip(8) or network namespaces are
+# missing (the --hosts tests).
+need_netns() {
+	command -v ip >/dev/null || skip_all "ip(8) is not installed (iproute2)"
+	if ! ip netns add "gpumem-$1-probe-$$" 2>"$t/netns.err"; then
+		skip_all "network namespaces cannot be made here: $(cat "$t/netns.err")"
+	fi
+	ip netns del "gpumem-$1-probe-$$"
+}
+
 # standin_bin DIR: the stand-ins of tests/slurm/standin-check and
 # tests/slurm/standin/ (gpumem-check, gpumem-probe, gpumem-l2reset,
 # nvidia-cuda-mps-control) in DIR, each logging its runs in DIR (runs,

@@ -10,11 +10,7 @@
 # no namespace, link, process or cgroup.
 . "$top_srcdir/tests/lib.sh"
 slurm_test hosts
-command -v ip >/dev/null || skip_all "ip(8) is not installed (iproute2)"
-if ! ip netns add "gpumem-hosts-probe-$$" 2>"$t/netns.err"; then
-	skip_all "network namespaces cannot be made here: $(cat "$t/netns.err")"
-fi
-ip netns del "gpumem-hosts-probe-$$"
+need_netns hosts
 mkdir -p "$t/reports" "$t/fail"
 chmod 777 "$t/fail"
 slurm_standin

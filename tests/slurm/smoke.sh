@@ -67,10 +67,12 @@ for who in root "$U"; do
 	run $as timeout $T srun -N1 true
 	is "$rc" 0 "$who: srun -N1 true"
 
-	run $as timeout $T srun hostname
+	# -Q: under load the node may still be completing the last job, and
+	# srun's "queued and waiting for resources" would join the output.
+	run $as timeout $T srun -Q hostname
 	is "$rc:$out" "0:$node_host" "$who: srun hostname"
 
-	run $as timeout $T srun -N1 id -un
+	run $as timeout $T srun -Q -N1 id -un
 	is "$out" "$who" "$who: the job runs as $who"
 
 	run $as timeout $T srun -N1 sh -c 'exit 3'
