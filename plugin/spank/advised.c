@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "advise.h"
 #include "advised.h"
@@ -137,62 +138,122 @@ static void base_name(const char *in, char *out, size_t len)
 }
 
 /*
- * The user's own record of names already hinted: $XDG_CACHE_HOME/gpumem/hints
- * (else ~/.cache/gpumem/hints), a line per name (its FNV-1a hash: no name is
- * kept), made 0700/0600 by the user, never followed through a link.  1 when
- * NAME is in it (or it cannot be used: no hint rather than one every time),
- * 0 when not, having added it.
+ * The user's own record of the names the hint is done with:
+ * $XDG_CACHE_HOME/gpumem/hints (else ~/.cache/gpumem/hints), made 0700/0600
+ * by the user, never followed through a link, a line per name by its
+ * FNV-1a hash (no name is kept): "HASH" once the lookup found a profiled
+ * job of the name (hinted or not: said once per name), "HASH DAY" while it
+ * found none on that day (days since 1970): the name is looked up again
+ * the next day it is submitted, not at once, so a name costs at most one
+ * query a day until its first profiled job, then none.
  */
-static int hinted(const char *name)
+struct hintfile {
+	char path[4300];
+	char hash[20];          /* "%016llx" */
+};
+
+/* 0 with H's path (its directory made) and NAME's hash; -1 where there is no place. */
+static int hint_file(const char *name, struct hintfile *h)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	char parent[4096], dir[4200], path[4300], line[32], buf[64 * 1024];
-	unsigned long long h = 1469598103934665603ULL;
-	ssize_t n;
-	int fd, rv = 1;
+	char parent[4096], dir[4200];
+	unsigned long long v = 1469598103934665603ULL;
 
 	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		h = (h ^ *p) * 1099511628211ULL;
-	snprintf(line, sizeof(line), "%016llx\n", h);
+		v = (v ^ *p) * 1099511628211ULL;
+	snprintf(h->hash, sizeof(h->hash), "%016llx", v);
 	if (xdg && xdg[0] == '/')
 		snprintf(parent, sizeof(parent), "%s", xdg);
 	else if (home && home[0] == '/')
 		snprintf(parent, sizeof(parent), "%s/.cache", home);
 	else
-		return 1;
+		return -1;
 	snprintf(dir, sizeof(dir), "%s/gpumem", parent);
 	if ((mkdir(parent, 0700) < 0 && errno != EEXIST) || (mkdir(dir, 0700) < 0 && errno != EEXIST))
-		return 1;
-	snprintf(path, sizeof(path), "%s/hints", dir);
-	fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
-	if (fd < 0)
-		return 1;
+		return -1;
+	snprintf(h->path, sizeof(h->path), "%s/hints", dir);
+	return 0;
+}
+
+static int hint_open(const struct hintfile *h)
+{
+	return open(h->path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+		    0600);
+}
+
+static long today(void)
+{
+	return (long)(time(NULL) / 86400);
+}
+
+/*
+ * 1 when NAME is due a lookup; 0 when the hint is done with it, or was
+ * looked up today without a profiled job, or the file cannot be used (no
+ * hint rather than a query every time).
+ */
+static int hint_due(const char *name, struct hintfile *h)
+{
+	char line[48], buf[64 * 1024];
+	ssize_t n;
+	int fd, due = 0;
+
+	if (hint_file(name, h) < 0 || (fd = hint_open(h)) < 0)
+		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
-	if (n >= 0) {
+	if (n >= 0 && (size_t)n < sizeof(buf) - 1) {
 		buf[n] = '\0';
-		rv = strstr(buf, line) != NULL || (size_t)n >= sizeof(buf) - 1;
-		if (!rv && write(fd, line, strlen(line)) != (ssize_t)strlen(line))
-			rv = 1;
+		snprintf(line, sizeof(line), "%s\n", h->hash);
+		due = strstr(buf, line) == NULL;
+		snprintf(line, sizeof(line), "%s %ld\n", h->hash, today());
+		due = due && strstr(buf, line) == NULL;
 	}
 	close(fd);
-	return rv;
+	return due;
+}
+
+/* What the lookup found for H's name: DONE (a profiled job), or none today. */
+static void hint_note(const struct hintfile *h, int done)
+{
+	char line[48];
+	int fd = hint_open(h), len;
+
+	if (fd < 0)
+		return;
+	len = done ? snprintf(line, sizeof(line), "%s\n", h->hash) :
+		snprintf(line, sizeof(line), "%s %ld\n", h->hash, today());
+	if (write(fd, line, (size_t)len) != len) {
+		/* a line not written: the name is looked up again, no worse */
+	}
+	close(fd);
+}
+
+/* Did the lookup find a profiled job of the name (the hint's question settled)? */
+static int found_profiled(const struct gpumem_advised *a)
+{
+	for (size_t i = 0; i < a->njobs; i++)
+		if (a->jobs[i].profiled)
+			return 1;
+	return 0;
 }
 
 void gpumem_advised_hint(spank_t sp, const struct gpumem_site *site, const char *asked)
 {
 	struct gpumem_advised a;
+	struct hintfile hf;
 	char want[80], got[80], *name;
 
 	if (site == NULL || !site->advised.hint || getenv("GPUMEM_NO_HINT") ||
 	    (getenv("SLURM_JOB_ID") && spank_context() == S_CTX_LOCAL))
 		return;
 	name = job_name(sp);
-	/* Once per name: the user's own file decides before any query is made. */
-	if (name == NULL || hinted(name)) {
+	/* The user's own file decides before any query is made. */
+	if (name == NULL || !hint_due(name, &hf)) {
 		free(name);
 		return;
 	}
-	if (lookup(site, name, &a) == 0 && a.policy[0]) {
+	/* Accounting down counts as nothing found today: at most one query a day. */
+	hint_note(&hf, lookup(site, name, &a) == 0 && found_profiled(&a));
+	if (a.policy[0]) {
 		base_name(a.policy, want, sizeof(want));
 		base_name(asked ? asked : "", got, sizeof(got));
 		if (strcmp(want, got) != 0) {

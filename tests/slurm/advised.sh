@@ -275,6 +275,24 @@ hint -J multi --gpumem-policy=stream
 unlike "$out" "gpumem: hint" "the policy asked is the advice's: no hint"
 hint -J nohistory --gpumem-policy=stream
 unlike "$out" "gpumem: hint" "no history: no hint"
+# ... but not for good: a name looked up before its first profiled job is
+# looked up again another day (at most one query a day), then hinted.
+hf=$t/cache/gpumem/hints
+grep -Eqx '[0-9a-f]{16} [0-9]+' "$hf" && pass "... noted for today only (HASH DAY)" || fail "... noted for today only (HASH DAY): $(cat "$hf")"
+n0=$(wc -l <"$hf")
+hint -J nohistory --gpumem-policy=stream
+is "$(wc -l <"$hf")" "$n0" "... not looked up again the same day"
+values "$FAULT"
+run asuser env XDG_CACHE_HOME="$t/cache" sbatch -N1 -w gpumem1 -J nohistory --gres=gpu:1 -o /dev/null --wrap 'sleep 5'
+jid=$(printf '%s\n' "$out" | sed -n 's/^Submitted batch job \([0-9][0-9]*\).*/\1/p')
+unlike "$out" "gpumem: hint" "... its first profiled job, the same day: no query, no hint"
+[ -n "$jid" ] && wait_record "$jid" gpumem1
+awk '{ if (NF == 2) $2 = $2 - 1; print }' "$hf" >"$t/hints.prev" && cat "$t/hints.prev" >"$hf"
+hint -J nohistory --gpumem-policy=stream
+like "$out" "gpumem: hint: jobs named nohistory were last advised zerocopy.yaml \(faulting, from job $jid\); you asked for stream" \
+	"... the next day, with that job's profile: hinted"
+hint -J nohistory --gpumem-policy=stream
+unlike "$out" "gpumem: hint" "... once"
 site
 
 # --- accounting down: a clear line, the site's defaults, the job is not failed ---------------
