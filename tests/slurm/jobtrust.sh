@@ -149,7 +149,10 @@ NT=$t/nodetmp
 node_tmp_private() {
 	local p
 	mkdir -p "$NT" && chmod 1777 "$NT" || return 1
-	for p in "$t" "$GPUMEM_CLUSTER_DIR"; do
+	# What the node reads under the host's /tmp stays there: the cluster's
+	# dir, and the build and source trees where a checkout lives in /tmp
+	# (the plugin the node loads is the build's).
+	for p in "$t" "$GPUMEM_CLUSTER_DIR" "$top_srcdir" "$top_builddir"; do
 		case $p in "$t"/*) ;; /tmp/*) mkdir -p "$NT/${p#/tmp/}" && "$CL" exec mount --bind "$p" "$NT/${p#/tmp/}" || return 1 ;; esac
 	done
 	"$CL" exec mount --rbind "$NT" /tmp
