@@ -138,7 +138,11 @@ e=$(date +%s%N)
 like "$(grep -h "job $(jobid_of "$out"): sampler" "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log)" "sampler [0-9]+ stopped: the sampler did not stop on SIGTERM and was killed" "... slurmd's log: killed (SIGKILL 2 s after SIGTERM), not waited for ($(( (e - s) / 1000000 )) ms)"
 f=$(report "$(jobid_of "$out")")
 like "$(json "$f" 'd["profile"]["reason"]')" "did not stop on SIGTERM and was killed" "... the report says it was killed"
-is "$(samplers)" "" "... and nothing of it is left"
+# A SIGKILLed process ends when the kernel next runs it: on a loaded
+# machine that may be after the epilog's own 0.5 s wait (seen once beside
+# two other suites); one the epilog never killed would still be there.
+for _ in $(seq 1 40); do [ -z "$(samplers)" ] && break; sleep 0.25; done
+is "$(samplers)" "" "... and nothing of it is left (within 10 s)"
 
 echo crash >"$B/sample.mode"
 run asuser srun -N1 --gres=gpu:1 sh -c 'echo "job=$SLURM_JOB_ID"; sleep 0.5; echo ran'
