@@ -74,14 +74,22 @@ slurm_test() {
 # error), first prints the cluster's state and the tail of its logs into
 # its own log (they go with $t), so the next failure shows its cause.
 slurm_test_exit() {
+	local failed=0 st=""
 	if [ "$_tap_failed" -gt 0 ] || [ -z "${_tap_end:-}" ]; then
-		diag "the cluster's state and logs at the end of this failed test ($GPUMEM_CLUSTER_DIR):"
-		{ timeout 10 "$CL" status; timeout 10 "$CL" logs 40; } 2>&1 | head -c 60000 | sed 's/^/#   /'
+		failed=1
+		st=$(timeout 5 "$CL" status 2>&1)
 	fi
-	# setsid: the stop in a session of its own, which the TERM (and KILL)
-	# that make check's timeout sends to this test's whole process group
-	# does not reach.
+	# The stop first, the logs after (they stay in the cluster's dir): a
+	# test killed by its timeout gets SIGKILL 10 s after the TERM, and a
+	# stop begun after that would leave the cluster running.  setsid: the
+	# stop in a session of its own, which the TERM (and KILL) that make
+	# check's timeout sends to this test's whole process group does not
+	# reach.
 	setsid -w "$CL" stop >/dev/null 2>&1
+	if [ $failed = 1 ]; then
+		diag "the cluster's state and logs at the end of this failed test ($GPUMEM_CLUSTER_DIR):"
+		{ printf '%s\n' "$st"; timeout 10 "$CL" logs 40; } 2>&1 | head -c 60000 | sed 's/^/#   /'
+	fi
 	rm -rf "$t"
 }
 

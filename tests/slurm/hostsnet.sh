@@ -43,6 +43,9 @@ left() {
 "$CL" start --dir "$A" >"$t/a.log" 2>&1 || { cat "$t/a.log" >&2; skip_all "the Slurm did not start here: $(grep -m1 'error:' "$t/a.log")"; }
 pa=$(port_of "$A")
 "$CL" stop --dir "$A" >/dev/null 2>&1
+# A stop leaves no block named in its state (so a second stop has no block
+# to tear down).
+is "$(sed -n 's/^PORT_BASE=//p' "$A/cluster.state")" "" "the first stop left its state naming no port block"
 if ! GPUMEM_SLURM_PORT=$pa "$CL" start --hosts --nodes 2 --dir "$B" >"$t/b.log" 2>&1 &&
 	grep -q 'are claimed by\|is in use' "$t/b.log"; then
 	diag "another cluster took ports $pa.. between the two starts ($(grep -m1 error: "$t/b.log")): the first dir's state is made to name the block the --hosts cluster gets"
@@ -57,10 +60,8 @@ if [ ! -f "$B/run/slurmctld.pid" ]; then
 else
 	pass "a --hosts cluster on the ports the first one gave back ($pa)"
 	slurmds=$(cat "$B"/run/slurmd.gpumem[12].pid | tr '\n' ' ')
-	# A stop leaves no block named in its state (so a second stop has no
-	# block to tear down); a stop cut short, or an older cluster script,
-	# leaves it: the state is made so, for the guard behind that one.
-	is "$(sed -n 's/^PORT_BASE=//p' "$A/cluster.state")" "" "the first stop left its state naming no port block"
+	# A stop cut short, or an older cluster script, leaves the block named
+	# in the state: it is made so, for the claim guard behind that.
 	sed -i "s/^PORT_BASE=.*/PORT_BASE=$pa/" "$A/cluster.state"
 	run "$CL" stop --dir "$A"
 	like "$out" "ports $pa\.\. are now the cluster's in $B: its namespaces, bridge, veths and cgroups are left alone" "a second stop of the first says whose the block is now"

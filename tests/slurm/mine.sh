@@ -92,7 +92,7 @@ is "$rc" 2 "sacct failing: 2"
 like "$out" "gpumem: advise: --mine: sacct failed: " "  said so"
 
 # The job's picture from the reports the plugin wrote (gpumem job --svg),
-# and JOBID --svg saying it needs them.
+# by --report FILE and by JOBID (the site file's report.dir).
 rep=$(ls "$t/reports/job$t1".*.gpumem1.after.json "$t/reports/job$t1".*.gpumem1.job.json 2>/dev/null | head -1)
 run asu "$GM" job --report "$rep" --svg "$GPUMEM_CLUSTER_TMP/job$t1.svg"
 is "$rc" 0 "job --report (the plugin's report of job $t1) --svg: exit 0" || diag "report '$rep': $out"
@@ -100,9 +100,12 @@ svg=$(cat "$GPUMEM_CLUSTER_TMP/job$t1.svg" 2>/dev/null)
 like "$svg" ">gpumem1 GPU 0, .*: [0-9]* samples, .* s a point, source gpm</text>" "  the GPU's caption, from the real sampler's profile"
 like "$svg" "Advice: try policy stream.yaml \(rule hbm-bound\)" "  the advice in the caption"
 is "$(grep -c 'class="series"' "$GPUMEM_CLUSTER_TMP/job$t1.svg")" 5 "  five lines: HBM, SM, rx, tx, memory"
-run asu "$GM" job "$t1" --svg "$GPUMEM_CLUSTER_TMP/x.svg"
-is "$rc" 64 "job JOBID --svg: 64, it needs the report"
-like "$out" "only its report files hold" "  and says why"
+run asu "$GM" job "$t1" --site "$t/site.yaml" --svg "$GPUMEM_CLUSTER_TMP/id.svg"
+is "$rc" 0 "job JOBID --svg: exit 0, from the site file's report.dir, as the user" || diag "$out"
+cmp -s "$GPUMEM_CLUSTER_TMP/job$t1.svg" "$GPUMEM_CLUSTER_TMP/id.svg" && pass "  the same picture as --report's" ||
+	fail "  the same picture as --report's"
+run asu "$GM" job "$t1" --site /nonexistent.yaml --svg "$GPUMEM_CLUSTER_TMP/x.svg"
+is "$rc" 2 "job JOBID --svg with a site file that is not there: 2"
 
 "$CL" stop
 done_testing
