@@ -40,20 +40,6 @@ static int nvml_open(struct nvml *n)
 	return n->init && n->count && n->handle && n->procs && n->shutdown ? 0 : -1;
 }
 
-/* 1 when a process holds GPU I (or NVML cannot say), 0 when none does. */
-static int held(const struct nvml *n, unsigned int i)
-{
-	unsigned int np = 0;
-	gpumem_nvmlDevice_t dev = NULL;
-	int r;
-
-	if (n->handle(i, &dev) != GPUMEM_NVML_SUCCESS)
-		return 1;
-	/* No room given: success means no process, "insufficient size" means some. */
-	r = n->procs(dev, &np, NULL);
-	return !(r == GPUMEM_NVML_SUCCESS && np == 0);
-}
-
 int gpumem_l2_node_held(unsigned int *ngpus, char *why, size_t len)
 {
 	struct nvml n;
@@ -70,13 +56,12 @@ int gpumem_l2_node_held(unsigned int *ngpus, char *why, size_t len)
 	if (n.count(&count) != GPUMEM_NVML_SUCCESS || count == 0) {
 		snprintf(why, len, "NVML lists no GPU");
 	} else {
-		rv = 0;
-		for (unsigned int i = 0; i < count && !rv; i++)
-			if (held(&n, i)) {
-				snprintf(why, len, "a process holds GPU %u (NVML index)", i);
-				rv = 1;
-			}
-		if (!rv)
+		unsigned int g = 0;
+
+		rv = gpumem_nvml_any_held(n.handle, n.procs, count, &g);
+		if (rv)
+			snprintf(why, len, "a process holds GPU %u (NVML index)", g);
+		else
 			snprintf(why, len, "no process holds any of the node's %u GPU(s) (NVML)",
 				 count);
 		*ngpus = count;

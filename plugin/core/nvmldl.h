@@ -25,4 +25,30 @@ static inline void *gpumem_nvml_open(void)
 {
 	return dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
 }
+
+/*
+ * Does a compute process hold any of NVML's COUNT GPUs (gpumem-l2reset's
+ * question, also asked by gpumem-health for the epilog)?  1 held, or NVML
+ * cannot say (*gpu: the first such index); 0 none.  PROCS is
+ * nvmlDeviceGetComputeRunningProcesses: asked with no room, success means
+ * no process, "insufficient size" some.
+ */
+static inline int gpumem_nvml_any_held(gpumem_nvmlReturn_t (*handle)(unsigned int,
+								     gpumem_nvmlDevice_t *),
+				       gpumem_nvmlReturn_t (*procs)(gpumem_nvmlDevice_t,
+								    unsigned int *, void *),
+				       unsigned int count, unsigned int *gpu)
+{
+	for (unsigned int i = 0; i < count; i++) {
+		gpumem_nvmlDevice_t dev = NULL;
+		unsigned int np = 0;
+
+		if (handle(i, &dev) != GPUMEM_NVML_SUCCESS ||
+		    procs(dev, &np, NULL) != GPUMEM_NVML_SUCCESS || np != 0) {
+			*gpu = i;
+			return 1;
+		}
+	}
+	return 0;
+}
 #endif

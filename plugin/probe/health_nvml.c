@@ -58,7 +58,7 @@ struct gpumem_health_nvml {
 	gpumem_nvmlReturn_t (*nvlink)(gpumem_nvmlDevice_t, unsigned int, int *);
 	gpumem_nvmlReturn_t (*mem2)(gpumem_nvmlDevice_t, struct mem_v2 *);
 	gpumem_nvmlReturn_t (*mem1)(gpumem_nvmlDevice_t, struct mem_v1 *);
-	gpumem_nvmlReturn_t (*procs)(gpumem_nvmlDevice_t, unsigned int *, struct proc_info *);
+	gpumem_nvmlReturn_t (*procs)(gpumem_nvmlDevice_t, unsigned int *, void *); /* proc_info[] */
 	const char *(*errstr)(gpumem_nvmlReturn_t);
 };
 
@@ -179,20 +179,15 @@ int gpumem_health_list(struct gpumem_health_nvml *n, char idx[][16], int max)
  */
 int gpumem_health_node_held(struct gpumem_health_nvml *n, char *why, size_t len)
 {
-	unsigned int count = 0, np;
-	gpumem_nvmlDevice_t dev;
+	unsigned int count = 0, g = 0;
 
 	if (!n->procs || !ok(n->count(&count)) || count == 0) {
 		snprintf(why, len, "NVML cannot say which processes hold the GPUs");
 		return 1;
 	}
-	for (unsigned int i = 0; i < count; i++) {
-		np = 0;
-		/* No room given: success means no process, "insufficient size" means some. */
-		if (!ok(n->by_index(i, &dev)) || !ok(n->procs(dev, &np, NULL)) || np != 0) {
-			snprintf(why, len, "a process holds GPU %u (NVML index), or NVML cannot say", i);
-			return 1;
-		}
+	if (gpumem_nvml_any_held(n->by_index, n->procs, count, &g)) {
+		snprintf(why, len, "a process holds GPU %u (NVML index), or NVML cannot say", g);
+		return 1;
 	}
 	snprintf(why, len, "no process holds any of the node's %u GPU(s) (NVML)", count);
 	return 0;
