@@ -54,15 +54,17 @@ report() {
 	done
 }
 # samplers: what runs as nobody of the sampler (the stand-in's 'sleep 600'
-# included) in this cluster's node, i.e. in its slurmd's mount namespace: another
-# test run's samplers on the same machine (their own clusters) are not ours.
-nodens=$("$CL" exec readlink /proc/self/ns/mnt)
+# included) in this cluster's node, i.e. in its slurmd's mount namespace as it
+# is now (cluster_pids): another test run's samplers on the same machine (their
+# own clusters) are not ours.  Not a namespace noted once at the start: each
+# restart-slurmd gives the node a new one, and the old one's inode number,
+# once freed, may be given to another run's node (seen in the suite proof:
+# another run's stuck stand-in counted as ours).
 samplers() {
 	local p
-	for p in $(ps -u 65534 -o pid=); do
-		[ "$(readlink "/proc/$p/ns/mnt" 2>/dev/null)" = "$nodens" ] || continue
-		ps -o stat=,args= -p "$p"
-	done | awk '$1 !~ /^Z/ && (/gpumem-sample/ || /sleep 600/)'
+	for p in $(cluster_pids 'gpumem-sample|sleep 600'); do
+		ps -o uid=,stat=,args= -p "$p"
+	done | awk '$1 == 65534 && $2 !~ /^Z/ { $1 = ""; sub(/^ /, ""); print }'
 }
 
 # --- a job gets a profile, with no change to the job -----------------------------------
@@ -138,9 +140,9 @@ e=$(date +%s%N)
 like "$(grep -h "job $(jobid_of "$out"): sampler" "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log)" "sampler [0-9]+ stopped: the sampler did not stop on SIGTERM and was killed" "... slurmd's log: killed (SIGKILL 2 s after SIGTERM), not waited for ($(( (e - s) / 1000000 )) ms)"
 f=$(report "$(jobid_of "$out")")
 like "$(json "$f" 'd["profile"]["reason"]')" "did not stop on SIGTERM and was killed" "... the report says it was killed"
-# A SIGKILLed process ends when the kernel next runs it: on a loaded
-# machine that may be after the epilog's own 0.5 s wait (seen once beside
-# two other suites); one the epilog never killed would still be there.
+# The epilog waits up to 0.5 s for the SIGKILLed sampler to go; a loaded
+# machine may take longer to run its exit, so allow 10 s.  One the epilog
+# never killed would still be there.
 for _ in $(seq 1 40); do [ -z "$(samplers)" ] && break; sleep 0.25; done
 is "$(samplers)" "" "... and nothing of it is left (within 10 s)"
 
