@@ -129,6 +129,12 @@ else
 	wait "$tpid"
 	rc=$?
 	like "$rc" "^(124|143)\$" "a test killed by its timeout (SIGTERM to its process group) mid-way"
-	is "$(left "$K/cluster" "$pk")" "" "... leaves no process, namespace, link, route or claim"
+	# Its EXIT trap's stop runs in a session of its own and may go on
+	# after the SIGKILL that ends the test 10 s after the TERM (a loaded
+	# machine): what must be true is that it then finishes.  A stop that
+	# never ran (before, a second TERM cut the trap short: seen in the
+	# matrix), or left something, still fails here after 300 s.
+	for _ in $(seq 1 1500); do [ -z "$(left "$K/cluster" "$pk")" ] && break; sleep 0.2; done
+	is "$(left "$K/cluster" "$pk")" "" "... leaves no process, namespace, link, route or claim (once its trap's stop, out of the kill's reach, is done)"
 fi
 done_testing
