@@ -63,7 +63,11 @@ is "$rc" 0 "$SLURM_SERIES: an optional gpumem's failure does not fail the step (
 
 # --- a gpumem.so built for another series ------------------------------------
 other=""
-for f in "$top_srcdir"/_build*/plugin/spank/.libs/gpumem.so "$top_builddir"/../_build*/plugin/spank/.libs/gpumem.so; do
+# Plain builds only (tests/run's _build, tests/slurm/run's _build-slurmSERIES):
+# tests/sanitize's _build-asan and _build-vg, left from an earlier run of the
+# same checkout, would fail to load for ASan, not for the series.
+for f in "$top_srcdir"/_build/plugin/spank/.libs/gpumem.so "$top_srcdir"/_build-slurm[0-9]*/plugin/spank/.libs/gpumem.so \
+	"$top_builddir"/../_build/plugin/spank/.libs/gpumem.so "$top_builddir"/../_build-slurm[0-9]*/plugin/spank/.libs/gpumem.so; do
 	[ -f "$f" ] || continue
 	ov=$("$(dirname "$f")/../../cli/gpumem" --version 2>/dev/null | sed -n 's/.*built for Slurm \([0-9]*\.[0-9]*\).*/\1/p')
 	if [ -n "$ov" ] && [ "$ov" != "$SLURM_SERIES" ]; then other=$f; break; fi
