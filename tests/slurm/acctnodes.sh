@@ -234,7 +234,7 @@ mkdir -m 755 "$t/spool/4242"; : >"$t/spool/4242/.gpumem7.seg.99"; touch -d '2 da
 sleep 4         # gpumem2's word is older than --wait now
 run srun -N1 -w gpumem3 --gres=gpu:1 --gpumem-policy="$t/pol.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
 njid=$(jobid_of "$out")
-for _ in $(seq 1 80); do [ -z "$(ls -A "$t/spool")" ] && break; sleep 0.25; done
+for _ in $(seq 1 240); do [ -z "$(ls -A "$t/spool")" ] && break; sleep 0.25; done
 like "$(grep "job $ljid on slurmctld" "$t/acct.log")" "late: the records of 1 nodes \(gpumem2\) came after the job's merge" \
 	"the next controller run (job $njid) takes the late record"
 is "$(records "$ljid" | cut -d' ' -f1 | sort | tr '\n' ' ')" "gpumem1 gpumem2 " "job $ljid's AdminComment ends with both records"

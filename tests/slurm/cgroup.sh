@@ -70,7 +70,7 @@ reset_seen() { rm -f "$t/gpu/seen"/*; }
 hold_gpu0() {
 	timeout 60 srun --gres=gpu:1 sh -c 'echo "$SLURM_STEP_GPUS" >"$0"; sleep 30' "$t/held" >/dev/null 2>&1 &
 	held=$!
-	for _ in $(seq 1 80); do [ -s "$t/held" ] && break; sleep 0.25; done
+	for _ in $(seq 1 240); do [ -s "$t/held" ] && break; sleep 0.25; done
 	is "$(cat "$t/held" 2>/dev/null)" 0 "a job holds GPU 0"
 }
 release_gpu0() { scancel "$(squeue -h -o %i -t R | head -1)" 2>/dev/null; wait "$held" 2>/dev/null; rm -f "$t/held"; }
@@ -98,7 +98,7 @@ jid=$(printf '%s\n' "$out" | sed -n 's/^job=//p')
 like "$out" "^CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=20$" "the probe found the job's GPU: L2 limit set"
 like "$out" "^CUDA_MPS_PIPE_DIRECTORY=/run/gpumem-mps/job$jid/pipe$" "the per-job MPS daemon (root's mps_dir) serves the step"
 release_gpu0
-for _ in $(seq 1 40); do [ -f "$t/reports/job$jid.epilog.gpumem1.after.json" ] && break; sleep 0.25; done
+for _ in $(seq 1 240); do [ -f "$t/reports/job$jid.epilog.gpumem1.after.json" ] && break; sleep 0.25; done
 for prog in gpumem-probe nvidia-cuda-mps-control gpumem-check gpumem-l2reset; do
 	s=$(seen "$prog")
 	[ -n "$s" ] || { fail "$prog ran for the job"; continue; }
@@ -126,7 +126,7 @@ done
 like "$(grep -h "check after job $jid.epilog node gpumem1:" "$D"/log/slurmd.gpumem1.log)" ": gpu1 pass triad 4100 GB/s" "the log names the GPU as the node does: gpu1, not the check's ordinal 0"
 like "$(grep -h "job $jid: L2 reset on GPUs 1 (exit 0)" "$D"/log/slurmd.gpumem1.log | tail -1)" "GPU-00000001-" "the L2 reset names GPU 1's UUID"
 # wait_epilog JOB: until the job's after-check report is written.
-wait_epilog() { for _ in $(seq 1 40); do [ -f "$t/reports/job$1.epilog.gpumem1.after.json" ] && break; sleep 0.25; done; }
+wait_epilog() { for _ in $(seq 1 240); do [ -f "$t/reports/job$1.epilog.gpumem1.after.json" ] && break; sleep 0.25; done; }
 hold_gpu0
 reset_seen
 run "$CL" runas srun --gres=gpu:1 --gpumem-policy="$t/all.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
@@ -183,13 +183,13 @@ like "$out" "check: a MIG instance is reported 'unusable'" "... and the check"
 log=$(grep -h "gpumem: job" "$D"/log/slurmd.gpumem1.log | tail -20)
 like "$log" "GPU $M1 \($M1\): MIG instance" "the slurmd log has the same per-GPU line"
 # gpus=all: Slurm gives no GPU list, so the job's GPUs are the node's.
-for _ in $(seq 1 40); do seen gpumem-l2reset | grep -q '^cvd ' && break; sleep 0.25; done
+for _ in $(seq 1 240); do seen gpumem-l2reset | grep -q '^cvd ' && break; sleep 0.25; done
 is "$(seen nvidia-cuda-mps-control | grep '^cvd ' | sort -u)" "cvd unset" "gpus=all: the job's MPS daemon (and its quit) get every GPU of the node"
 is "$(seen gpumem-l2reset | grep '^cvd ')" "cvd unset" "gpus=all: the epilog's L2 reset acts on every GPU of the node"
 reset_seen
 run env CUDA_VISIBLE_DEVICES="1,$M1" srun --gpumem-policy="$t/all.yaml" true
 is "$rc" 0 "a whole GPU and a MIG instance in one step: exit 0"
-for _ in $(seq 1 40); do seen gpumem-l2reset | grep -q '^cvd ' && break; sleep 0.25; done
+for _ in $(seq 1 240); do seen gpumem-l2reset | grep -q '^cvd ' && break; sleep 0.25; done
 like "$out" "GPU 1 \(1\): whole GPU: L2 limit not set for the step .*; L2 reset at exit" "the whole GPU: L2 limit left out, still reset"
 is "$(seen gpumem-l2reset | grep '^cvd ')" "cvd unset" "gpus=all: the epilog's L2 reset acts on every GPU, whatever the step named (the job's environment never chooses root's work)"
 

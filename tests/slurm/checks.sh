@@ -50,7 +50,7 @@ bg_job() {
 	local node=$1; shift
 	timeout 60 srun -w "$node" --gres=gpu:1 "$@" >/dev/null 2>&1 &
 	bg=$!
-	for _ in $(seq 1 60); do squeue -h -w "$node" -t R | grep -q . && return 0; sleep 0.25; done
+	for _ in $(seq 1 240); do squeue -h -w "$node" -t R | grep -q . && return 0; sleep 0.25; done
 	return 1
 }
 
@@ -58,7 +58,8 @@ bg_job() {
 jid=$(sbatch --parsable -N3 --gres=gpu:1 --wait -o /dev/null --gpumem-policy="$t/after.yaml" --wrap 'srun -N3 true')
 for n in 1 2 3; do
 	f="$t/reports/job$jid.epilog.gpumem$n.after.json"
-	for _ in $(seq 1 20); do [ -f "$f" ] && break; sleep 0.25; done
+	for _ in $(seq 1 240); do [ -f "$f" ] && break; sleep 0.25; done
+	[ -f "$f" ] || fail "batch job: a report from gpumem$n's job epilog ($f)"
 	if [ "$n" = 1 ] && [ -f "$f" ]; then
 		pass "batch job: report from the job epilog on its node ($f)"
 		is "$(json "$f" 'd["status"] + "|" + d["verdict"] + "|" + d["reason"]')" "skipped|skipped|no GPU device on this node" "no GPU: skipped, with the reason"
@@ -80,7 +81,7 @@ ls -a "$t/reports" | grep -q '\.tmp$' && fail "no temporary files left" || pass 
 run srun -N1 -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/after.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
 jid=$(printf '%s' "$out" | sed -n 's/^job=//p')
 f="$t/reports/job$jid.epilog.gpumem1.after.json"
-for _ in $(seq 1 20); do [ -f "$f" ] && break; sleep 0.25; done
+for _ in $(seq 1 240); do [ -f "$f" ] && break; sleep 0.25; done
 is "$(json "$f" 'd["gpus"]')" "0" "--gres=gpu:1: the report names the job's GPU as Slurm gave it"
 like "$(grep -h "job $jid.0: policy" "$GPUMEM_CLUSTER_DIR"/log/slurmd.gpumem1.log)" "GPUs SLURM_STEP_GPUS" "... found through SLURM_STEP_GPUS"
 
@@ -121,7 +122,7 @@ wait_state gpumem2 DRAIN
 like "$(node_state gpumem2)" "MIXED(\+COMPLETING)?\+DRAIN" "a failing check drains gpumem2 while another job runs there"
 rm -f "$t/fail/gpumem2"
 wait $bg
-for _ in $(seq 1 30); do [ "$(node_state gpumem2)" = IDLE ] && break; sleep 0.5; done
+for _ in $(seq 1 120); do [ "$(node_state gpumem2)" = IDLE ] && break; sleep 0.5; done
 is "$(node_state gpumem2)" "IDLE" "that job's passing after-check resumes gpumem2 (its drain was gpumem's)"
 
 wait_idle gpumem3
@@ -143,13 +144,13 @@ wait_idle gpumem1
 bg_job gpumem1 --gpumem-policy="$t/after.yaml" sleep 4 || fail "a job runs on gpumem1"
 echo 1 >"$t/fail/gpumem1"
 timeout 60 srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/drain.yaml" true
-for _ in $(seq 1 20); do [[ $(node_state gpumem1) == *DRAIN* ]] && break; sleep 0.25; done
+for _ in $(seq 1 240); do [[ $(node_state gpumem1) == *DRAIN* ]] && break; sleep 0.25; done
 like "$(node_reason gpumem1)" "^gpumem: GPU check failed \{GPU-00000001-0000-0000-0000-000000000001\} \(job [0-9]+\.epilog after" "S2: the drain reason names the failed GPU by UUID"
 rm -f "$t/fail/gpumem1"
 echo 1 >"$t/gpus"
 n=$(wc -l <"$GPUMEM_CLUSTER_DIR"/log/slurmd.gpumem1.log)
 wait $bg
-for _ in $(seq 1 40); do tail -n +"$((n + 1))" "$GPUMEM_CLUSTER_DIR"/log/slurmd.gpumem1.log | grep -q 'check after' && break; sleep 0.25; done
+for _ in $(seq 1 240); do tail -n +"$((n + 1))" "$GPUMEM_CLUSTER_DIR"/log/slurmd.gpumem1.log | grep -q 'check after' && break; sleep 0.25; done
 sleep 0.5
 like "$(node_state gpumem1)" "DRAIN" "S2: a pass on the other GPU only does not resume the node"
 like "$(tail -n +"$((n + 1))" "$GPUMEM_CLUSTER_DIR"/log/slurmd.gpumem1.log | grep 'stays drained')" "stays drained: a GPU its gpumem drain names was not among those that passed \(GPU-00000000-0000-0000-0000-000000000000\)" "... and the log says why"
@@ -164,7 +165,7 @@ run srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/before-fail.yaml" echo ran
 unlike "$out" "^ran$" "... before the task runs"
 like "$out" "GPU check before the job failed on gpumem1: gpu0: triad 1200.0 GB/s below" "... saying why"
 # The job's epilog may still be running (COMPLETING): judge the state after it.
-for _ in $(seq 1 60); do case "$(node_state gpumem1)" in *COMPLETING*) sleep 0.25 ;; *) break ;; esac; done
+for _ in $(seq 1 240); do case "$(node_state gpumem1)" in *COMPLETING*) sleep 0.25 ;; *) break ;; esac; done
 is "$(node_state gpumem1)" "IDLE" "on_fail: fail does not drain"
 rm -f "$t/fail/gpumem1"
 
@@ -182,7 +183,7 @@ is "$rc" 0 "a hanging after-check does not fail the job"
 # hung check was killed and reported, so the user did not wait for it.
 [ ! -e "$f" ] && pass "the user does not wait for the hung after-check (srun took ${took}s, its report not written yet)" ||
 	fail "srun returned only after the hung after-check was reported (${took}s)"
-for _ in $(seq 1 40); do [ -f "$f" ] && break; sleep 0.5; done
+for _ in $(seq 1 120); do [ -f "$f" ] && break; sleep 0.5; done
 rm -f "$t/fail/sleep"
 is "$(json "$f" 'd["status"] + "|" + d["verdict"] + "|" + d["reason"]')" "timed_out|error|killed: no answer within 7 s" "the report says the hung check was killed at the timeout"
 pgrep -f "$t/standin-check" >/dev/null && fail "no check process left" || pass "no check process left"

@@ -40,7 +40,7 @@ no_leftovers() {   # what: nothing of ours is left running or lying around
 # --- scancel while the before-job check runs -------------------------------
 touch "$t/fail/sleep"
 jid=$(sbatch --parsable -o /dev/null --gpumem-policy="$t/both.yaml" --wrap 'echo should-not-run')
-for _ in $(seq 1 40); do pgrep -f "$t/standin-check" >/dev/null && break; sleep 0.25; done
+for _ in $(seq 1 240); do pgrep -f "$t/standin-check" >/dev/null && break; sleep 0.25; done
 pgrep -f "$t/standin-check" >/dev/null && pass "the before-job check is running" || fail "the before-job check is running"
 scancel "$jid"
 rm -f "$t/fail/sleep"
@@ -71,7 +71,7 @@ no_leftovers "time limit"
 # --- slurmd restarted in the middle of a job ---------------------------------
 timeout 60 srun -N1 --gpumem-policy="$t/both.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; sleep 4' >"$t/mid.out" 2>&1 &
 bg=$!
-for _ in $(seq 1 120); do grep -q '^job=' "$t/mid.out" && break; sleep 0.25; done   # the job runs
+for _ in $(seq 1 240); do grep -q '^job=' "$t/mid.out" && break; sleep 0.25; done   # the job runs
 "$CL" restart-slurmd >/dev/null 2>&1
 wait $bg
 rc=$?
@@ -93,7 +93,7 @@ diag "the 100-step job: $(($(date +%s) - t0)) s; $(squeue -h -j "$jid" -o '%T' 2
 is "$(grep -c '^[0-9]* 40 30$' "$t/load.out")" 100 "100 concurrent steps: every one saw L2 40% and MPS 30%" ||
 	grep -v '^[0-9]* 40 30$' "$t/load.out" | sort | uniq -c | sort -rn | head -8 | sed 's/^/# load.out: /'
 is "$(cut -d' ' -f1 "$t/load.out" | sort -u | grep -c .)" 100 "... 100 distinct steps"
-for _ in $(seq 1 40); do ls "$t/reports" | grep -q "^job$jid\.epilog\." && break; sleep 0.5; done
+for _ in $(seq 1 120); do ls "$t/reports" | grep -q "^job$jid\.epilog\." && break; sleep 0.5; done
 n=$(ls "$t/reports" | grep -c "^job$jid\.")
 is "$n" 1 "the 100-step job: one report (the epilog's), not 100"
 ok_json=0

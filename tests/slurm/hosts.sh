@@ -111,14 +111,18 @@ touch "$t/fail/gpumem2"
 run srun -N3 --gpumem-policy="$t/drain.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
 is "$rc" 0 "the job itself is not failed by an after-check"
 jid=$(printf '%s\n' "$out" | sed -n 's/^job=//p' | head -1)
-for _ in $(seq 1 40); do [ "$(ls "$t/reports" | grep -c "^job$jid\.epilog\.")" -ge 3 ] && break; sleep 0.25; done
+# The reports come from the epilogs, after srun returns: wait on the
+# nodes' state (no job COMPLETING), not on a time a loaded machine misses
+# (10 s were not enough beside other suites: 26.05 --cgroup in the matrix).
+for n in 1 2 3; do wait_settled "gpumem$n" || diag "gpumem$n still COMPLETING after 60 s: $(node_state "gpumem$n")"; done
 is "$(ls "$t/reports" | grep "^job$jid\.epilog\." | tr '\n' ' ')" "job$jid.epilog.gpumem1.after.json job$jid.epilog.gpumem2.after.json job$jid.epilog.gpumem3.after.json " "one report per node"
 for n in 1 2 3; do
 	is "$(json "$t/reports/job$jid.epilog.gpumem$n.after.json" 'd["node"] + " " + d["check"]["host"]')" "gpumem$n gpumem$n" "gpumem$n's report: written by its node, of its node's check"
 done
 is "$(json "$t/reports/job$jid.epilog.gpumem2.after.json" 'd["verdict"] + " " + str(d["drained"])')" "fail True" "gpumem2 failed and was drained (scontrol from its own host)"
-sleep 1
+wait_state gpumem2 DRAIN
 like "$(node_state gpumem2)" "DRAIN" "gpumem2 is drained"
+wait_state gpumem1 '^IDLE$'; wait_state gpumem3 '^IDLE$'
 is "$(node_state gpumem1) $(node_state gpumem3)" "IDLE IDLE" "gpumem1 and gpumem3 stay up"
 run srun -N2 sh -c hostname
 is "$(printf '%s\n' "$out" | sort | tr '\n' ' ')" "gpumem1 gpumem3 " "jobs still run on the two others"

@@ -73,7 +73,7 @@ now=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f20)
 is "$now" "$start" "A's MPS daemon ($pid) still runs after B's stop"
 [ -f "$rec" ] && ls "$A_DIR/noderun/gpumem/job$jid".*.rec >/dev/null 2>&1 && pass "... and A's records are there" || fail "... and A's records are there"
 touch "$go"
-for _ in $(seq 1 120); do grep -q '^second=' "$t/out/a-job.out" 2>/dev/null && break; sleep 0.25; done
+for _ in $(seq 1 240); do grep -q '^second=' "$t/out/a-job.out" 2>/dev/null && break; sleep 0.25; done
 like "$(cat "$t/out/a-job.out")" "^second=/run/gpumem-mps/job$jid/pipe" "... so A's job's second step runs on it"
 unlike "$(cat "$t/out/a-job.out")" "gpumem:|error" "... without an error"
 incl "$A_DIR" wait_idle

@@ -67,7 +67,7 @@ echo 6 >"$B/delay"   # long enough to be seen running on a loaded machine
 : >"$B/runs"
 asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/after.yaml" true
 j2=$(asuser sbatch --parsable -w gpumem1 --gres=gpu:1 -o /dev/null --wrap true)
-for _ in $(seq 1 40); do pgrep -f "$B/standin-check" >/dev/null && break; sleep 0.1; done
+for _ in $(seq 1 600); do pgrep -f "$B/standin-check" >/dev/null && break; sleep 0.1; done
 sleep 1
 st=$(squeue -h -j "$j2" -o %T)
 is "$st" "PENDING" "a job for the GPU submitted while the after-check runs waits (node $(node_state gpumem1))"
@@ -125,14 +125,14 @@ no_daemon "no daemon left after a failed start"
 # --- kill -9 of a step's slurmstepd leaves nothing behind -------------------------------
 asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; sleep 60' >"$t/k.out" 2>&1 &
 bg=$!
-for _ in $(seq 1 40); do jid=$(sed -n 's/^job=//p' "$t/k.out"); [ -n "$jid" ] && break; sleep 0.25; done
+for _ in $(seq 1 240); do jid=$(sed -n 's/^job=//p' "$t/k.out"); [ -n "$jid" ] && break; sleep 0.25; done
 # This cluster's step only: another cluster on the host has its own job $jid.
 pid=$(cluster_pids "slurmstepd: \[$jid\.0\]" | head -1)
 [ -n "$pid" ] && kill -9 "$pid"
 scancel "$jid" 2>/dev/null
 wait "$bg" 2>/dev/null
 wait_idle gpumem1
-for _ in $(seq 1 40); do [ -e "$GPUMEM_CLUSTER_MPS_DIR/job$jid" ] || break; sleep 0.25; done
+for _ in $(seq 1 240); do [ -e "$GPUMEM_CLUSTER_MPS_DIR/job$jid" ] || break; sleep 0.25; done
 [ -n "$pid" ] && pass "slurmstepd of $jid.0 killed with -9" || fail "no slurmstepd found for $jid.0"
 [ -e "$GPUMEM_CLUSTER_MPS_DIR/job$jid" ] && fail "kill -9: the MPS directory is gone" || pass "kill -9: the MPS directory is gone"
 no_daemon "kill -9: no MPS daemon left"
@@ -188,7 +188,7 @@ like "$(grep -h "check before job $jid.prolog" "$GPUMEM_CLUSTER_DIR/log/slurmd.g
 	{ cat "$t/start.log" >&2; skip_all "the local Slurm did not restart with 2 GPUs"; }
 eval "$("$CL" env)"
 asuser sbatch -w gpumem1 --gres=gpu:1 -o /dev/null --wrap 'sleep 20' >/dev/null   # holds GPU 0
-for _ in $(seq 1 120); do squeue -h -t R -w gpumem1 | grep -q . && break; sleep 0.25; done
+for _ in $(seq 1 240); do squeue -h -t R -w gpumem1 | grep -q . && break; sleep 0.25; done
 : >"$B/runs"
 run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "step=$SLURM_STEP_GPUS cvd=$CUDA_VISIBLE_DEVICES"'
 like "$out" "^step=1 cvd=0$" "an MPS job on GPU 1: its tasks get CUDA_VISIBLE_DEVICES=0, the daemon's number for it"

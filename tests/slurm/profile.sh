@@ -143,7 +143,7 @@ like "$(json "$f" 'd["profile"]["reason"]')" "did not stop on SIGTERM and was ki
 # The epilog waits up to 0.5 s for the SIGKILLed sampler to go; a loaded
 # machine may take longer to run its exit, so allow 10 s.  One the epilog
 # never killed would still be there.
-for _ in $(seq 1 40); do [ -z "$(samplers)" ] && break; sleep 0.25; done
+for _ in $(seq 1 240); do [ -z "$(samplers)" ] && break; sleep 0.25; done
 is "$(samplers)" "" "... and nothing of it is left (within 10 s)"
 
 echo crash >"$B/sample.mode"

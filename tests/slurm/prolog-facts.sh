@@ -25,13 +25,13 @@ start() {
 start "PrologEpilogTimeout=8"
 uid=$(id -u "$U")
 f() { cat "$t/out/$1.$2.$3" 2>/dev/null; }   # f prolog|epilog JOB NODE
-wait_f() { for _ in $(seq 1 40); do [ -f "$t/out/$1" ] && return 0; sleep 0.25; done; return 1; }
+wait_f() { for _ in $(seq 1 240); do [ -f "$t/out/$1" ] && return 0; sleep 0.25; done; return 1; }
 node_reason() { scontrol show node "$1" -o | sed -n 's/.* Reason=\(.*\) \[.*/\1/p'; }
 
 # --- context, ids, environment, option: a batch job with a GPU -----------------
 # gpumem1's GPU 0 is taken by a first job, so the second gets physical GPU 1.
 asuser sbatch -w gpumem1 --gres=gpu:1 -o /dev/null --wrap 'sleep 15' >/dev/null
-for _ in $(seq 1 120); do squeue -h -t R -w gpumem1 | grep -q . && break; sleep 0.25; done
+for _ in $(seq 1 240); do squeue -h -t R -w gpumem1 | grep -q . && break; sleep 0.25; done
 # Bounded (a loaded machine is slow, a passing run never waits it out): a job
 # that never ends fails the checks below with the cluster's state, not the
 # suite's 900 s timeout with nothing in the log (seen once, 22.05 --cgroup).
@@ -59,7 +59,7 @@ unlike "$p" "cgroup .*job_$jid" "the prolog runs outside the job's cgroup"
 like "$p" "parent slurmd" "... as a child of slurmd"
 like "$(f epilog "$jid" gpumem1)" "prolog_child alive" "a process the prolog started in a session of its own is alive when the epilog runs"
 like "$(f epilog "$jid" gpumem1)" "prolog_groupchild gone" "... one left in the prolog's process group is not: slurmd kills the group when the prolog returns"
-for _ in $(seq 1 120); do squeue -h | grep -q . || break; sleep 0.25; done
+for _ in $(seq 1 240); do squeue -h | grep -q . || break; sleep 0.25; done
 
 # --- srun and salloc jobs; without PrologFlags=Alloc ------------------------------
 run asuser srun -N1 -w gpumem1 --facts-opt=s sh -c 'echo "job=$SLURM_JOB_ID"'
@@ -81,22 +81,22 @@ run asuser srun -N1 -w gpumem2 true
 if series_at_least 25.05; then
 	[ "$rc" != 0 ] && pass "$SLURM_SERIES: prolog returning 1 fails the job (srun exit $rc)" ||
 		fail "$SLURM_SERIES: prolog returning 1 fails the job"
-	for _ in $(seq 1 40); do node_state gpumem2 | grep -q DRAIN && break; sleep 0.25; done
+	for _ in $(seq 1 240); do node_state gpumem2 | grep -q DRAIN && break; sleep 0.25; done
 	like "$(node_state gpumem2)" "DRAIN" "... and drains the node"
 	scontrol update NodeName=gpumem2 State=RESUME
 	wait_idle gpumem2
 else
 	is "$rc" 0 "$SLURM_SERIES: prolog returning 1: ignored, the job runs"
 	# The epilog may still run (IDLE+COMPLETING): wait for it, then no DRAIN.
-	for _ in $(seq 1 40); do [[ $(node_state gpumem2) == *COMPLETING* ]] || break; sleep 0.25; done
+	for _ in $(seq 1 240); do [[ $(node_state gpumem2) == *COMPLETING* ]] || break; sleep 0.25; done
 	is "$(node_state gpumem2)" "IDLE" "... and the node stays up"
 fi
 echo -1 >"$t/out/ret.prolog"
 jid=$(asuser sbatch --parsable -N1 -w gpumem2 -o /dev/null --wrap true)
-for _ in $(seq 1 40); do node_state gpumem2 | grep -q DRAIN && break; sleep 0.25; done
+for _ in $(seq 1 240); do node_state gpumem2 | grep -q DRAIN && break; sleep 0.25; done
 like "$(node_state gpumem2)" "DRAIN" "prolog returning -1: the node is drained"
 like "$(node_reason gpumem2)" "Prolog error" "... with Slurm's reason, not one of gpumem's"
-for _ in $(seq 1 40); do squeue -h -j "$jid" -o '%T %r' | grep -q held && break; sleep 0.25; done
+for _ in $(seq 1 240); do squeue -h -j "$jid" -o '%T %r' | grep -q held && break; sleep 0.25; done
 like "$(squeue -h -j "$jid" -o '%T %r')" "PENDING .*held" "... and the job is requeued held"
 scancel "$jid"
 rm -f "$t/out/ret.prolog"
@@ -105,7 +105,7 @@ scontrol update NodeName=gpumem2 State=RESUME
 # --- a failing epilog drains -----------------------------------------------------
 echo -1 >"$t/out/ret.epilog"
 run asuser srun -N1 -w gpumem2 true
-for _ in $(seq 1 40); do node_state gpumem2 | grep -q DRAIN && break; sleep 0.25; done
+for _ in $(seq 1 240); do node_state gpumem2 | grep -q DRAIN && break; sleep 0.25; done
 like "$(node_state gpumem2)" "DRAIN" "epilog returning -1: the node is drained"
 like "$(node_reason gpumem2)" "Epilog error" "... reason 'Epilog error'"
 rm -f "$t/out/ret.epilog"
@@ -115,7 +115,7 @@ scontrol update NodeName=gpumem2 State=RESUME
 echo 30 >"$t/out/sleep.epilog"
 s=$(date +%s)
 asuser srun -N1 -w gpumem2 true
-for _ in $(seq 1 80); do node_state gpumem2 | grep -q DRAIN && break; sleep 0.25; done
+for _ in $(seq 1 240); do node_state gpumem2 | grep -q DRAIN && break; sleep 0.25; done
 took=$(( $(date +%s) - s ))
 like "$(node_state gpumem2)" "DRAIN" "an epilog past PrologEpilogTimeout=8: the node is drained (after ${took}s)"
 [ "$took" -lt 25 ] && pass "... before the hook's own 30 s: the timeout covers it" || fail "timeout took ${took}s"

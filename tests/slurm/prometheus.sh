@@ -82,7 +82,7 @@ stop_daemons() {
 	local p
 	for p in $pr_pid $ne_pid; do kill -TERM "$p" 2>/dev/null; done
 	for p in $pr_pid $ne_pid; do
-		for _ in $(seq 1 40); do kill -0 "$p" 2>/dev/null || break; sleep 0.25; done
+		for _ in $(seq 1 240); do kill -0 "$p" 2>/dev/null || break; sleep 0.25; done
 		kill -KILL "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
@@ -143,7 +143,7 @@ firing() {
 # until_is WANT CMD...: repeat CMD (stdout) until it prints WANT, 30 s at most; sets $got.
 until_is() {
 	local want=$1; shift
-	for _ in $(seq 1 60); do got=$("$@"); [ "$got" = "$want" ] && return 0; sleep 0.5; done
+	for _ in $(seq 1 120); do got=$("$@"); [ "$got" = "$want" ] && return 0; sleep 0.5; done
 	return 1
 }
 

@@ -66,7 +66,7 @@ steps() {
 		while [ ! -e $t/go ]; do sleep 0.2; done; srun printenv $PCT; echo rc=\$?;
 		srun --gpumem-policy=$t/own.yaml printenv $PCT" >"$out" 2>&1 &
 	bg=$!
-	for _ in $(seq 1 160); do grep -q '^[0-9]' "$out" && break; sleep 0.25; done
+	for _ in $(seq 1 240); do grep -q '^[0-9]' "$out" && break; sleep 0.25; done
 	"$@"
 	touch "$t/go"
 	wait "$bg"

@@ -104,7 +104,7 @@ U rm -rf "$t/pub/reports" "$t/pub/textfile"
 run U srun -N1 sh -c 'echo "job=$SLURM_JOB_ID"'
 jid=$(jobid_of "$out")
 f="$t/pub/reports/job$jid.prolog.gpumem1.before.json"
-for _ in $(seq 1 20); do [ -f "$f" ] && break; sleep 0.25; done
+for _ in $(seq 1 240); do [ -f "$f" ] && break; sleep 0.25; done
 [ -f "$f" ] && pass "a report.dir that root creates itself is used" || fail "report $f"
 is "$(stat -c '%u %a' "$t/pub/reports" 2>&1)" "0 755" "... root-owned, mode 755"
 
@@ -141,7 +141,7 @@ rm -f "$t/fail/killed"
 rm -f "$t/sigs"/*
 run U srun -N1 true
 # The after-check runs in the job epilog, after srun has returned.
-for _ in $(seq 1 40); do [ "$(grep -c Sig "$t/sigs/gpumem1" 2>/dev/null)" -ge 4 ] && break; sleep 0.25; done
+for _ in $(seq 1 240); do [ "$(grep -c Sig "$t/sigs/gpumem1" 2>/dev/null)" -ge 4 ] && break; sleep 0.25; done
 is "$(grep -c Sig "$t/sigs/gpumem1" 2>&1)" 4 "the before- and after-check recorded their signal state"
 is "$(grep SigBlk "$t/sigs/gpumem1" | sort -u 2>&1)" "SigBlk:	0000000000000000" "the checks start with no signal blocked"
 # perl ignores SIGFPE itself (its FPU set-up), so bit 8 is perl's, not inherited.
@@ -157,11 +157,11 @@ took=$(( ($(date +%s%N) - start) / 1000000 ))
 jid=$(scontrol -o show jobs | sed -n 's/^JobId=\([0-9]*\) .*/\1/p' | sort -n | tail -1)
 # Per job (issue 15): the after-check runs in the job epilog, after srun returned.
 fa="$t/pub/reports/job$jid.epilog.gpumem1.after.json"
-for _ in $(seq 1 60); do [ -f "$fa" ] && break; sleep 0.25; done
+for _ in $(seq 1 240); do [ -f "$fa" ] && break; sleep 0.25; done
 rm -f "$t/mode/alarm"
 for phase in before after; do
 	f="$t/pub/reports/job$jid.$([ $phase = before ] && echo prolog || echo epilog).gpumem1.$phase.json"
-	for _ in $(seq 1 40); do [ -f "$f" ] && break; sleep 0.25; done
+	for _ in $(seq 1 240); do [ -f "$f" ] && break; sleep 0.25; done
 	is "$(json "$f" 'd["status"] + "|" + d["reason"]' 2>&1)" "failed|gpumem-check was killed by signal 14" \
 		"$phase-check: its own alarm() --timeout (2 s) fires, not the plugin's kill at 7 s"
 done
@@ -180,7 +180,7 @@ unlike "$l" "^gpumem: check before job 1.0" "no forged line in slurmd's log"
 unlike "$(printf '%s' "$l" | grep -ac $'\e')" "^[1-9]" "no ESC byte reaches slurmd's log"
 like "$l" 'policy x\\ngpumem: check before job 1\.0 .* FORGED\\n\\x1b\[2J\\x1b\]0;owned\\x07 \(as forwarded\)' "the name is logged with visible escapes"
 f="$t/pub/reports/job$jid.prolog.gpumem1.before.json"
-for _ in $(seq 1 20); do [ -f "$f" ] && break; sleep 0.25; done
+for _ in $(seq 1 240); do [ -f "$f" ] && break; sleep 0.25; done
 is "$(json "$f" 'any(ord(c) < 32 or ord(c) == 127 for c in d["policy"])' 2>&1)" "False" "the report's policy field holds no control character"
 # The check runs as the user, who can make it print anything.
 cat >"$t/output" <<'JSON'
@@ -210,10 +210,10 @@ run U timeout 60 srun -N1 --gpumem-policy="$t/mps.yaml" sh -c 'echo "job=$SLURM_
 jid=$(jobid_of "$out")
 like "$out" "fifo-made" "the task replaced the MPS pid file with a FIFO"
 is "$rc" 0 "... the step still ends, in $(( $(date +%s) - start )) s (root does not open the FIFO)"
-for _ in $(seq 1 40); do squeue -h -j "$jid" 2>/dev/null | grep -q . || break; sleep 0.5; done
+for _ in $(seq 1 120); do squeue -h -j "$jid" 2>/dev/null | grep -q . || break; sleep 0.5; done
 is "$(squeue -h -j "$jid" 2>/dev/null)" "" "... and the job completes"
 # Per job (issues 15, 23): the job's daemon lives in mps_dir, and the job epilog stops it.
-for _ in $(seq 1 20); do [ -e "$GPUMEM_CLUSTER_MPS_DIR/job$jid" ] || break; sleep 0.5; done
+for _ in $(seq 1 120); do [ -e "$GPUMEM_CLUSTER_MPS_DIR/job$jid" ] || break; sleep 0.5; done
 [ -e "$GPUMEM_CLUSTER_MPS_DIR/job$jid" ] && fail "... its MPS directory (/run/gpumem-mps/job$jid) removed by the epilog" || pass "... its MPS directory (/run/gpumem-mps/job$jid) removed by the epilog"
 for p in $(ls "$t/mpspids"); do kill "$p" 2>/dev/null; done
 

@@ -93,7 +93,7 @@ done
 # stopped at the job HOOK's limit (SETTING=6); Slurm killed nothing, drained nothing.
 stopped_at_limit() {
 	local f
-	for _ in $(seq 1 60); do ls "$t"/reports/*."$1".json >/dev/null 2>&1 && break; sleep 0.25; done
+	for _ in $(seq 1 240); do ls "$t"/reports/*."$1".json >/dev/null 2>&1 && break; sleep 0.25; done
 	f=$(ls "$t"/reports/*."$1".json 2>/dev/null | tail -1)
 	like "$(json "$f" 'd["status"] + " " + d["reason"]' 2>/dev/null)" \
 		"timed_out stopped at the job $2's time limit \\($3=6, less a margin\\)" "$4"

@@ -135,7 +135,7 @@ host-id=$(echo "$where" | cut -d' ' -f3)"
 	wait_idle gpumem1
 	f="$t/reports/job$jid.prolog.gpumem1.before.json"
 	is "$(json "$f" 'd["phase"] + "|" + d["verdict"]' 2>&1)" "before|pass" "... the before-check ran and its report is written"
-	for _ in $(seq 1 40); do ls "$t/reports" | grep -q "^job$jid\..*after.json$" && break; sleep 0.25; done
+	for _ in $(seq 1 240); do ls "$t/reports" | grep -q "^job$jid\..*after.json$" && break; sleep 0.25; done
 	f=$(ls "$t/reports" | grep "^job$jid\..*after.json$" | head -1)
 	is "$(json "$t/reports/$f" 'd["phase"] + "|" + d["verdict"]' 2>&1)" "after|pass" "... the after-check ran and its report is written"
 	is "$(awk '{print $3}' "$B/runs" | tr '\n' ' ')" "/run/gpumem-mps/nomps /run/gpumem-mps/nomps " "... the before-check and the after-check on no daemon (the whole GPU: the job's daemon serves its user only, the checks run as check_user; issue 32)"

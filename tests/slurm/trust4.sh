@@ -71,7 +71,7 @@ echo 5 >"$B/delay"              # root's knob: the check takes 5 s
 touch "$B/fail/gpumem1"         # ... and finds the GPU failed
 asuser srun -w gpumem1 "$t/user/attack" "$B/standin-chec[k]" >"$t/attack.out" 2>&1 &
 att=$!
-for _ in $(seq 1 40); do squeue -h -t R | grep -q . && break; sleep 0.25; done
+for _ in $(seq 1 240); do squeue -h -t R | grep -q . && break; sleep 0.25; done
 run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/after.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
 ja=$(jobid_of "$out")
 wait "$att"
@@ -87,7 +87,7 @@ like "$a" "PTRACE-DENIED" "1: ... nor ptrace it (S8)"
 like "$a" "ENVIRON-DENIED" "1: ... nor read its /proc/PID/environ"
 f=$(report "$ja" after)
 wait_file "$f"
-for _ in $(seq 1 40); do [[ $(node_state) == *DRAIN* ]] && break; sleep 0.25; done
+for _ in $(seq 1 240); do [[ $(node_state) == *DRAIN* ]] && break; sleep 0.25; done
 is "$(json "$f" 'd["status"] + "|" + d["verdict"] + "|" + str(d["drained"])' 2>&1)" "ran|fail|True" "1: the check gave its verdict (fail) and drained the node"
 like "$(node_reason)" "^gpumem: GPU check failed .*job $ja\.epilog after" "1: ... with the reason of the job it ran after"
 rm -f "$B/delay" "$B/fail/gpumem1"
@@ -114,7 +114,7 @@ like "$(json "$(report "$j2" before)" 'd["policy"] + "|" + d["status"]' 2>&1)" "
 [ "$rc" -ne 0 ] && pass "2: ... which hangs too: the step fails (exit $rc)" || fail "2: the step ran on a suspect GPU whose check gave no verdict"
 unlike "$out" "TASK-RAN" "2: ... its task does not run"
 like "$out" "GPU check before the job did not finish" "2: ... srun says why"
-for _ in $(seq 1 40); do [[ $(node_state) == *DRAIN* ]] && break; sleep 0.25; done
+for _ in $(seq 1 240); do [[ $(node_state) == *DRAIN* ]] && break; sleep 0.25; done
 like "$(node_state)" "DRAIN" "2: a second no-verdict in a row drains the node"
 like "$(node_reason)" "^gpumem: GPU check gave no verdict twice in a row .*job $j1\.epilog after own .*job $j2\.prolog before own" "2: ... the reason names both jobs ($j1, $j2)"
 like "$(grep -a "job $j2: GPUs 0 are suspect" "$LOG")" "before-check forced" "2: ... the log says the before-check was forced"

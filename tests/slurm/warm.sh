@@ -80,7 +80,7 @@ done
 
 # --- 2. the server killed: a new one ----------------------------------------------
 kill "$p1"
-for _ in $(seq 1 120); do kill -0 "$p1" 2>/dev/null || break; sleep 0.25; done
+for _ in $(seq 1 240); do kill -0 "$p1" 2>/dev/null || break; sleep 0.25; done
 j3=$(job)
 p3=$(served "$j3")
 like "$p3" '^[0-9]+$' "2: after the kill, job $j3 was served by a warm server"
