@@ -350,8 +350,7 @@ out:
 	return rv;
 }
 
-int gpumem_checkserve_health(const struct gpumem_jobctx *c, char **doc, int *code, char *via,
-			     size_t vlen)
+int gpumem_checkserve_health(const struct gpumem_jobctx *c, char **doc, int *code)
 {
 	unsigned char *req = NULL, head[GPUMEM_CW_HEAD];
 	struct sockaddr_un addr;
@@ -390,7 +389,6 @@ int gpumem_checkserve_health(const struct gpumem_jobctx *c, char **doc, int *cod
 		goto out;
 	}
 	(*doc)[doc_len] = '\0';
-	snprintf(via, vlen, "warm server pid %d", (int)who.pid);
 	gpumem_info("gpumem: job %u: NVML health served by the warm server pid %d", c->ji.job,
 		    (int)who.pid);
 	rv = 1;

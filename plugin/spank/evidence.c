@@ -81,12 +81,12 @@ static struct json_object *run_health(const struct gpumem_jobctx *c, int *warm, 
 				      size_t len)
 {
 	char path[4200], *argv[] = { path, "--gpus", (char *)c->ji.gpus, NULL };
-	char *envp[] = { "PATH=/usr/bin:/bin", NULL }, *text = NULL, via[64] = "";
+	char *envp[] = { "PATH=/usr/bin:/bin", NULL }, *text = NULL;
 	struct gpumem_proc p = { 0 };
 	struct json_object *doc;
 	int rc, code = 0;
 
-	*warm = gpumem_checkserve_health(c, &text, &code, via, sizeof(via)) == 1;
+	*warm = gpumem_checkserve_health(c, &text, &code) == 1;
 	if (*warm) {
 		doc = health_doc(code, text, "the warm check server", why, len);
 		free(text);

@@ -65,11 +65,10 @@ int gpumem_checkserve_run(const struct gpumem_jobctx *c, int timeout, int l2_res
 /*
  * The gpumem-health/1 document of the job's GPUs asked of the node's warm
  * server (check.warm above 0): 1, *DOC (malloc'd) and *CODE (gpumem-health's
- * exit), VIA "warm server pid N"; 0: none (logged, *DOC NULL): run
+ * exit), the log naming the server's pid; 0: none (logged, *DOC NULL): run
  * gpumem-health.
  */
-int gpumem_checkserve_health(const struct gpumem_jobctx *c, char **doc, int *code, char *via,
-			     size_t vlen);
+int gpumem_checkserve_health(const struct gpumem_jobctx *c, char **doc, int *code);
 /* When gpumem drains the node: stop its warm server (SIGTERM, after the check in hand). */
 void gpumem_checkserve_stop(const struct gpumem_jobctx *c);
 void gpumem_jobcheck_run(const struct gpumem_jobctx *c, const char *phase, int l2_reset,

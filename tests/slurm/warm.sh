@@ -23,7 +23,10 @@
 #      a measured check (served by the server);
 #   7. a server that does not answer the health request (check= the
 #      stand-in, no server): one log line, gpumem-health runs, the check is
-#      still reused on its evidence.
+#      still reused on its evidence;
+#   8. a server older than the health request (a stand-in that says hello
+#      as check_user and, as gpumem-check --serve before it did, answers a
+#      request that is no check request with nothing): the same fallback.
 . "$top_srcdir/tests/lib.sh"
 real="$top_builddir/kernels/check/gpumem-check"
 [ -x "$real" ] || skip_all "gpumem-check was not built (no CUDA at configure time)"
@@ -180,4 +183,33 @@ like "$(grep "job $je: NVML health not asked of the warm server" "$LOG")" "gave 
 is "$(hruns)" "$((n0 + 1))" "7: gpumem-health ran instead"
 like "$(ev "$je")" "^reused\|reused: bandwidth measured [0-9]+ min ago before job $ja, NVML health unchanged since$" \
 	"7: the check is reused on gpumem-health's evidence"
+
+# --- 8. a server older than the health request ------------------------------------
+mkdir -p "$B/old"
+cat >"$B/old/gpumem-check" <<'PY'
+#!/usr/bin/python3
+# A warm check server older than the health request: hello, then a request
+# that is no check request ("GMCQ") is refused with no reply, as before.
+import select, socket, sys
+if sys.argv[1:2] != ["--serve"]:
+    sys.exit(4)
+ls = socket.socket(fileno=0)
+while select.select([ls], [], [], 60)[0]:
+    c, _ = ls.accept()
+    c.sendall(b"GMCH\x01\x00\x00\x00")
+    head = c.recv(12)
+    c.close()
+PY
+chmod 755 "$B/old" "$B/old/gpumem-check"
+plug "$t/ev-warm.yaml" "$t/ev-old.conf" "$B/old/gpumem-check"
+"$CL" restart-slurmd --plugstack "$t/ev-old.conf" >/dev/null 2>&1
+n0=$(hruns)
+jf=$(job)
+line=$(grep "job $jf: NVML health not asked of the warm server" "$LOG")
+like "$line" "the warm check server pid [0-9]+ gave no health reply \(one older than the request\?\)\): gpumem-health" \
+	"8: an older server (hello, no answer): one log line, and why"
+is "$(hruns)" "$((n0 + 1))" "8: gpumem-health ran instead"
+like "$(ev "$jf")" "^reused\|reused: .* NVML health unchanged since$" "8: the check is reused on gpumem-health's evidence"
+old=$(printf '%s\n' "$line" | grep -o 'server pid [0-9]*' | grep -o '[0-9]*$')
+[ -n "$old" ] && kill "$old" 2>/dev/null
 done_testing
