@@ -14,9 +14,13 @@
  * visible to it; a request names the job's GPUs as the plugin would set
  * CUDA_VISIBLE_DEVICES, and the check numbers them as that list would, so
  * its document is the one a fresh `CUDA_VISIBLE_DEVICES=LIST gpumem-check`
- * prints.  One request per connection, served one at a time (a second
- * prolog waits in the listen queue: the driver serializes context
- * creation anyway).  A peer other than root is refused; a request that
+ * prints.  It also answers the NVML health request (checkwire.h) with the
+ * gpumem-health/1 document gpumem-health would print, from the same code
+ * (plugin/core/health_doc.c), NVML started once (at the first such
+ * request) and kept: the prolog and epilog then pay no nvmlInit for the
+ * evidence a reused check rests on (doc/ADMIN.md, "Reuse").  One request
+ * per connection, served one at a time (a second prolog waits in the
+ * listen queue: the driver serializes context creation anyway).  A peer other than root is refused; a request that
  * does not decode (plugin/core/checkwire.c) gets no check.
  *
  * Where the driver will not start with every GPU visible, it serves
@@ -43,6 +47,7 @@
 
 #include "check_main.h"
 #include "checkwire.h"
+#include "health.h"
 #include "proc.h"
 
 #define PFX GPUMEM_CHECK_PFX
@@ -120,29 +125,72 @@ static int peer_is_root(int fd)
 	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &l) == 0 && uc.uid == 0;
 }
 
-/* Read and decode one request from FD into REQ; 0, or -1 (said on stderr). */
-static int request_read(int fd, struct gpumem_cw_req *req)
+/*
+ * Read and decode one request from FD: a check's into REQ, or a health
+ * request's GPUs into GPUS.  Its kind (GPUMEM_CW_KIND_*), or -1 (said on
+ * stderr).
+ */
+static int request_read(int fd, struct gpumem_cw_req *req, char *gpus)
 {
 	unsigned char head[GPUMEM_CW_HEAD], *buf = NULL;
 	long deadline = gpumem_mono_ms() + REQUEST_MS, body;
 	char why[256] = "no whole request in time";
-	int rv = -1;
+	int kind = 0, rv = -1;
 
 	if (read_full(fd, head, sizeof(head), deadline) < 0)
 		goto fail;
-	body = gpumem_cw_req_head(head, why, sizeof(why));
+	kind = gpumem_cw_kind(head);
+	body = kind == GPUMEM_CW_KIND_HEALTH ? gpumem_cw_health_head(head, why, sizeof(why)) :
+		gpumem_cw_req_head(head, why, sizeof(why));
 	if (body < 0 || !(buf = malloc(GPUMEM_CW_HEAD + (size_t)body)))
 		goto fail;
 	memcpy(buf, head, sizeof(head));
 	snprintf(why, sizeof(why), "no whole request in time");
 	if (read_full(fd, buf + GPUMEM_CW_HEAD, (size_t)body, deadline) < 0)
 		goto fail;
-	rv = gpumem_cw_req_decode(buf, GPUMEM_CW_HEAD + (size_t)body, req, why, sizeof(why));
+	if (kind == GPUMEM_CW_KIND_HEALTH)
+		rv = gpumem_cw_health_decode(buf, GPUMEM_CW_HEAD + (size_t)body, gpus, why, sizeof(why));
+	else
+		rv = gpumem_cw_req_decode(buf, GPUMEM_CW_HEAD + (size_t)body, req, why, sizeof(why));
 fail:
 	if (rv < 0)
 		fprintf(stderr, PFX "serve: request refused: %s\n", why);
 	free(buf);
-	return rv;
+	return rv < 0 ? -1 : kind;
+}
+
+/*
+ * A health request for GPUS: the gpumem-health/1 document, from the code
+ * gpumem-health runs (plugin/core/health_doc.c), over NVML started at the
+ * first such request and kept.  The server's own pid is left out of
+ * "node_held": it holds no context here (each check's contexts are reset
+ * before the next request is accepted), and must not stop the epilog's
+ * skipped L2 reset if a driver kept one; every other process counts.
+ */
+static void serve_health(int fd, const char *gpus)
+{
+	static struct gpumem_health_nvml *nvml;
+	static char driver[96], note[300];
+	static int missing;
+	unsigned char head[GPUMEM_CW_HEAD];
+	struct timespec t0;
+	char *doc;
+	int code;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!nvml) {
+		nvml = gpumem_health_open(driver, sizeof(driver), note, sizeof(note), &missing);
+		gpumem_health_ignore_pid(nvml, (unsigned int)getpid());
+	}
+	doc = gpumem_health_document(nvml, driver, note, missing, gpus, &t0, &code);
+	if (!doc || strlen(doc) > GPUMEM_CW_HEALTH_DOC_MAX) {
+		free(doc);
+		return;         /* no reply: the caller runs gpumem-health */
+	}
+	gpumem_cw_health_reply_head(head, code, strlen(doc));
+	if (write_full(fd, head, sizeof(head)) < 0 || write_full(fd, doc, strlen(doc)) < 0)
+		fprintf(stderr, PFX "serve: the caller left before the health reply\n");
+	free(doc);
 }
 
 /* The request's GPU list (validated: plain indices) as CUDA ordinals. */
@@ -159,21 +207,26 @@ static void request_ordinals(const struct gpumem_cw_req *req, struct gpumem_chec
 }
 
 /*
- * One request on FD: decode, check, reply (exit code, document).  The
- * check's exit code, or -1 when there was none to run.
+ * One request on FD: decode, check (or read the NVML health), reply (exit
+ * code, document).  The check's exit code, or -1 when there was none to run.
  */
 static int serve_one(int fd, struct gpumem_check_io *io)
 {
 	struct gpumem_cw_req req;
-	char tmo[16], *argv[16], *doc = NULL;
+	char tmo[16], *argv[16], *doc = NULL, gpus[GPUMEM_CW_GPUS_MAX + 1];
 	unsigned char head[GPUMEM_CW_HEAD];
 	size_t doc_len = 0;
-	int argc = 0, rc;
+	int argc = 0, rc, kind;
 
 	io->nused = 0;
 	gpumem_cw_hello(head);
-	if (write_full(fd, head, GPUMEM_CW_HELLO) < 0 || request_read(fd, &req) < 0)
+	if (write_full(fd, head, GPUMEM_CW_HELLO) < 0 ||
+	    (kind = request_read(fd, &req, gpus)) < 0)
 		return -1;
+	if (kind == GPUMEM_CW_KIND_HEALTH) {
+		serve_health(fd, gpus);
+		return -1;      /* no check ran */
+	}
 	snprintf(tmo, sizeof(tmo), "%d", req.timeout_s);
 	argv[argc++] = GPUMEM_CHECK_PROG;
 	argv[argc++] = "--json";

@@ -58,7 +58,7 @@ int gpumem_l2_node_held(unsigned int *ngpus, char *why, size_t len)
 	} else {
 		unsigned int g = 0;
 
-		rv = gpumem_nvml_any_held(n.handle, n.procs, count, &g);
+		rv = gpumem_nvml_any_held(n.handle, n.procs, count, 0, &g);
 		if (rv)
 			snprintf(why, len, "a process holds GPU %u (NVML index)", g);
 		else

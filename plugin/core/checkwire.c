@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The warm check server's requests and replies (checkwire.h has the
- * format).  The decoder is the server's only reader of what the plugin
+ * The warm check server's requests and replies, the check's and the NVML
+ * health's (checkwire.h has the format).  The decoder is the server's only reader of what the plugin
  * sends: every length is checked against its cap before it is used, every
  * field against what the one-shot check would accept, and anything left
  * over is an error.  The encoder applies the same checks, so the plugin
@@ -17,6 +17,8 @@
 
 static const unsigned char req_magic[4] = { 'G', 'M', 'C', 'Q' };
 static const unsigned char rep_magic[4] = { 'G', 'M', 'C', 'A' };
+static const unsigned char hreq_magic[4] = { 'G', 'M', 'H', 'Q' };
+static const unsigned char hrep_magic[4] = { 'G', 'M', 'H', 'A' };
 #define FLAGS_ALL (GPUMEM_CW_L2AB | GPUMEM_CW_L2RESET | GPUMEM_CW_SITE)
 
 static int bad(char *why, size_t wlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -250,28 +252,142 @@ int gpumem_cw_hello_ok(const unsigned char *h)
 	return !memcmp(h, want, sizeof(want));
 }
 
-void gpumem_cw_reply_head(unsigned char *h, int code, size_t doc_len)
+/* A header of MAGIC: version, CODE, 0, LEN. */
+static void head_put(unsigned char *h, const unsigned char *magic, int code, size_t len)
 {
-	memcpy(h, rep_magic, 4);
+	memcpy(h, magic, 4);
 	h[4] = GPUMEM_CW_VERSION;
 	h[5] = (unsigned char)code;
 	h[6] = h[7] = 0;
-	put32(h + 8, (uint32_t)doc_len);
+	put32(h + 8, (uint32_t)len);
+}
+
+/* A reply header of MAGIC (WHAT's) with a document of at most MAX bytes; its length, or -1. */
+static long reply_get(const unsigned char *h, const unsigned char *magic, size_t max,
+		      const char *what, char *why, size_t wlen)
+{
+	uint32_t l;
+
+	if (memcmp(h, magic, 4) || h[4] != GPUMEM_CW_VERSION || h[6] || h[7])
+		return bad(why, wlen, "not a version %u %s reply", GPUMEM_CW_VERSION, what);
+	l = get32(h + 8);
+	if (l > max)
+		return bad(why, wlen, "document of %u bytes over %zu", (unsigned)l, max);
+	return (long)l;
+}
+
+void gpumem_cw_reply_head(unsigned char *h, int code, size_t doc_len)
+{
+	head_put(h, rep_magic, code, doc_len);
 }
 
 int gpumem_cw_reply_parse(const unsigned char *h, int *code, size_t *doc_len, char *why,
 			  size_t wlen)
 {
-	uint32_t l;
+	long l = reply_get(h, rep_magic, GPUMEM_CW_DOC_MAX, "gpumem-check", why, wlen);
 
-	if (memcmp(h, rep_magic, 4) || h[4] != GPUMEM_CW_VERSION || h[6] || h[7])
-		return bad(why, wlen, "not a version %u gpumem-check reply", GPUMEM_CW_VERSION);
+	if (l < 0)
+		return -1;
 	if (h[5] > 4 && h[5] != 64)
 		return bad(why, wlen, "exit code %u is not a check's", h[5]);
-	l = get32(h + 8);
-	if (l > GPUMEM_CW_DOC_MAX)
-		return bad(why, wlen, "document of %u bytes over %d", (unsigned)l, GPUMEM_CW_DOC_MAX);
 	*code = h[5];
-	*doc_len = l;
+	*doc_len = (size_t)l;
+	return 0;
+}
+
+int gpumem_cw_kind(const unsigned char *h)
+{
+	if (!memcmp(h, req_magic, 4))
+		return GPUMEM_CW_KIND_CHECK;
+	if (!memcmp(h, hreq_magic, 4))
+		return GPUMEM_CW_KIND_HEALTH;
+	return 0;
+}
+
+int gpumem_cw_health_encode(const char *gpus, unsigned char **buf, size_t *len, char *why,
+			    size_t wlen)
+{
+	size_t l = strlen(gpus);
+	unsigned char *b;
+
+	*buf = NULL;
+	if (l > GPUMEM_CW_GPUS_MAX || !gpumem_cw_gpus_ok(gpus))
+		return bad(why, wlen, "gpus is not a list of plain GPU indices");
+	b = malloc(GPUMEM_CW_HEAD + 4 + l);
+	if (!b)
+		return bad(why, wlen, "out of memory");
+	head_put(b, hreq_magic, 0, 4 + l);
+	put32(b + GPUMEM_CW_HEAD, (uint32_t)l);
+	memcpy(b + GPUMEM_CW_HEAD + 4, gpus, l);
+	*buf = b;
+	*len = GPUMEM_CW_HEAD + 4 + l;
+	return 0;
+}
+
+long gpumem_cw_health_head(const unsigned char *h, char *why, size_t wlen)
+{
+	uint32_t body;
+
+	if (memcmp(h, hreq_magic, 4))
+		return bad(why, wlen, "not a health request");
+	if (h[4] != GPUMEM_CW_VERSION)
+		return bad(why, wlen, "health request version %u, this server speaks %u", h[4],
+			   GPUMEM_CW_VERSION);
+	if (h[5] || h[6] || h[7])
+		return bad(why, wlen, "health request with flags or a timeout");
+	body = get32(h + 8);
+	if (body < 4 || body > GPUMEM_CW_HEALTH_BODY_MAX)
+		return bad(why, wlen, "body of %u bytes outside [4, %d]", (unsigned)body,
+			   GPUMEM_CW_HEALTH_BODY_MAX);
+	return (long)body;
+}
+
+int gpumem_cw_health_decode(const unsigned char *buf, size_t len, char *gpus, char *why,
+			    size_t wlen)
+{
+	size_t off = GPUMEM_CW_HEAD;
+	long body;
+
+	gpus[0] = '\0';
+	if (len < GPUMEM_CW_HEAD)
+		return bad(why, wlen, "truncated header (%zu bytes)", len);
+	body = gpumem_cw_health_head(buf, why, wlen);
+	if (body < 0)
+		return -1;
+	if ((size_t)body != len - GPUMEM_CW_HEAD)
+		return bad(why, wlen, "body of %zu bytes, the header says %ld",
+			   len - GPUMEM_CW_HEAD, body);
+	if (field(buf, len, &off, GPUMEM_CW_GPUS_MAX, gpus, NULL, NULL, "gpus", why, wlen) < 0)
+		goto fail;
+	if (off != len) {
+		bad(why, wlen, "%zu bytes after the last field", len - off);
+		goto fail;
+	}
+	if (!gpumem_cw_gpus_ok(gpus)) {
+		bad(why, wlen, "gpus is not a list of plain GPU indices");
+		goto fail;
+	}
+	return 0;
+fail:
+	gpus[0] = '\0';
+	return -1;
+}
+
+void gpumem_cw_health_reply_head(unsigned char *h, int code, size_t doc_len)
+{
+	head_put(h, hrep_magic, code, doc_len);
+}
+
+int gpumem_cw_health_reply_parse(const unsigned char *h, int *code, size_t *doc_len,
+				 char *why, size_t wlen)
+{
+	long l = reply_get(h, hrep_magic, GPUMEM_CW_HEALTH_DOC_MAX, "health", why, wlen);
+
+	if (l < 0)
+		return -1;
+	if (h[5] > 3)
+		return bad(why, wlen, "exit code %u is not gpumem-health's", h[5]);
+	*code = h[5];
+	*doc_len = (size_t)l;
 	return 0;
 }

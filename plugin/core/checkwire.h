@@ -19,6 +19,14 @@
  *           (SLURMD_NODENAME), site (the site file's text; empty: none).
  * Reply:    "GMCA" u8 version (1) u8 exit code u16 0, u32 document length,
  *           then the document (the bytes `gpumem-check --json -` prints).
+ * Health request (the job's NVML health, doc/ADMIN.md "Reuse"):
+ *           "GMHQ" u8 version (1) u8 0 u16 0, u32 body length, then the
+ *           body: one string, gpus ("0,1,3", as `gpumem-health --gpus`).
+ * Health reply: "GMHA" u8 version (1) u8 exit code (gpumem-health's: 0,
+ *           1, 3) u16 0, u32 document length, then the document (the
+ *           gpumem-health/1 bytes gpumem-health prints).
+ * A server older than the health request reads "GMHQ" as a request that
+ * does not decode and answers nothing: the plugin then runs gpumem-health.
  * Integers are big-endian.
  */
 #ifndef GPUMEM_CHECKWIRE_H
@@ -36,6 +44,8 @@
 			    GPUMEM_CW_NODE_MAX + GPUMEM_CW_SITE_MAX)
 #define GPUMEM_CW_DOC_MAX (1024 * 1024)         /* GPUMEM_REPORT_MAX_FILE_BYTES */
 #define GPUMEM_CW_TIMEOUT_MAX 3600              /* the site's check.timeout range */
+#define GPUMEM_CW_HEALTH_BODY_MAX (4 + GPUMEM_CW_GPUS_MAX)
+#define GPUMEM_CW_HEALTH_DOC_MAX (256 * 1024)   /* evidence.c's cap on gpumem-health's output */
 
 #define GPUMEM_CW_L2AB 1u
 #define GPUMEM_CW_L2RESET 2u
@@ -81,4 +91,22 @@ void gpumem_cw_reply_head(unsigned char *head, int code, size_t doc_len);
 /* The exit code and document length a reply header gives; -1 with WHY. */
 int gpumem_cw_reply_parse(const unsigned char *head, int *code, size_t *doc_len,
 			  char *why, size_t wlen);
+
+/* Which request a header HEAD starts: */
+#define GPUMEM_CW_KIND_CHECK 1                  /* "GMCQ" */
+#define GPUMEM_CW_KIND_HEALTH 2                 /* "GMHQ" */
+int gpumem_cw_kind(const unsigned char *head);  /* one of them, or 0 */
+/* The health request for GPUS into a malloc'd *BUF of *LEN bytes; 0, or -1 with WHY. */
+int gpumem_cw_health_encode(const char *gpus, unsigned char **buf, size_t *len, char *why,
+			    size_t wlen);
+/* The body length a health request header announces, or -1 with WHY. */
+long gpumem_cw_health_head(const unsigned char *head, char *why, size_t wlen);
+/* Decode a whole health request (LEN bytes) into GPUS (GPUMEM_CW_GPUS_MAX + 1); 0, or -1 with WHY. */
+int gpumem_cw_health_decode(const unsigned char *buf, size_t len, char *gpus, char *why,
+			    size_t wlen);
+/* The health reply header for exit code CODE and a document of DOC_LEN bytes into HEAD. */
+void gpumem_cw_health_reply_head(unsigned char *head, int code, size_t doc_len);
+/* The exit code and document length a health reply header gives; -1 with WHY. */
+int gpumem_cw_health_reply_parse(const unsigned char *head, int *code, size_t *doc_len,
+				 char *why, size_t wlen);
 #endif

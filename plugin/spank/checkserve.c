@@ -17,6 +17,14 @@
  * credentials (SO_PASSCRED; the socket's own SO_PEERCRED would name root,
  * who listened): check_user, or it is not asked.
  *
+ * It also answers the NVML health a reuse rests on (gpumem_checkserve_health,
+ * for plugin/spank/evidence.c): the same connection, hello and credentials,
+ * a health request; no answer in time, one that does not decode, or a
+ * server that does not know the request (an older one answers nothing) is
+ * no evidence from it, and the caller runs gpumem-health as without a
+ * server (one log line).  A health request starts a server where none
+ * runs, but does not wait for its cuInit: the next job's finds it up.
+ *
  * A server that cannot be reached or started is no verdict: the caller
  * runs the one-shot check, and the log says so in one line.  A server that
  * was asked and gave no whole reply in time is a check that did not
@@ -43,6 +51,13 @@
 
 #define LOCK_WAIT_MS 5000
 #define START_WAIT_MS 10000     /* a fresh server's cuInit: seconds on a big node */
+/*
+ * A health request waits this long for the hello (a server busy with
+ * another job's check, or a fresh one in its cuInit: gpumem-health, 0.1 s,
+ * is then sooner), and this long for the reply (NVML's reads, milliseconds).
+ */
+#define HEALTH_HELLO_MS 1000
+#define HEALTH_REPLY_MS 5000
 
 /* state_dir/check.<HOST>.KIND into ADDR (or PATH); 0, or -1 when it does not fit. */
 static int sock_addr(const struct gpumem_jobctx *c, struct sockaddr_un *addr)
@@ -226,6 +241,30 @@ static int recv_all(int fd, unsigned char *b, size_t len, long deadline, struct 
 	return 0;
 }
 
+/*
+ * The server's hello on FD within WAIT_MS, before it is told anything: who
+ * it is, by the kernel's word (*WHO): check_user's, or 0 is not returned.
+ * 0, or -1 with WHY.
+ */
+static int server_hello(const struct gpumem_jobctx *c, int fd, long wait_ms, struct ucred *who,
+			char *why, size_t wlen)
+{
+	unsigned char hello[GPUMEM_CW_HELLO];
+	long deadline = gpumem_mono_ms() + gpumem_proc_left_ms(wait_ms);
+
+	if (recv_all(fd, hello, sizeof(hello), deadline, who) < 0 || !gpumem_cw_hello_ok(hello)) {
+		snprintf(why, wlen, "%s gave no hello%s: not a warm check server", c->args->check,
+			 gpumem_mono_ms() >= deadline ? " in time" : "");
+		return -1;
+	}
+	if (who->uid != c->args->check_uid) {
+		snprintf(why, wlen, "the server is uid %u (pid %d), not check_user %u",
+			 (unsigned)who->uid, (int)who->pid, (unsigned)c->args->check_uid);
+		return -1;
+	}
+	return 0;
+}
+
 /* The request of this check: the options the one-shot check gets, the job's GPUs, the node. */
 static int request(const struct gpumem_jobctx *c, int timeout, int l2_reset,
 		   unsigned char **buf, size_t *len, char *why, size_t wlen)
@@ -273,17 +312,9 @@ int gpumem_checkserve_run(const struct gpumem_jobctx *c, int timeout, int l2_res
 	if (request(c, timeout, l2_reset, &req, &len, why, sizeof(why)) < 0 ||
 	    (fd = server_reach(c, &addr, why, sizeof(why))) < 0)
 		goto out;
-	/* Its hello, before it is told anything: who it is, by the kernel's word (a fresh one: after its cuInit). */
-	deadline = gpumem_mono_ms() + gpumem_proc_left_ms(START_WAIT_MS);
-	if (recv_all(fd, head, GPUMEM_CW_HELLO, deadline, &who) < 0 || !gpumem_cw_hello_ok(head)) {
-		snprintf(why, sizeof(why), "%s gave no hello: not a warm check server", c->args->check);
+	/* A fresh one says hello after its cuInit. */
+	if (server_hello(c, fd, START_WAIT_MS, &who, why, sizeof(why)) < 0)
 		goto out;
-	}
-	if (who.uid != c->args->check_uid) {
-		snprintf(why, sizeof(why), "the server is uid %u (pid %d), not check_user %u",
-			 (unsigned)who.uid, (int)who.pid, (unsigned)c->args->check_uid);
-		goto out;
-	}
 	/* From here the server was asked: no whole answer is a check that did not finish. */
 	rv = -1;
 	deadline = gpumem_mono_ms() + gpumem_proc_left_ms((timeout + 5) * 1000L);
@@ -313,6 +344,58 @@ out:
 			    c->ji.job, why);
 	else if (rv < 0)
 		snprintf(via, vlen, "%s", why);
+	if (fd >= 0)
+		close(fd);
+	free(req);
+	return rv;
+}
+
+int gpumem_checkserve_health(const struct gpumem_jobctx *c, char **doc, int *code)
+{
+	unsigned char *req = NULL, head[GPUMEM_CW_HEAD];
+	struct sockaddr_un addr;
+	struct ucred who = { 0 };
+	char why[300] = "";
+	size_t len, doc_len;
+	long deadline;
+	int fd = -1, rv = 0;
+
+	*doc = NULL;
+	if (!c->have_site || c->site.check_warm_s <= 0)
+		return 0;
+	if (!gpumem_cw_gpus_ok(c->ji.gpus))
+		snprintf(why, sizeof(why), "the job's GPUs are not plain indices");
+	else if (sock_addr(c, &addr) < 0)
+		snprintf(why, sizeof(why), "state_dir's path is too long for a socket");
+	if (why[0] || gpumem_cw_health_encode(c->ji.gpus, &req, &len, why, sizeof(why)) < 0 ||
+	    (fd = server_reach(c, &addr, why, sizeof(why))) < 0 ||
+	    server_hello(c, fd, HEALTH_HELLO_MS, &who, why, sizeof(why)) < 0)
+		goto out;
+	deadline = gpumem_mono_ms() + gpumem_proc_left_ms(HEALTH_REPLY_MS);
+	if (send_all(fd, req, len, deadline) < 0 ||
+	    recv_all(fd, head, sizeof(head), deadline, NULL) < 0) {
+		snprintf(why, sizeof(why), "the warm check server pid %d gave no health reply "
+			 "(one older than the request?)", (int)who.pid);
+		goto out;
+	}
+	if (gpumem_cw_health_reply_parse(head, code, &doc_len, why, sizeof(why)) < 0)
+		goto out;
+	*doc = malloc(doc_len + 1);
+	if (!*doc || recv_all(fd, (unsigned char *)*doc, doc_len, deadline, NULL) < 0) {
+		snprintf(why, sizeof(why), "the warm check server pid %d broke off its health reply",
+			 (int)who.pid);
+		free(*doc);
+		*doc = NULL;
+		goto out;
+	}
+	(*doc)[doc_len] = '\0';
+	gpumem_info("gpumem: job %u: NVML health served by the warm server pid %d", c->ji.job,
+		    (int)who.pid);
+	rv = 1;
+out:
+	if (rv == 0 && why[0])
+		gpumem_info("gpumem: job %u: NVML health not asked of the warm server (%s): "
+			    "gpumem-health", c->ji.job, why);
 	if (fd >= 0)
 		close(fd);
 	free(req);

@@ -8,7 +8,10 @@
  * every GPU of the job:
  *   - the GPU is not suspect (a forced check is always measured);
  *   - gpumem-health (run now, as the site's check_user, like the check:
- *     out of the user's reach) answered for it, with no alarm;
+ *     out of the user's reach), or the node's warm check server (site
+ *     check.warm: the same document, NVML already started there;
+ *     checkserve.c, the check's socket and credentials) answered for it,
+ *     with no alarm;
  *   - a measured pass is on record (gpus/pass.NODE.GPU), less than
  *     check.min_interval minutes old, and the NVML evidence kept with it
  *     (ECC, remapped rows, retired pages, PCIe maximum, NVLink, UUID) is
@@ -30,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "evidence.h"
+#include "jobcheck.h"
 #include "json.h"
 #include "log.h"
 #include "proc.h"
@@ -39,19 +43,55 @@
 #define HEALTH_NO_NVML 3                /* gpumem-health's exit: no NVML here */
 #define HEALTH_MAX_BYTES (256 * 1024)
 
-/* Run gpumem-health on the job's GPUs as check_user; its document, or NULL with why. */
-static struct json_object *run_health(const struct gpumem_jobctx *c, char *why, size_t len)
+/*
+ * The gpumem-health/1 document in OUT (gpumem-health's exit STATUS), from
+ * FROM; NULL with why when it is none.  Fail closed: a document that does
+ * not parse, or is no gpumem-health/1, is no evidence (the check measures).
+ */
+static struct json_object *health_doc(int status, const char *out, const char *from, char *why,
+				      size_t len)
 {
 	static const struct gpumem_json_caps caps = { HEALTH_MAX_BYTES, 8, 20000,
 						      "a gpumem-health document" };
-	char path[4200], *argv[] = { path, "--gpus", (char *)c->ji.gpus, NULL };
-	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
-	struct gpumem_proc p = { 0 };
 	struct json_object *doc = NULL;
 	const char *schema;
 	char err[300];
-	int rc;
 
+	if (status == HEALTH_NO_NVML)
+		snprintf(why, len, "no NVML evidence: no NVML on this node (%s)", from);
+	else if (status != 0 || !out)
+		snprintf(why, len, "no NVML evidence: %s failed", from);
+	else if (gpumem_json_parse(out, strlen(out), &caps, &doc, err, sizeof(err)) < 0)
+		snprintf(why, len, "no NVML evidence: %s gave no valid document: %.200s", from, err);
+	else if (!(schema = gpumem_json_str(doc, "schema")) || strcmp(schema, "gpumem-health/1")) {
+		snprintf(why, len, "no NVML evidence: %s gave no gpumem-health/1 document", from);
+		json_object_put(doc);
+		doc = NULL;
+	}
+	return doc;
+}
+
+/*
+ * The NVML health of the job's GPUs: from the warm check server where the
+ * site runs one (check.warm; NVML already started there), else, or when it
+ * does not answer, from gpumem-health run now as check_user.  Its
+ * document, or NULL with why; *WARM: it came from the server.
+ */
+static struct json_object *run_health(const struct gpumem_jobctx *c, int *warm, char *why,
+				      size_t len)
+{
+	char path[4200], *argv[] = { path, "--gpus", (char *)c->ji.gpus, NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", NULL }, *text = NULL;
+	struct gpumem_proc p = { 0 };
+	struct json_object *doc;
+	int rc, code = 0;
+
+	*warm = gpumem_checkserve_health(c, &text, &code) == 1;
+	if (*warm) {
+		doc = health_doc(code, text, "the warm check server", why, len);
+		free(text);
+		return doc;
+	}
 	snprintf(path, sizeof(path), "%s/gpumem-health", c->args->libexecdir);
 	if (access(path, X_OK) != 0) {
 		snprintf(why, len, "no NVML evidence: gpumem-health is not installed (libexecdir)");
@@ -62,19 +102,11 @@ static struct json_object *run_health(const struct gpumem_jobctx *c, char *why, 
 	p.drop_stderr = 1;
 	p.out_max = HEALTH_MAX_BYTES;
 	rc = gpumem_proc_run(&p);
-	if (rc == 0 && !p.timed_out && p.status == HEALTH_NO_NVML)
-		snprintf(why, len, "no NVML evidence: no NVML on this node (gpumem-health)");
-	else if (rc < 0 || p.timed_out || p.status != 0 || !p.out)
-		snprintf(why, len, "no NVML evidence: gpumem-health %s",
-			 p.timed_out ? "timed out" : "failed");
-	else if (gpumem_json_parse(p.out, strlen(p.out), &caps, &doc, err, sizeof(err)) < 0)
-		snprintf(why, len, "no NVML evidence: gpumem-health printed no valid document: %.200s",
-			 err);
-	else if (!(schema = gpumem_json_str(doc, "schema")) || strcmp(schema, "gpumem-health/1")) {
-		snprintf(why, len, "no NVML evidence: gpumem-health printed no gpumem-health/1 "
-			 "document");
-		json_object_put(doc);
+	if (p.timed_out) {
+		snprintf(why, len, "no NVML evidence: gpumem-health timed out");
 		doc = NULL;
+	} else {
+		doc = health_doc(rc < 0 ? -1 : p.status, p.out, "gpumem-health", why, len);
 	}
 	gpumem_proc_free(&p);
 	return doc;
@@ -84,9 +116,11 @@ static struct json_object *run_health(const struct gpumem_jobctx *c, char *why, 
 static int read_health(const struct gpumem_jobctx *c, struct gpumem_evidence *ev, char *why,
 		       size_t len)
 {
-	struct json_object *doc = run_health(c, why, len), *devs;
-	int rv = 0;
+	struct json_object *doc, *devs;
+	int rv = 0, warm = 0;
 
+	doc = run_health(c, &warm, why, len);
+	ev->warm = warm;
 	if (doc == NULL)
 		return -1;
 	devs = gpumem_json_get(doc, "devices");
@@ -94,9 +128,10 @@ static int read_health(const struct gpumem_jobctx *c, struct gpumem_evidence *ev
 	if (gpumem_json_is(gpumem_json_get(doc, "node_held"), json_type_boolean) &&
 	    !json_object_get_boolean(gpumem_json_get(doc, "node_held"))) {
 		ev->node_free = 1;
-		snprintf(ev->node_why, sizeof(ev->node_why), "%s",
+		snprintf(ev->node_why, sizeof(ev->node_why), "%.100s (%s)",
 			 gpumem_json_str(doc, "node_held_why") ? gpumem_json_str(doc, "node_held_why") :
-			 "no process holds any GPU of the node (NVML)");
+			 "no process holds any GPU of the node (NVML)",
+			 warm ? "the warm check server" : "gpumem-health");
 	}
 	for (int j = 0; j < c->ngpus && rv == 0; j++) {
 		struct json_object *d = gpumem_json_at(devs, (size_t)j), *alarms;
@@ -250,8 +285,9 @@ int gpumem_evidence_decide(const struct gpumem_jobctx *c, const char *phase, int
 	snprintf(ev->pass_phase, sizeof(ev->pass_phase), "%s", oldest.phase);
 	ev->pass_age_s = (long)(time(NULL) - oldest.sec);
 	snprintf(ev->basis, sizeof(ev->basis), "reused: bandwidth measured %ld min ago %s job "
-		 "%lld, NVML health unchanged since", ev->pass_age_s / 60,
-		 !strcmp(oldest.phase, "after") ? "after" : "before", oldest.job);
+		 "%lld, NVML health unchanged since%s", ev->pass_age_s / 60,
+		 !strcmp(oldest.phase, "after") ? "after" : "before", oldest.job,
+		 ev->warm ? " (NVML health from the warm server)" : "");
 	return 1;
 }
 

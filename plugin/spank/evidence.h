@@ -35,7 +35,8 @@ struct gpumem_evidence {
 	char pass_phase[8];
 	long pass_age_s;
 	int node_free;          /* gpumem-health: no process holds any GPU of the node */
-	char node_why[120];     /* its words */
+	char node_why[160];     /* its words, and who read NVML */
+	int warm;               /* the health came from the warm check server */
 };
 
 /*

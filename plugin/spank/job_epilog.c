@@ -143,7 +143,7 @@ static int after_check(struct gpumem_jobctx *c, int l2)
 	 * persisting lines, which is all gpumem-l2reset would find out first.
 	 */
 	if (l2 && !reset && !strcmp(r.status, "reused") && r.node_free) {
-		gpumem_info("gpumem: job %u: L2 reset not needed on GPUs %s: %s (gpumem-health)",
+		gpumem_info("gpumem: job %u: L2 reset not needed on GPUs %s: %s",
 			    c->job, c->ji.gpus[0] ? c->ji.gpus : "(all)", r.node_why);
 		reset = 1;
 	}

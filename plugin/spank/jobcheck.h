@@ -43,7 +43,7 @@ struct gpumem_checkrun {
 	char ran_by[320];       /* "one-shot", "warm server pid N" (checkserve.c), or why not */
 	int broken;             /* a warm server was asked and gave no whole reply */
 	int node_free;          /* reused: gpumem-health saw no process on any GPU of the node */
-	char node_why[120];
+	char node_why[160];
 };
 
 /*
@@ -62,6 +62,13 @@ struct gpumem_checkrun {
 struct gpumem_proc;
 int gpumem_checkserve_run(const struct gpumem_jobctx *c, int timeout, int l2_reset,
 			  struct gpumem_proc *p, char *via, size_t vlen);
+/*
+ * The gpumem-health/1 document of the job's GPUs asked of the node's warm
+ * server (check.warm above 0): 1, *DOC (malloc'd) and *CODE (gpumem-health's
+ * exit), the log naming the server's pid; 0: none (logged, *DOC NULL): run
+ * gpumem-health.
+ */
+int gpumem_checkserve_health(const struct gpumem_jobctx *c, char **doc, int *code);
 /* When gpumem drains the node: stop its warm server (SIGTERM, after the check in hand). */
 void gpumem_checkserve_stop(const struct gpumem_jobctx *c);
 void gpumem_jobcheck_run(const struct gpumem_jobctx *c, const char *phase, int l2_reset,

@@ -9,6 +9,13 @@
 # --idle, SIGTERM and a replaced executable end it (the last before it
 # answers the next request); a standard input that
 # is no listening socket and bad arguments are usage errors (64).
+# The NVML health request (issue 35): over the stand-in NVML
+# (tests/fake-nvml), the server answers the gpumem-health/1 document
+# gpumem-health prints (but its time, wall_ms and node_held), reads the
+# counters live (one moved between two requests shows), leaves its own pid,
+# and only its own, out of "node_held"; without NVML it answers gpumem-health's
+# exit; a bad health request gets the hello and nothing more; a check
+# request is served after health requests.
 . "$top_srcdir/tests/lib.sh"
 CHECK="$top_builddir/kernels/check/gpumem-check"
 [ -x "$CHECK" ] || skip_all "gpumem-check was not built (no CUDA at configure time)"
@@ -30,17 +37,20 @@ like "$out" '^0 [0-9.]+ 3 [0-9]+ ' "the first: exit 3 (skipped), as a one-shot c
 warm=$(printf '%s\n' "$out" | grep '^{')
 is "$(printf '%s' "$warm" | norm)" "$(printf '%s' "$one" | norm)" "the server's document is the one-shot check's (but time, wall_s, timings_s)"
 
-# serve: start the server on a fresh socket SOCK (mode MODE), its pid in $srv.
+# serve SOCK MODE CHECK IDLE [K=V...]: start the server on a fresh socket
+# SOCK (mode MODE), with PATH and the K=V given as its environment; its pid in $srv.
 serve() {
-	python3 - "$1" "$2" "$3" "$4" <<'PY' &
+	python3 - "$@" <<'PY' &
 import os, socket, sys
 path, mode, check, idle = sys.argv[1], int(sys.argv[2], 8), sys.argv[3], sys.argv[4]
+env = dict(kv.split("=", 1) for kv in sys.argv[5:])
+env["PATH"] = "/usr/bin:/bin"
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.bind(path)
 os.chmod(path, mode)
 s.listen(8)
 os.dup2(s.fileno(), 0)
-os.execve(check, [check, "--serve", "--idle", idle], {"PATH": "/usr/bin:/bin"})
+os.execve(check, [check, "--serve", "--idle", idle], env)
 PY
 	srv=$!
 	pids="$pids $srv"
@@ -87,6 +97,59 @@ r=$(ask "$t/a.sock" "$good")
 like "$r" "^${hello}474d43410103" "the next good request: hello, then a reply with exit 3"
 is "$(ask "$t/a.sock" "${good:0:40}")" "$hello" "a truncated request: no check"
 kill -0 "$srv" 2>/dev/null && pass "the server still runs after bad requests" || fail "the server still runs after bad requests"
+
+# --- the NVML health request ------------------------------------------------------
+HEALTH="$top_builddir/plugin/probe/gpumem-health"
+fake="$top_builddir/tests/fake-nvml/.libs"
+# hreq LIST [VERSION]: a health request for the GPUs LIST, as hex.
+hreq() { python3 -c 'import struct,sys; g=sys.argv[1].encode(); b=struct.pack(">I",len(g))+g; print((b"GMHQ"+struct.pack(">BBHI",int(sys.argv[2]),0,0,len(b))+b).hex())' "$1" "${2:-1}"; }
+# hdoc HEX: the document of a health reply after the hello; hcode HEX: its exit code.
+hdoc() { python3 -c 'import sys; print(bytes.fromhex(sys.argv[1])[20:].decode(), end="")' "$1"; }
+hcode() { python3 -c 'import sys; print(bytes.fromhex(sys.argv[1])[13])' "$1"; }
+hnorm() { python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); [d.pop(k, None) for k in ("time", "wall_ms", "node_held", "node_held_why")]; print(json.dumps(d, sort_keys=True))'; }
+jget() { python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1]))' "$1"; }
+if [ -x "$HEALTH" ] && [ -e "$fake/libnvidia-ml.so.1" ]; then
+	hv=$t/health.values
+	: >"$hv"
+	nenv="LD_LIBRARY_PATH=$fake FAKE_NVML_GPUS=4 FAKE_NVML_HEALTH_FILE=$hv"
+	# shellcheck disable=SC2086 # nenv: K=V words
+	serve "$t/h.sock" 600 "$CHECK" 60 $nenv FAKE_NVML_PID=self
+	r=$(ask "$t/h.sock" "$(hreq 0,2)")
+	like "$r" "^${hello}474d48410100" "health: the hello, then a health reply (GMHA) with exit 0"
+	sdoc=$(hdoc "$r")
+	# shellcheck disable=SC2086
+	odoc=$(env -i PATH=/usr/bin:/bin $nenv FAKE_NVML_PID=self "$HEALTH" --gpus 0,2)
+	is "$(printf '%s' "$sdoc" | hnorm)" "$(printf '%s' "$odoc" | hnorm)" \
+		"health: the server's document is gpumem-health's (but time, wall_ms, node_held)"
+	is "$(printf '%s' "$sdoc" | jget 'd["schema"], d["program"], [x["gpu"] for x in d["devices"]]')" \
+		"('gpumem-health/1', 'gpumem-health', ['0', '2'])" "health: gpumem-health/1, for GPUs 0 and 2"
+	is "$(printf '%s' "$sdoc" | jget 'd["node_held"]')" False \
+		"health: the one process on the GPUs is the server itself: not counted in node_held"
+	is "$(printf '%s' "$odoc" | jget 'd["node_held"]')" True \
+		"health: ... where gpumem-health, held by itself (the stand-in's pid), counts it"
+	echo "ecc_vc=5" >"$hv"
+	r=$(ask "$t/h.sock" "$(hreq 0,2)")
+	like "$(hdoc "$r" | jget 'd["devices"][1]["evidence"]')" "ecc.volatile.corrected=5 " \
+		"health: a counter moved since the last request shows (NVML kept open, read live)"
+	is "$(ask "$t/h.sock" "$(hreq 0,2 2)")" "$hello" "health: a health request of version 2: the hello and nothing more"
+	is "$(ask "$t/h.sock" "$(hreq 0,0)")" "$hello" "health: a repeated GPU: the hello and nothing more"
+	like "$(ask "$t/h.sock" "$good")" "^${hello}474d43410103" "health: a check request after them is served as ever"
+	kill "$srv"
+	# shellcheck disable=SC2086
+	serve "$t/h2.sock" 600 "$CHECK" 60 $nenv
+	is "$(hdoc "$(ask "$t/h2.sock" "$(hreq 1)")" | jget 'd["node_held"]')" True \
+		"health: another process (pid 4242) on a GPU counts in the server's node_held"
+	kill "$srv"
+else
+	for _ in 1 2 3 4 5 6 7 8 9 10; do skip "health: the stand-in NVML or gpumem-health was not built"; done
+fi
+# Without the stand-in: the server answers gpumem-health's exit (3 here: no NVML; 0 on a GPU node).
+serve "$t/h3.sock" 600 "$CHECK" 60
+env -i PATH=/usr/bin:/bin "$HEALTH" --gpus 0 >/dev/null 2>&1
+hrc=$?
+r=$(ask "$t/h3.sock" "$(hreq 0)")
+is "$(hcode "$r")" "$hrc" "health without the stand-in: the server's exit code is gpumem-health's ($hrc)"
+kill "$srv"
 
 # --- a peer other than root ---------------------------------------------------------
 if [ "$(id -u)" = 0 ]; then

@@ -25,7 +25,9 @@ typedef struct {
 
 void fake_health_configure(unsigned int i, double *h)
 {
-	char key[40];
+	const char *path = getenv("FAKE_NVML_HEALTH_FILE");
+	char key[40], text[512] = "";
+	FILE *f;
 
 	memset(h, 0, NH * sizeof(*h));
 	h[H_GEN] = h[H_MAXGEN] = 5;
@@ -33,6 +35,14 @@ void fake_health_configure(unsigned int i, double *h)
 	fake_keys(getenv("FAKE_NVML_HEALTH"), hname, NH, h);
 	snprintf(key, sizeof(key), "FAKE_NVML_HEALTH_%u", i);
 	fake_keys(getenv(key), hname, NH, h);
+	/* The live counters: read again at each device lookup, as a running NVML moves. */
+	if (path && (f = fopen(path, "r"))) {
+		if (!fgets(text, sizeof(text), f))
+			text[0] = '\0';
+		fclose(f);
+		text[strcspn(text, "\n")] = '\0';
+		fake_keys(text, hname, NH, h);
+	}
 }
 
 EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char *buf, unsigned int len)
@@ -163,7 +173,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(struct nvmlDevice_st
 	*n = have;
 	if (have) {
 		memset(p, 0, sizeof(*p));
-		p->pid = 4242;
+		p->pid = fake_holder_pid();
 		p->usedGpuMemory = (unsigned long long)(held * (1ULL << 30));
 	}
 	return NVML_SUCCESS;

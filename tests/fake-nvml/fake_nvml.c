@@ -26,12 +26,18 @@
  *                    the clock event reasons (thr, a number), the PCIe
  *                    link, active NVLinks, GiB of "mem" held by no process
  *   FAKE_NVML_HEALTH_<I>=...  the same for device I only (over the above)
+ *   FAKE_NVML_HEALTH_FILE=PATH  its first line, the same keys (over both),
+ *                    read again at each device lookup: live counters for a
+ *                    process that keeps NVML open (the warm check server)
+ *   FAKE_NVML_PID=self  the one process holding a GPU (mem) is the caller
+ *                    (default pid 4242)
  * UUIDs are GPU-fa4e0000-0000-4000-8000-00000000000I.  Not part of gpumem.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "fake_nvml.h"
 
@@ -139,6 +145,13 @@ static double dram_next(struct nvmlDevice_st *d)
 	return nseq ? seq[d->seq_at++ % nseq] : d->v[V_DRAM];
 }
 
+unsigned int fake_holder_pid(void)
+{
+	const char *p = getenv("FAKE_NVML_PID");
+
+	return p && !strcmp(p, "self") ? (unsigned int)getpid() : 4242;
+}
+
 int fake_valid(struct nvmlDevice_st *d)
 {
 	return inited && d >= dev && d < dev + ndev;
@@ -188,6 +201,8 @@ EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int i, struct nvmlDev
 		return NVML_ERROR_UNINITIALIZED;
 	if (i >= ndev)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	if (getenv("FAKE_NVML_HEALTH_FILE"))
+		fake_health_configure(i, dev[i].h);
 	*d = &dev[i];
 	return NVML_SUCCESS;
 }

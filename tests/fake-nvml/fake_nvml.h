@@ -39,6 +39,8 @@ extern unsigned int ndev;
 int fake_valid(struct nvmlDevice_st *d);
 /* "k=v,k=v" into V, whose N keys are NAMES. */
 void fake_keys(const char *s, const char *const *names, int n, double *v);
+/* The pid of the process holding a GPU: 4242, or the caller's (FAKE_NVML_PID=self). */
+unsigned int fake_holder_pid(void);
 /* Device I's FAKE_NVML_HEALTH figures into H. */
 void fake_health_configure(unsigned int i, double *h);
 #endif

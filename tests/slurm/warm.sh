@@ -13,7 +13,20 @@
 #   3. check.warm: 2s: the server is gone a few seconds after its check;
 #   4. check.warm absent (default 0): no server, the check runs one-shot;
 #   5. check= a program that does not know --serve: one log line, and the
-#      check runs one-shot (the stand-in, which passes).
+#      check runs one-shot (the stand-in, which passes);
+#   6. reuse (check.min_interval 60) with check.warm: after a measured pass
+#      (the stand-in check, warm off), the NVML health comes from the warm
+#      server (the real gpumem-check over the stand-in NVML, counters read
+#      live from root's file): the check is reused, gpumem-health does not
+#      run (its own log of runs), the slurmd log and the report say the
+#      server read NVML; a counter moved, seen through the server, forces
+#      a measured check (served by the server);
+#   7. a server that does not answer the health request (check= the
+#      stand-in, no server): one log line, gpumem-health runs, the check is
+#      still reused on its evidence;
+#   8. a server older than the health request (a stand-in that says hello
+#      as check_user and, as gpumem-check --serve before it did, answers a
+#      request that is no check request with nothing): the same fallback.
 . "$top_srcdir/tests/lib.sh"
 real="$top_builddir/kernels/check/gpumem-check"
 [ -x "$real" ] || skip_all "gpumem-check was not built (no CUDA at configure time)"
@@ -112,4 +125,91 @@ is "$(grep -c "job $j6: check not asked of the warm server" "$LOG")" 1 "5: one l
 like "$(grep "job $j6: check not asked of the warm server" "$LOG")" "gave no hello: not a warm check server\): one-shot" "5: ... and why"
 is "$(json "$(report "$j6")" 'd["status"] + "|" + d["verdict"] + "|" + d["ran_by"]' 2>&1)" \
 	"ran|pass|one-shot" "5: the check ran one-shot (the stand-in passes)"
+
+# --- 6. reuse: the NVML health from the warm server -------------------------------
+health_standin "$B"
+fake="$top_builddir/tests/fake-nvml/.libs"
+mkdir -p "$B/nvml"
+# The real gpumem-check over the stand-in NVML, its counters live in root's $B/health.values
+# (the server's cmdline stays "$B/gpumem-check --serve ...": servers() finds it).
+cat >"$B/nvml/gpumem-check" <<SH
+#!/bin/sh
+export LD_LIBRARY_PATH="$fake" FAKE_NVML_GPUS=16 FAKE_NVML_HEALTH_FILE="$B/health.values"
+exec "$B/gpumem-check" "\$@"
+SH
+chmod 755 "$B/nvml" "$B/nvml/gpumem-check"
+site_checks "$t/ev-off.yaml" 20 60
+site_checks "$t/ev-warm.yaml" 20 60
+printf '  warm: 60s\n' >>"$t/ev-warm.yaml"
+plug "$t/ev-off.yaml" "$t/ev-off.conf" "$B/standin-check"
+plug "$t/ev-warm.yaml" "$t/ev-warm.conf" "$B/nvml/gpumem-check"
+plug "$t/ev-warm.yaml" "$t/ev-refuse.conf" "$B/standin-check"
+ev() { json "$(report "$1")" 'd["status"] + "|" + d["evidence"]["text"]' 2>&1; }
+hruns() { wc -l <"$B/health.runs" | tr -d ' '; }
+stop_servers
+"$CL" restart-slurmd --plugstack "$t/ev-off.conf" >/dev/null 2>&1
+ja=$(job)
+like "$(ev "$ja")" "^ran\|measured: gpu0: no measured pass on record" "6: job $ja (warm off): measured, its pass kept"
+"$CL" restart-slurmd --plugstack "$t/ev-warm.conf" >/dev/null 2>&1
+jb=$(job)
+like "$(ev "$jb")" "^reused\|reused: bandwidth measured 0 min ago before job $ja, NVML health unchanged since" \
+	"6: job $jb (warm on): reused on job $ja's pass (its health request started the server)"
+for _ in $(seq 1 240); do [ -n "$(servers)" ] && break; sleep 0.25; done
+ps_=$(servers)
+like "$ps_" '^[0-9]+$' "6: a warm server runs (pid $ps_)"
+n0=$(hruns)
+jc=$(job)
+is "$(ev "$jc")" "reused|reused: bandwidth measured 0 min ago before job $ja, NVML health unchanged since (NVML health from the warm server)" \
+	"6: job $jc: reused, the report says the NVML health came from the warm server"
+is "$(grep -o "job $jc: NVML health served by the warm server pid [0-9]*" "$LOG" | grep -o '[0-9]*$')" "$ps_" \
+	"6: ... the slurmd log names the server (pid $ps_)"
+is "$(hruns)" "$n0" "6: ... and gpumem-health did not run"
+is "$(served "$jc")" "" "6: ... nor the check"
+echo "ecc_vc=2" >"$B/health.values"
+jd=$(job)
+is "$(hruns)" "$n0" "6: job $jd: a corrected ECC error since the pass, read by the server: gpumem-health still did not run"
+like "$(grep "job $jd: NVML health" "$LOG")" "served by the warm server pid $ps_" "6: ... the server read NVML"
+like "$(served "$jd")" '^[0-9]+$' "6: ... and the check was measured (served by the warm server)"
+like "$(json "$(report "$jd")" 'd["status"]' 2>&1)" '^(ran|skipped|failed)$' "6: ... not reused"
+: >"$B/health.values"
+
+# --- 7. a server that does not answer the health request --------------------------
+stop_servers
+"$CL" restart-slurmd --plugstack "$t/ev-refuse.conf" >/dev/null 2>&1
+n0=$(hruns)
+je=$(job)
+is "$(grep -c "job $je: NVML health not asked of the warm server" "$LOG")" 1 "7: one log line says the server gave no health"
+like "$(grep "job $je: NVML health not asked of the warm server" "$LOG")" "gave no hello: not a warm check server\): gpumem-health" "7: ... and why"
+is "$(hruns)" "$((n0 + 1))" "7: gpumem-health ran instead"
+like "$(ev "$je")" "^reused\|reused: bandwidth measured [0-9]+ min ago before job $ja, NVML health unchanged since$" \
+	"7: the check is reused on gpumem-health's evidence"
+
+# --- 8. a server older than the health request ------------------------------------
+mkdir -p "$B/old"
+cat >"$B/old/gpumem-check" <<'PY'
+#!/usr/bin/python3
+# A warm check server older than the health request: hello, then a request
+# that is no check request ("GMCQ") is refused with no reply, as before.
+import select, socket, sys
+if sys.argv[1:2] != ["--serve"]:
+    sys.exit(4)
+ls = socket.socket(fileno=0)
+while select.select([ls], [], [], 60)[0]:
+    c, _ = ls.accept()
+    c.sendall(b"GMCH\x01\x00\x00\x00")
+    head = c.recv(12)
+    c.close()
+PY
+chmod 755 "$B/old" "$B/old/gpumem-check"
+plug "$t/ev-warm.yaml" "$t/ev-old.conf" "$B/old/gpumem-check"
+"$CL" restart-slurmd --plugstack "$t/ev-old.conf" >/dev/null 2>&1
+n0=$(hruns)
+jf=$(job)
+line=$(grep "job $jf: NVML health not asked of the warm server" "$LOG")
+like "$line" "the warm check server pid [0-9]+ gave no health reply \(one older than the request\?\)\): gpumem-health" \
+	"8: an older server (hello, no answer): one log line, and why"
+is "$(hruns)" "$((n0 + 1))" "8: gpumem-health ran instead"
+like "$(ev "$jf")" "^reused\|reused: .* NVML health unchanged since$" "8: the check is reused on gpumem-health's evidence"
+old=$(printf '%s\n' "$line" | grep -o 'server pid [0-9]*' | grep -o '[0-9]*$')
+[ -n "$old" ] && kill "$old" 2>/dev/null
 done_testing

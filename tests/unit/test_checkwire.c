@@ -2,7 +2,9 @@
 /*
  * The warm check server's request and reply codec (plugin/core/checkwire.c):
  * a request round-trips; every bad length, truncation, oversize, version,
- * flag and field is refused with a reason, and nothing is kept then.
+ * flag and field is refused with a reason, and nothing is kept then.  The
+ * NVML health request and reply likewise, and neither kind passes for the
+ * other (an older server refuses a health request: the plugin falls back).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,67 @@ static struct gpumem_cw_req base(void)
 	q.site = "version: 1\n";
 	q.site_len = strlen(q.site);
 	return q;
+}
+
+/* The NVML health request and reply. */
+static void health(void)
+{
+	unsigned char *b = NULL, head[GPUMEM_CW_HEAD];
+	char gpus[GPUMEM_CW_GPUS_MAX + 1], why[200], big[GPUMEM_CW_GPUS_MAX + 8];
+	size_t len = 0, dl;
+	int code;
+
+	is_int(gpumem_cw_health_encode("0,2,3", &b, &len, why, sizeof(why)), 0, "health: encode");
+	is_int((int)len, GPUMEM_CW_HEAD + 4 + 5, "health: header, one length, the list");
+	ok(!memcmp(b, "GMHQ\1\0\0\0", 8), "health: magic GMHQ, version 1, no flags");
+	is_int(gpumem_cw_kind(b), GPUMEM_CW_KIND_HEALTH, "health: its kind");
+	is_int(gpumem_cw_health_decode(b, len, gpus, why, sizeof(why)), 0, "health: decode");
+	is_str(gpus, "0,2,3", "health: the GPUs round-trip");
+	/* An older server reads it as a check request that does not decode. */
+	is_int((int)gpumem_cw_req_head(b, why, sizeof(why)), -1, "health: not a check request");
+	is_str(why, "not a gpumem-check request", "... saying so");
+	is_int(gpumem_cw_health_decode(b, len - 1, gpus, why, sizeof(why)), -1, "health: truncated refused");
+	is_str(gpus, "", "... nothing kept");
+	b[4] = 2;
+	is_int(gpumem_cw_health_decode(b, len, gpus, why, sizeof(why)), -1, "health: version 2 refused");
+	b[4] = 1;
+	b[5] = 1;
+	is_int(gpumem_cw_health_decode(b, len, gpus, why, sizeof(why)), -1, "health: flags refused");
+	b[5] = 0;
+	b[GPUMEM_CW_HEAD + 4] = 'x';
+	is_int(gpumem_cw_health_decode(b, len, gpus, why, sizeof(why)), -1, "health: a list that is no indices refused");
+	b[GPUMEM_CW_HEAD + 4] = '0';
+	put32(b + GPUMEM_CW_HEAD, 4);
+	is_int(gpumem_cw_health_decode(b, len, gpus, why, sizeof(why)), -1, "health: bytes after the field refused");
+	put32(b + 8, GPUMEM_CW_HEALTH_BODY_MAX + 1);
+	is_int((int)gpumem_cw_health_head(b, why, sizeof(why)), -1, "health: an oversized body refused");
+	free(b);
+	is_int(gpumem_cw_health_encode("0,0", &b, &len, why, sizeof(why)), -1, "health: a repeated GPU not encoded");
+	memset(big, '1', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	is_int(gpumem_cw_health_encode(big, &b, &len, why, sizeof(why)), -1, "health: an oversized list not encoded");
+	/* A check request is not a health request. */
+	{
+		struct gpumem_cw_req q = base();
+
+		gpumem_cw_req_encode(&q, &b, &len, why, sizeof(why));
+		is_int(gpumem_cw_kind(b), GPUMEM_CW_KIND_CHECK, "a check request's kind");
+		is_int(gpumem_cw_health_decode(b, len, gpus, why, sizeof(why)), -1, "a check request is no health request");
+		free(b);
+	}
+	is_int(gpumem_cw_kind((const unsigned char *)"GMCHxxxxxxxx"), 0, "a hello is no request");
+
+	gpumem_cw_health_reply_head(head, 3, 999);
+	is_int(gpumem_cw_health_reply_parse(head, &code, &dl, why, sizeof(why)), 0, "health reply head");
+	is_int(code, 3, "its exit code (no NVML)");
+	is_int((int)dl, 999, "its length");
+	is_int(gpumem_cw_reply_parse(head, &code, &dl, why, sizeof(why)), -1, "a health reply is no check reply");
+	gpumem_cw_reply_head(head, 0, 10);
+	is_int(gpumem_cw_health_reply_parse(head, &code, &dl, why, sizeof(why)), -1, "a check reply is no health reply");
+	gpumem_cw_health_reply_head(head, 4, 10);
+	is_int(gpumem_cw_health_reply_parse(head, &code, &dl, why, sizeof(why)), -1, "health exit code 4 refused");
+	gpumem_cw_health_reply_head(head, 0, GPUMEM_CW_HEALTH_DOC_MAX + 1);
+	is_int(gpumem_cw_health_reply_parse(head, &code, &dl, why, sizeof(why)), -1, "oversized health document refused");
 }
 
 /* Decode BUF of LEN; 0 or -1, WHY said. */
@@ -159,5 +222,6 @@ int main(void)
 	gpumem_cw_reply_head(head, 0, 10);
 	head[4] = 2;
 	is_int(gpumem_cw_reply_parse(head, &code, &dl, why, sizeof(why)), -1, "reply version 2 refused");
+	health();
 	return tap_done();
 }

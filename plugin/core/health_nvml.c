@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * gpumem-health's NVML reads (health.h): dlopened (plugin/core/nvmldl.h),
+ * gpumem-health's NVML reads (health.h), for gpumem-health and the warm
+ * check server alike (health_doc.c): dlopened (nvmldl.h),
  * each query optional (an old driver without a symbol, a GPU that answers
  * "not supported" leaves the field at -1).  No CUDA, no context: NVML's
  * counters only, so it takes milliseconds where the driver is loaded
- * (persistence mode).  Also the evidence string and the alarms, the two
- * things a reuse of an earlier check rests on (doc/ADMIN.md, "Reuse").
+ * (persistence mode).  The evidence string and the alarms made of it,
+ * what a reuse of an earlier check rests on, are health_doc.c's.
  *
  * XIDs: NVML gives them only as events (nvmlDeviceRegisterEvents with
  * nvmlEventTypeXidCriticalError, then nvmlEventSetWait) to a process that
@@ -24,14 +25,8 @@
 #include "nvmldl.h"
 
 #define NVLINK_MAX 18           /* NVML_NVLINK_MAX_LINKS */
-#define MAX_PROCS 64
 
-/* nvmlProcessInfo_t of _v2/_v3; nvmlMemory_v2_t (nvml.h), declared here. */
-struct proc_info {
-	unsigned int pid;
-	unsigned long long used;
-	unsigned int gi, ci;
-};
+/* nvmlMemory_v2_t (nvml.h), declared here. */
 struct mem_v2 {
 	unsigned int version;
 	unsigned long long total, reserved, free, used;
@@ -58,8 +53,9 @@ struct gpumem_health_nvml {
 	gpumem_nvmlReturn_t (*nvlink)(gpumem_nvmlDevice_t, unsigned int, int *);
 	gpumem_nvmlReturn_t (*mem2)(gpumem_nvmlDevice_t, struct mem_v2 *);
 	gpumem_nvmlReturn_t (*mem1)(gpumem_nvmlDevice_t, struct mem_v1 *);
-	gpumem_nvmlReturn_t (*procs)(gpumem_nvmlDevice_t, unsigned int *, void *); /* proc_info[] */
+	gpumem_nvmlReturn_t (*procs)(gpumem_nvmlDevice_t, unsigned int *, void *); /* gpumem_nvml_proc[] */
 	const char *(*errstr)(gpumem_nvmlReturn_t);
+	unsigned int self;              /* a pid node_held leaves out (0: none) */
 };
 
 static int ok(gpumem_nvmlReturn_t r)
@@ -136,6 +132,12 @@ fail:
 	return NULL;
 }
 
+void gpumem_health_ignore_pid(struct gpumem_health_nvml *n, unsigned int pid)
+{
+	if (n)
+		n->self = pid;
+}
+
 void gpumem_health_close(struct gpumem_health_nvml *n)
 {
 	if (n == NULL)
@@ -185,7 +187,7 @@ int gpumem_health_node_held(struct gpumem_health_nvml *n, char *why, size_t len)
 		snprintf(why, len, "NVML cannot say which processes hold the GPUs");
 		return 1;
 	}
-	if (gpumem_nvml_any_held(n->by_index, n->procs, count, &g)) {
+	if (gpumem_nvml_any_held(n->by_index, n->procs, count, n->self, &g)) {
 		snprintf(why, len, "a process holds GPU %u (NVML index), or NVML cannot say", g);
 		return 1;
 	}
@@ -269,8 +271,8 @@ static void read_memory(struct gpumem_health_nvml *n, gpumem_nvmlDevice_t dev,
 {
 	struct mem_v2 m2 = { (unsigned int)sizeof(struct mem_v2) | (2u << 24), 0, 0, 0, 0 };
 	struct mem_v1 m1;
-	struct proc_info p[MAX_PROCS];
-	unsigned int np = MAX_PROCS;
+	struct gpumem_nvml_proc p[GPUMEM_NVML_PROCS_MAX];
+	unsigned int np = GPUMEM_NVML_PROCS_MAX;
 
 	/* v2 leaves the driver's reservation out of "used"; v1 counts it in. */
 	if (n->mem2 && ok(n->mem2(dev, &m2)))
@@ -279,7 +281,7 @@ static void read_memory(struct gpumem_health_nvml *n, gpumem_nvmlDevice_t dev,
 		d->mem_used = (long long)m1.used;
 	if (n->procs && ok(n->procs(dev, &np, p))) {
 		d->mem_procs = 0;
-		for (unsigned int i = 0; i < np && i < MAX_PROCS; i++)
+		for (unsigned int i = 0; i < np && i < GPUMEM_NVML_PROCS_MAX; i++)
 			d->mem_procs += (long long)p[i].used;
 	}
 }

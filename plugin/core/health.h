@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * gpumem-health's model (health.c prints it, health_nvml.c fills it from
- * NVML): per GPU, what NVML says of its health without a CUDA context, in
- * milliseconds.  -1 (or "") where NVML did not say.  The document is
- * gpumem-health/1, doc/CHECK-JSON.md ("gpumem-health/1").
+ * gpumem-health's model (health_nvml.c fills it from NVML, health_doc.c
+ * makes the document of it): per GPU, what NVML says of its health without
+ * a CUDA context, in milliseconds.  -1 (or "") where NVML did not say.
+ * The document is gpumem-health/1, doc/CHECK-JSON.md ("gpumem-health/1"),
+ * printed by gpumem-health (plugin/probe/health.c) and answered by the
+ * warm check server (kernels/check/check_serve.c) alike: both link this
+ * code (core/libgpumemhealth, not the plugin).
  */
 #ifndef GPUMEM_HEALTH_H
 #define GPUMEM_HEALTH_H
 #include <stddef.h>
+#include <time.h>
 
 #define GPUMEM_HEALTH_SCHEMA "gpumem-health/1"
 #define GPUMEM_HEALTH_MAX_GPUS 64
@@ -45,6 +49,12 @@ int gpumem_health_list(struct gpumem_health_nvml *n, char idx[][16], int max);
 /* Fill D (d->gpu set) from NVML. */
 void gpumem_health_read(struct gpumem_health_nvml *n, struct gpumem_health_dev *d);
 void gpumem_health_close(struct gpumem_health_nvml *n);
+/*
+ * Leave process PID out of node_held (the warm check server's own pid:
+ * it holds no context while it answers, but the answer must not depend on
+ * that); 0: count every process.
+ */
+void gpumem_health_ignore_pid(struct gpumem_health_nvml *n, unsigned int pid);
 /* 1 when a process holds any GPU of the node or NVML cannot say, 0 when none does; WHY says. */
 int gpumem_health_node_held(struct gpumem_health_nvml *n, char *why, size_t len);
 /*
@@ -55,4 +65,15 @@ int gpumem_health_node_held(struct gpumem_health_nvml *n, char *why, size_t len)
 void gpumem_health_evidence(const struct gpumem_health_dev *d, char *buf, size_t len);
 void gpumem_health_alarms(const struct gpumem_health_dev *d,
 			  void (*alarm)(const char *text, void *arg), void *arg);
+/* "0,1,3" into IDX (at most MAX); how many, or -1 when an entry is not a plain index. */
+int gpumem_health_parse_list(const char *s, char idx[][16], int max);
+/*
+ * The gpumem-health/1 document of GPUS ("0,1,3"; NULL: every GPU) read
+ * from N (NULL: NVML did not start, NOTE says why, MISSING: no library),
+ * timed from T0 (CLOCK_MONOTONIC), as malloc'd text ending in a newline
+ * (NULL: out of memory); *CODE: gpumem-health's exit (0, 1 a GPU not
+ * answered, 3 no NVML).
+ */
+char *gpumem_health_document(struct gpumem_health_nvml *n, const char *driver, const char *note,
+			     int missing, const char *gpus, const struct timespec *t0, int *code);
 #endif
