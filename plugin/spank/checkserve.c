@@ -287,14 +287,50 @@ static int request(const struct gpumem_jobctx *c, int timeout, int l2_reset,
 	return gpumem_cw_req_encode(&q, buf, len, why, wlen);
 }
 
+typedef int (*reply_parse_fn)(const unsigned char *head, int *code, size_t *doc_len, char *why,
+			      size_t wlen);
+
+/*
+ * One request to the server PID on FD and its whole reply (head checked by
+ * PARSE, then the document) before DEADLINE: the check's and the health's
+ * exchange.  0 with *DOC (malloc'd, NUL-ended) and *CODE; -1 with why, WHAT
+ * naming the reply ("reply", "health reply") and NOTE said where none came.
+ */
+static int exchange(int fd, pid_t pid, const unsigned char *req, size_t len, long deadline,
+		    reply_parse_fn parse, int *code, char **doc, const char *what,
+		    const char *note, char *why, size_t wlen)
+{
+	unsigned char head[GPUMEM_CW_HEAD];
+	size_t doc_len;
+
+	*doc = NULL;
+	if (send_all(fd, req, len, deadline) < 0 ||
+	    recv_all(fd, head, sizeof(head), deadline, NULL) < 0) {
+		snprintf(why, wlen, "the warm check server pid %d gave no %s%s%s", (int)pid, what,
+			 gpumem_mono_ms() >= deadline ? " in time" : "", note);
+		return -1;
+	}
+	if (parse(head, code, &doc_len, why, wlen) < 0)
+		return -1;
+	*doc = malloc(doc_len + 1);
+	if (!*doc || recv_all(fd, (unsigned char *)*doc, doc_len, deadline, NULL) < 0) {
+		snprintf(why, wlen, "the warm check server pid %d broke off its %s", (int)pid, what);
+		free(*doc);
+		*doc = NULL;
+		return -1;
+	}
+	(*doc)[doc_len] = '\0';
+	return 0;
+}
+
 int gpumem_checkserve_run(const struct gpumem_jobctx *c, int timeout, int l2_reset,
 			  struct gpumem_proc *p, char *via, size_t vlen)
 {
-	unsigned char *req = NULL, head[GPUMEM_CW_HEAD];
+	unsigned char *req = NULL;
 	struct sockaddr_un addr;
 	struct ucred who = { 0 };
 	char why[300] = "";
-	size_t len, doc_len;
+	size_t len;
 	long deadline;
 	int fd = -1, rv = 0, code;
 
@@ -318,23 +354,9 @@ int gpumem_checkserve_run(const struct gpumem_jobctx *c, int timeout, int l2_res
 	/* From here the server was asked: no whole answer is a check that did not finish. */
 	rv = -1;
 	deadline = gpumem_mono_ms() + gpumem_proc_left_ms((timeout + 5) * 1000L);
-	if (send_all(fd, req, len, deadline) < 0 ||
-	    recv_all(fd, head, sizeof(head), deadline, NULL) < 0) {
-		snprintf(why, sizeof(why), "the warm check server pid %d gave no reply%s", (int)who.pid,
-			 gpumem_mono_ms() >= deadline ? " in time" : "");
+	if (exchange(fd, who.pid, req, len, deadline, gpumem_cw_reply_parse, &code, &p->out,
+		     "reply", "", why, sizeof(why)) < 0)
 		goto out;
-	}
-	if (gpumem_cw_reply_parse(head, &code, &doc_len, why, sizeof(why)) < 0 ||
-	    !(p->out = malloc(doc_len + 1)) ||
-	    recv_all(fd, (unsigned char *)p->out, doc_len, deadline, NULL) < 0) {
-		if (!why[0] || p->out)
-			snprintf(why, sizeof(why), "the warm check server pid %d broke off its reply",
-				 (int)who.pid);
-		free(p->out);
-		p->out = NULL;
-		goto out;
-	}
-	p->out[doc_len] = '\0';
 	p->status = code;
 	snprintf(via, vlen, "warm server pid %d", (int)who.pid);
 	rv = 1;
@@ -352,11 +374,11 @@ out:
 
 int gpumem_checkserve_health(const struct gpumem_jobctx *c, char **doc, int *code)
 {
-	unsigned char *req = NULL, head[GPUMEM_CW_HEAD];
+	unsigned char *req = NULL;
 	struct sockaddr_un addr;
 	struct ucred who = { 0 };
 	char why[300] = "";
-	size_t len, doc_len;
+	size_t len;
 	long deadline;
 	int fd = -1, rv = 0;
 
@@ -372,23 +394,9 @@ int gpumem_checkserve_health(const struct gpumem_jobctx *c, char **doc, int *cod
 	    server_hello(c, fd, HEALTH_HELLO_MS, &who, why, sizeof(why)) < 0)
 		goto out;
 	deadline = gpumem_mono_ms() + gpumem_proc_left_ms(HEALTH_REPLY_MS);
-	if (send_all(fd, req, len, deadline) < 0 ||
-	    recv_all(fd, head, sizeof(head), deadline, NULL) < 0) {
-		snprintf(why, sizeof(why), "the warm check server pid %d gave no health reply "
-			 "(one older than the request?)", (int)who.pid);
+	if (exchange(fd, who.pid, req, len, deadline, gpumem_cw_health_reply_parse, code, doc,
+		     "health reply", " (one older than the request?)", why, sizeof(why)) < 0)
 		goto out;
-	}
-	if (gpumem_cw_health_reply_parse(head, code, &doc_len, why, sizeof(why)) < 0)
-		goto out;
-	*doc = malloc(doc_len + 1);
-	if (!*doc || recv_all(fd, (unsigned char *)*doc, doc_len, deadline, NULL) < 0) {
-		snprintf(why, sizeof(why), "the warm check server pid %d broke off its health reply",
-			 (int)who.pid);
-		free(*doc);
-		*doc = NULL;
-		goto out;
-	}
-	(*doc)[doc_len] = '\0';
 	gpumem_info("gpumem: job %u: NVML health served by the warm server pid %d", c->ji.job,
 		    (int)who.pid);
 	rv = 1;
