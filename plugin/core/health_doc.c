@@ -191,7 +191,7 @@ char *gpumem_health_document(struct gpumem_health_nvml *n, const char *driver, c
 	if (n && !gpus)
 		ngpus = gpumem_health_list(n, idx, GPUMEM_HEALTH_MAX_GPUS);
 	for (int i = 0; n && dev && i < ngpus; i++) {
-		snprintf(dev[i].gpu, sizeof(dev[i].gpu), "%s", idx[i]);
+		snprintf(dev[i].gpu, sizeof(dev[i].gpu), "%.15s", idx[i]);   /* both 16 */
 		gpumem_health_read(n, &dev[i]);
 		rc |= !dev[i].found;
 		json_object_array_add(devs, device(&dev[i]));
