@@ -58,7 +58,10 @@ eval "$("$CL" env)"
 cd "$GPUMEM_CLUSTER_TMP" || exit 1
 LOG="$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log"
 S=${GPUMEM_CLUSTER_STATE_DIR:-/run/gpumem}
-SOCK=$S/check.$(hostname | tr -c 'A-Za-z0-9._\n-' _).sock
+# The node's host name, as its slurmd sees it (with --hosts each node has
+# its own, gpumem1; else the machine's).
+nodehost=$(nsenter --target "$(tr -dc 0-9 <"$GPUMEM_CLUSTER_DIR/run/slurmd.gpumem1.pid")" --uts hostname)
+SOCK=$S/check.$(printf '%s\n' "$nodehost" | tr -c 'A-Za-z0-9._\n-' _).sock
 uid=$(id -u "$U")
 report() { echo "$t/reports/job$1.prolog.gpumem1.before.json"; }
 job() { run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/before.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'; jobid_of "$out"; }
