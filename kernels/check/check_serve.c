@@ -174,6 +174,7 @@ static void serve_health(int fd, const char *gpus)
 	static int missing;
 	unsigned char head[GPUMEM_CW_HEAD];
 	struct timespec t0;
+	size_t len;
 	char *doc;
 	int code;
 
@@ -183,12 +184,13 @@ static void serve_health(int fd, const char *gpus)
 		gpumem_health_ignore_pid(nvml, (unsigned int)getpid());
 	}
 	doc = gpumem_health_document(nvml, driver, note, missing, gpus, &t0, &code);
-	if (!doc || strlen(doc) > GPUMEM_CW_HEALTH_DOC_MAX) {
+	len = doc ? strlen(doc) : 0;
+	if (!doc || len > GPUMEM_CW_HEALTH_DOC_MAX) {
 		free(doc);
 		return;         /* no reply: the caller runs gpumem-health */
 	}
-	gpumem_cw_health_reply_head(head, code, strlen(doc));
-	if (write_full(fd, head, sizeof(head)) < 0 || write_full(fd, doc, strlen(doc)) < 0)
+	gpumem_cw_health_reply_head(head, code, len);
+	if (write_full(fd, head, sizeof(head)) < 0 || write_full(fd, doc, len) < 0)
 		fprintf(stderr, PFX "serve: the caller left before the health reply\n");
 	free(doc);
 }

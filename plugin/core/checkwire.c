@@ -40,6 +40,14 @@ static void put32(unsigned char *p, uint32_t v)
 	p[3] = (unsigned char)v;
 }
 
+/* String field S (L bytes) at P: its length, then its bytes; the bytes written. */
+static size_t put_field(unsigned char *p, const char *s, size_t l)
+{
+	put32(p, (uint32_t)l);
+	memcpy(p + 4, s, l);
+	return 4 + l;
+}
+
 static uint32_t get32(const unsigned char *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
@@ -136,11 +144,8 @@ int gpumem_cw_req_encode(const struct gpumem_cw_req *req, unsigned char **buf, s
 	b[7] = (unsigned char)req->timeout_s;
 	put32(b + 8, (uint32_t)body);
 	off = GPUMEM_CW_HEAD;
-	for (int i = 0; i < 4; i++) {
-		put32(b + off, (uint32_t)l[i]);
-		memcpy(b + off + 4, s[i], l[i]);
-		off += 4 + l[i];
-	}
+	for (int i = 0; i < 4; i++)
+		off += put_field(b + off, s[i], l[i]);
 	*buf = b;
 	*len = off;
 	return 0;
@@ -317,10 +322,8 @@ int gpumem_cw_health_encode(const char *gpus, unsigned char **buf, size_t *len, 
 	if (!b)
 		return bad(why, wlen, "out of memory");
 	head_put(b, hreq_magic, 0, 4 + l);
-	put32(b + GPUMEM_CW_HEAD, (uint32_t)l);
-	memcpy(b + GPUMEM_CW_HEAD + 4, gpus, l);
 	*buf = b;
-	*len = GPUMEM_CW_HEAD + 4 + l;
+	*len = GPUMEM_CW_HEAD + put_field(b + GPUMEM_CW_HEAD, gpus, l);
 	return 0;
 }
 

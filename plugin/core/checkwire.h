@@ -45,7 +45,7 @@
 #define GPUMEM_CW_DOC_MAX (1024 * 1024)         /* GPUMEM_REPORT_MAX_FILE_BYTES */
 #define GPUMEM_CW_TIMEOUT_MAX 3600              /* the site's check.timeout range */
 #define GPUMEM_CW_HEALTH_BODY_MAX (4 + GPUMEM_CW_GPUS_MAX)
-#define GPUMEM_CW_HEALTH_DOC_MAX (256 * 1024)   /* evidence.c's cap on gpumem-health's output */
+#define GPUMEM_CW_HEALTH_DOC_MAX (256 * 1024)   /* a gpumem-health/1 document (evidence.c's cap too) */
 
 #define GPUMEM_CW_L2AB 1u
 #define GPUMEM_CW_L2RESET 2u

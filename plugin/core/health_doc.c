@@ -182,11 +182,9 @@ char *gpumem_health_document(struct gpumem_health_nvml *n, const char *driver, c
 	struct json_object *doc = json_object_new_object(), *devs = json_object_new_array();
 	struct gpumem_health_dev *dev = calloc(GPUMEM_HEALTH_MAX_GPUS, sizeof(*dev));
 	time_t t = time(NULL);
-	size_t tlen = 0;
 	struct tm tm;
 	int ngpus = gpus ? gpumem_health_parse_list(gpus, idx, GPUMEM_HEALTH_MAX_GPUS) : -1;
 	int rc = 0, held;
-	FILE *f;
 
 	if (n && !gpus)
 		ngpus = gpumem_health_list(n, idx, GPUMEM_HEALTH_MAX_GPUS);
@@ -210,15 +208,7 @@ char *gpumem_health_document(struct gpumem_health_nvml *n, const char *driver, c
 	/* Any process on any GPU of the node: whether the epilog's L2 reset has anything to do. */
 	gpumem_json_add(doc, "node_held", held < 0 ? NULL : json_object_new_boolean(held));
 	gpumem_json_add(doc, "node_held_why", held < 0 ? NULL : gpumem_json_string(held_why));
-	f = open_memstream(&text, &tlen);
-	if (f) {
-		gpumem_json_write(f, doc, GPUMEM_JSON_COMPACT);
-		fputc('\n', f);
-		if (fclose(f) != 0 || !dev) {
-			free(text);
-			text = NULL;
-		}
-	}
+	text = dev ? gpumem_json_dump(doc, GPUMEM_JSON_COMPACT) : NULL;
 	json_object_put(doc);
 	free(dev);
 	*code = n == NULL ? (missing ? GPUMEM_EXIT_NO_GPU : 1) : rc;

@@ -265,6 +265,39 @@ static int server_hello(const struct gpumem_jobctx *c, int fd, long wait_ms, str
 	return 0;
 }
 
+/* Can the job's GPUs be asked of the node's server, at ADDR?  0, or -1 with WHY. */
+static int server_addr(const struct gpumem_jobctx *c, struct sockaddr_un *addr, char *why,
+		       size_t wlen)
+{
+	if (!gpumem_cw_gpus_ok(c->ji.gpus)) {
+		snprintf(why, wlen, "the job's GPUs are not plain indices ('%s')",
+			 c->ji.gpus[0] ? c->ji.gpus : "all");
+		return -1;
+	}
+	if (sock_addr(c, addr) < 0) {
+		snprintf(why, wlen, "state_dir's path is too long for a socket");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The server at ADDR, connected (started where none answers) and known by
+ * its hello within HELLO_MS (*WHO): the socket, or -1 with WHY (the caller
+ * then does without it).
+ */
+static int server_open(const struct gpumem_jobctx *c, const struct sockaddr_un *addr,
+		       long hello_ms, struct ucred *who, char *why, size_t wlen)
+{
+	int fd = server_reach(c, addr, why, wlen);
+
+	if (fd >= 0 && server_hello(c, fd, hello_ms, who, why, wlen) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 /* The request of this check: the options the one-shot check gets, the job's GPUs, the node. */
 static int request(const struct gpumem_jobctx *c, int timeout, int l2_reset,
 		   unsigned char **buf, size_t *len, char *why, size_t wlen)
@@ -336,20 +369,10 @@ int gpumem_checkserve_run(const struct gpumem_jobctx *c, int timeout, int l2_res
 
 	if (!c->have_site || c->site.check_warm_s <= 0)
 		return 0;
-	if (!gpumem_cw_gpus_ok(c->ji.gpus)) {
-		snprintf(why, sizeof(why), "the job's GPUs are not plain indices ('%s')",
-			 c->ji.gpus[0] ? c->ji.gpus : "all");
-		goto out;
-	}
-	if (sock_addr(c, &addr) < 0) {
-		snprintf(why, sizeof(why), "state_dir's path is too long for a socket");
-		goto out;
-	}
-	if (request(c, timeout, l2_reset, &req, &len, why, sizeof(why)) < 0 ||
-	    (fd = server_reach(c, &addr, why, sizeof(why))) < 0)
-		goto out;
 	/* A fresh one says hello after its cuInit. */
-	if (server_hello(c, fd, START_WAIT_MS, &who, why, sizeof(why)) < 0)
+	if (server_addr(c, &addr, why, sizeof(why)) < 0 ||
+	    request(c, timeout, l2_reset, &req, &len, why, sizeof(why)) < 0 ||
+	    (fd = server_open(c, &addr, START_WAIT_MS, &who, why, sizeof(why))) < 0)
 		goto out;
 	/* From here the server was asked: no whole answer is a check that did not finish. */
 	rv = -1;
@@ -385,13 +408,9 @@ int gpumem_checkserve_health(const struct gpumem_jobctx *c, char **doc, int *cod
 	*doc = NULL;
 	if (!c->have_site || c->site.check_warm_s <= 0)
 		return 0;
-	if (!gpumem_cw_gpus_ok(c->ji.gpus))
-		snprintf(why, sizeof(why), "the job's GPUs are not plain indices");
-	else if (sock_addr(c, &addr) < 0)
-		snprintf(why, sizeof(why), "state_dir's path is too long for a socket");
-	if (why[0] || gpumem_cw_health_encode(c->ji.gpus, &req, &len, why, sizeof(why)) < 0 ||
-	    (fd = server_reach(c, &addr, why, sizeof(why))) < 0 ||
-	    server_hello(c, fd, HEALTH_HELLO_MS, &who, why, sizeof(why)) < 0)
+	if (server_addr(c, &addr, why, sizeof(why)) < 0 ||
+	    gpumem_cw_health_encode(c->ji.gpus, &req, &len, why, sizeof(why)) < 0 ||
+	    (fd = server_open(c, &addr, HEALTH_HELLO_MS, &who, why, sizeof(why))) < 0)
 		goto out;
 	deadline = gpumem_mono_ms() + gpumem_proc_left_ms(HEALTH_REPLY_MS);
 	if (exchange(fd, who.pid, req, len, deadline, gpumem_cw_health_reply_parse, code, doc,

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "checkwire.h"
 #include "evidence.h"
 #include "jobcheck.h"
 #include "json.h"
@@ -41,7 +42,7 @@
 
 #define HEALTH_TIMEOUT_S 10
 #define HEALTH_NO_NVML 3                /* gpumem-health's exit: no NVML here */
-#define HEALTH_MAX_BYTES (256 * 1024)
+#define HEALTH_MAX_BYTES GPUMEM_CW_HEALTH_DOC_MAX    /* the warm server's cap too */
 
 /*
  * The gpumem-health/1 document in OUT (gpumem-health's exit STATUS), from
