@@ -2,8 +2,8 @@
 /*
  * The policy format, version 1: its keys, defaults and loading.  The key
  * tables and the enum names here are the one registry of the format: the
- * site file (site.c), merge (merge.c) and the docs test
- * (tests/unit/test_docs.c) read them rather than keep lists of their own.
+ * site file (site.c), merge (merge.c) and the docs test (tests/unit/list_keys.c,
+ * tests/cli/docs.py) read them rather than keep lists of their own.
  */
 #include <stddef.h>
 #include <stdio.h>

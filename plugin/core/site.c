@@ -196,7 +196,7 @@ static int parse_refs(struct gpumem_walk *w, const struct gpumem_ynode *n)
 }
 
 
-/* The site file's keys (gpumem_keys_each lists them, tests/unit/test_docs.c checks the docs). */
+/* The site file's keys (gpumem_keys_each lists them, tests/cli/docs.py checks the docs). */
 const struct gpumem_key gpumem_site_keys[] = {
 	{ .name = "version", .type = GPUMEM_KT_CUSTOM, .custom = gpumem_walk_version, .required = 1 },
 	{ .name = "defaults", .type = GPUMEM_KT_POLICY, .off = S(defaults) },
