@@ -333,6 +333,20 @@ int gpumem_jobctx_gpus(struct gpumem_jobctx *c, struct gpumem_node *node, int ma
 	return gpumem_probe_cache_lookup(c->dfd, c->list, c->ngpus, node);
 }
 
+int gpumem_jobctx_l2_pct(const struct gpumem_jobctx *c, const struct gpumem_node *node)
+{
+	struct gpumem_diags quiet = { 0 };
+	struct gpumem_env env;
+	int pct = -1;
+
+	if (gpumem_policy_env(&c->eff, node, &env, &quiet) == 0)
+		for (int i = 0; i < env.n; i++)
+			if (!strcmp(env.var[i].name, GPUMEM_ENV_L2_PCT))
+				pct = atoi(env.var[i].value);
+	gpumem_diags_free(&quiet);
+	return pct;
+}
+
 /* A result with no check run: STATUS and verdict alike, WHY, now. */
 static void no_check(struct gpumem_checkrun *r, const char *phase, const char *status,
 		     const char *why)

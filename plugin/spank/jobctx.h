@@ -69,6 +69,12 @@ void gpumem_jobctx_free(struct gpumem_jobctx *c);
  * MAY_PROBE, run gpumem-probe once and cache it.  1 when all were found.
  */
 int gpumem_jobctx_gpus(struct gpumem_jobctx *c, struct gpumem_node *node, int may_probe);
+/*
+ * The persisting-L2 limit, percent of L2, the job's tasks get on NODE
+ * under its effective policy (gpumem_policy_env, as the steps set it); -1
+ * none.
+ */
+int gpumem_jobctx_l2_pct(const struct gpumem_jobctx *c, const struct gpumem_node *node);
 /* The job has GPUs here to act on (a list, or every GPU with gpus=all). */
 int gpumem_jobctx_has_gpus(const struct gpumem_jobctx *c);
 /*
