@@ -27,6 +27,8 @@ struct gpumem_jobctx {
 	int have_eff;
 	char *nomps;                    /* root's empty mps_dir/nomps: helpers' MPS pipe directory */
 	char *profile;                  /* epilog: the report's "profile" member (sampler.h), or NULL */
+	char l2_setaside[16];           /* the job's set-aside for the check's L2 A/B: "50%", a
+					 * byte count, or "" (gpumem_perjob_check) */
 	uint32_t job;
 	uid_t uid;
 	gid_t gid;

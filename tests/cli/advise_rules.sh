@@ -94,6 +94,22 @@ like "$out" "  gpu 0   advice: prefetch.yaml: tx 15 GB/s over rx 7.5 GB/s, 12 sa
 GPUMEM_SITE="$t/own.yaml" run "$GPUMEM" job --report "$rep"
 like "$out" "      advice: prefetch.yaml: tx 15 GB/s" "gpumem job: \$GPUMEM_SITE's table"
 
+# Job 13 under persist.yaml's 50% set-aside, its after-check's L2 A/B
+# measuring the set-aside's cost: gpumem job shows the cost the check measured.
+prof13='{"schema":"gpumem-profile/1","state":"ran","reason":null,"interval_ms":1000,"seconds":12.0,"gpus":[{"index":0,"uuid":"GPU-0","name":"NVIDIA H200","source":"gpm","note":null,"samples":12,"timeline_step_s":1.0,"metrics":{'
+prof13="$prof13$(m dram_bw_util % 55 75),$(m sm_util % 50 70),$(m sm_occupancy % 40 50),$(m pcie_rx GB/s 0.1 0.2),$(m pcie_tx GB/s 0 0)"
+prof13="$prof13"',"nvlink_rx":null,"nvlink_tx":null,"mem_used":{"unit":"GiB","source":"nvml-memory","mean":5.0,"max":7.9,"timeline":[5.0]}}}]}'
+sa13='"l2_ab": {"run": true, "persisting_bytes": 31457280, "speedup": 1.0, "error": null, "setaside": {"run": true, "percent": 50.00, "bytes": 31457280, "repeats": 6, "triad_without_gbps": 4170.00, "triad_with_gbps": 3127.50, "ratio": 0.7500, "error": null}}'
+printf '{"schema": "gpumem-report/1", "job": 13, "step": "epilog", "node": "gpu01", "user": "alice", "uid": 1000, "policy": "persist", "phase": "after", "time": "2026-11-25T17:00:00Z", "gpus": "0", "status": "ran", "reason": null, "exit_code": 0, "verdict": "pass", "drained": false, "effective": {"l2": {"persisting_limit": "50%%"}, "mps": {"active_thread_percentage": null, "daemon": "none"}, "unified_memory": {"preferred_location": "none", "accessed_by": [], "prefetch": "none"}}, "check": {"devices": [{"index": 0, "verdict": "pass", "reasons": [], "metrics": {"triad": {"best_gbps": 4100}}, %s}]}, "profile": %s}\n' \
+	"$sa13" "$prof13" >"$t/r/job13.x.gpu01.after.json"
+rep13="$t/r/job13.x.gpu01.after.json"
+run "$GPUMEM" job --report "$rep13" --site "$t/plain.yaml"
+like "$out" "    l2 set-aside 50% of L2: triad at 0.75x of none \(check.l2_ab\)" \
+	"gpumem job: the set-aside's cost the after-check measured"
+like "$out" "node gpu01  policy persist  l2 50%" "  under the job's limit"
+run "$GPUMEM" job --report "$rep" --site "$t/plain.yaml"
+unlike "$out" "l2 set-aside" "a record without it: no such line"
+
 # Bad tables: each refused at file:line:col, by validate, advise --rules and job.
 bad() { # NAME WANT RULES...: a site file whose advice: is RULES, refused with WANT
 	name=$1 want=$2; shift 2
