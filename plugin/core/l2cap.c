@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 #include "l2cap.h"
+#include "trust.h"
 
 /*
  * Each figure's share kept, by the set-aside the driver grants: it grants
@@ -130,8 +131,10 @@ static void say(const char *where, double asked, double cap, const char *model,
 	const struct gpumem_l2model *m = model && *model ? gpumem_l2cap_model(model) : NULL;
 	const struct gpumem_l2model *ref = gpumem_l2cap_reference();
 	const char *key = where ? "l2.persisting_limit: " : "";
-	char cost[96];
+	char cost[96], name[4 * 96];
 
+	/* The name reaches slurmd's log: escaped, as the probe could have run as the user. */
+	gpumem_escape(name, sizeof(name), model ? model : "");
 	if (where == NULL)
 		where = "l2.persisting_limit";
 	if (m) {
@@ -146,7 +149,7 @@ static void say(const char *where, double asked, double cap, const char *model,
 		gpumem_diag_add(d, GPUMEM_SEV_WARNING, where, 0, 0,
 				"%s%g%% of L2 on this GPU (%s), whose set-aside cost gpumem has not "
 				"measured (it would cost an %s %s): capped at %g%%%s",
-				key, asked, model, ref->model, cost, cap, src_words(src));
+				key, asked, name, ref->model, cost, cap, src_words(src));
 	else
 		gpumem_diag_add(d, GPUMEM_SEV_WARNING, where, 0, 0,
 				"%s%g%% of L2 on a GPU model not known here (it would cost an %s %s): "

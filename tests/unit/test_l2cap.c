@@ -85,6 +85,15 @@ int main(void)
 	     "no model known: the unmeasured cap");
 	gpumem_diags_free(&d);
 
+	{
+		const char *odd[] = { "GPU\nforged line" };
+
+		pct = 50;
+		gpumem_l2cap_apply(NULL, odd, 1, &pct, NULL, &d);
+		like(warning(&d), "this GPU (GPU\\nforged line)", "a model's name is escaped (it reaches a log)");
+		gpumem_diags_free(&d);
+	}
+
 	/* The site's key raises a model's cap, sets the one for the others. */
 	gpumem_site_init(&s);
 	is_int(site("version: 1\nlimits:\n  l2_model_max_percent:\n    NVIDIA H200: 40%\n"
