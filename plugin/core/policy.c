@@ -112,6 +112,7 @@ void gpumem_policy_init(struct gpumem_policy *p)
 	memset(p, 0, sizeof(*p));
 	p->l2.reset_at_exit = 1;
 	p->l2.site_max_percent = 100;
+	p->l2.site_caps.other = -1;
 	p->um.accessed_by = 0;
 	p->um.min_bytes = 1 << 20;
 	p->um.placement = GPUMEM_PLACE_NONE;
