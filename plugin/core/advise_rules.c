@@ -9,7 +9,7 @@
  *   pcie_tx.mean >= 0.5 * pcie_rx.mean
  *   dram_bw_util.p95 >= 80 or dram_bw_util.mean >= 60
  *   eff.um.pl has cpu and eff.um.ab has gpu or eff.um.pf has gpu
- *   eff.l2 > 0
+ *   eff.l2 > 18
  *
  * comparisons (< <= > >= == !=, or "has" for the effective policy's
  * unified-memory words) joined by "and" and "or", "and" first; "always"

@@ -105,7 +105,7 @@ printf '{"schema": "gpumem-report/1", "job": 13, "step": "epilog", "node": "gpu0
 	"$sa13" "$prof13" >"$t/r/job13.x.gpu01.after.json"
 rep13="$t/r/job13.x.gpu01.after.json"
 run "$GPUMEM" advise --report "$rep13" --site "$t/plain.yaml"
-like "$out" "  gpu 0   advice: stream.yaml: the job ran under a persisting-L2 set-aside .*\(DRAM p95 75%, mean 55%\): past a quarter of L2 a set-aside slows every kernel .*0.75x at 50%" \
+like "$out" "  gpu 0   advice: stream.yaml: the job ran under a persisting-L2 set-aside .*\(DRAM p95 75%, mean 55%\): past 3/16 of L2 a set-aside slows every kernel .*0.73x at 50%" \
 	"a 50% set-aside, HBM p95 75%: the setaside rule advises stream.yaml, with the cost"
 run "$GPUMEM" job --report "$rep13" --site "$t/plain.yaml"
 like "$out" "    l2 set-aside 50% of L2: triad at 0.75x of none \(check.l2_ab\)" \
