@@ -20,7 +20,7 @@
  * --cycles K   after the one cuInit, K rounds of (contexts, alloc, release
  *              in each device's thread), one "cuda-startup-cycle:" line each
  *              (what a process that stays up between checks would pay per
- *              check: issue 35's warm check); implies --release
+ *              check: the warm check server); implies --release
  *
  * Output: "cuda-startup: main=T dlopen=S init=S count=S ctx=S,S.. alloc=S
  * host=S release=S exit=T" (T: CLOCK_MONOTONIC seconds, S: durations).

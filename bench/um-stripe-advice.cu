@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 // bench/um-stripe-advice.cu: which advice should the GPU part of a striped
-// managed allocation get (issue 26)?  The same 2 MiB stripes as
+// managed allocation get?  The same 2 MiB stripes as
 // unified_memory.placement: stripe at gpu_fraction 0.5 (GPU granules and CPU
 // granules alternating), with the CPU part always SetPreferredLocation(host)
 // + SetAccessedBy(gpu), and the GPU part given, in turn:

@@ -248,10 +248,9 @@ double gpumem_check_ref_value(const struct gpumem_ref *ref, enum gpumem_check_me
 /*
  * What an MPS share leaves of a reference.  Copy-engine transfers (H2D,
  * D2H) are not limited by the active-thread percentage: 1.  The SM-driven
- * figures get sqrt(share/100), capped at 1: measured on H200, a 25% share
- * kept 60% of copy bandwidth (3964 -> 2379 GB/s), so bandwidth is far from
- * linear in SMs; sqrt gives 0.50 there (below what was seen, i.e.
- * conservative), 0.71 at 50% and 0.87 at 75%, and is 1 at 100%.
+ * figures get sqrt(share/100), capped at 1: bandwidth is far from linear in
+ * SMs (a quarter of the SMs keeps more than half of it), and sqrt stays
+ * below what was measured, i.e. conservative.
  */
 double gpumem_check_mps_scale(enum gpumem_check_metric_id m, double share_pct);
 

@@ -26,19 +26,15 @@
 #define MIB (1024ull * 1024ull)
 #define DEFAULT_MEM_BYTES   (1024 * MIB)
 /*
- * 1 GiB arrays, 8 timed repeats.  With the grid-stride kernels of 0.1.0,
- * 256 MiB arrays read only 87% of the H200's datasheet peak and the triad
- * 3.6% under a 4 GiB run (bench/results/gpu/2026-11-22-h200x2-f), so 2 GiB
- * were used; the one-element-per-thread kernels reach 4310 GB/s triad even
- * at 256 MiB (bench/kernel-shapes.cu), and halving the arrays and cutting
- * two repeats buys back ~35 ms of the two-GPU budget (0.6 s).  Capped by
- * free memory.
+ * 1 GiB arrays, 8 timed repeats: the one-element-per-thread kernels reach
+ * the long run's triad at this size (bench/kernel-shapes.cu), where the
+ * grid-stride kernels needed bigger arrays, and fewer, smaller passes keep
+ * the check short on nodes of several GPUs.  Capped by free memory.
  */
 #define DEFAULT_ARRAY_BYTES (1024 * MIB)
 /*
- * 32 MiB: pinning is the longest host step of the check (50 ms for 64 MiB,
- * 26 ms for 32 MiB on an H100), and 32 MiB reads the PCIe 5 link within 1%
- * of 64 MiB (bench/results/gpu/2026-11-24-h100-b).
+ * 32 MiB: pinning is the longest host step of the check and grows with the
+ * buffer, and 32 MiB already reads a PCIe 5 link as fast as a bigger one.
  */
 #define DEFAULT_HOST_BYTES  (32 * MIB)
 #define DEFAULT_REPEATS     8

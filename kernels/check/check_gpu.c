@@ -393,10 +393,10 @@ void *gpumem_check_device_main(void *arg)
 
 	/*
 	 * While the GPU works: the host buffer, near the GPU, pinned (the
-	 * longest host step: 26 ms for 32 MiB on an H100), while NVML starts in
+	 * longest host step), while NVML starts in
 	 * its own thread; then NVML's health counters, read with the GPU still
 	 * busy, where a thermal slowdown shows.  In the other order NVML's
-	 * start and the pinning added up (bench/results/gpu/2026-11-24-h100-b).
+	 * start and the pinning added up.
 	 */
 	topo = host_prepare(job, &c, &hb, &pn);
 	nvml = health_read(job);

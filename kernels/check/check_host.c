@@ -15,9 +15,9 @@
 
 /*
  * Pin the NUMA-placed host buffer.  Called while the GPU still runs the
- * memory test and the HBM figures: placing, touching and registering
- * 32 MiB takes about 26 ms of host time on an H100, which would otherwise
- * add to the check's wall time.
+ * memory test and the HBM figures: placing, touching and registering the
+ * buffer is the longest host step of the check, which would otherwise add
+ * to its wall time.
  */
 void gpumem_check_host_pin(struct gpumem_check_ctx *c, const struct gpumem_check_hostbuf *hb,
 			   struct gpumem_check_pinned *pn)

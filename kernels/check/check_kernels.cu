@@ -5,11 +5,10 @@
  *
  * The bandwidth kernels (read, write, copy, triad) are "flat": one 16-byte
  * element per thread, one 256-thread block per 4 KiB of each array.
- * Measured side by side on H200 (bench/kernel-shapes.cu, results in
- * bench/results/gpu/2026-11-22-h200x2-i): at 2 GiB arrays a flat triad ran
- * at 4411 GB/s where the grid-stride loop unrolled by two (SMs x 8 blocks)
- * ran at 4123, and the unrolled-by-four and streaming-hint variants were
- * slower still.  Consecutive blocks touching consecutive 4 KiB pieces keep
+ * Measured side by side (bench/kernel-shapes.cu): the flat triad beat the
+ * grid-stride loop unrolled by two (SMs x 8 blocks), and the unrolled-by-four
+ * and streaming-hint variants were slower still.  Consecutive blocks
+ * touching consecutive 4 KiB pieces keep
  * the DRAM pages open; a grid-stride loop spreads each wave over the array.
  * The pattern test and the init/L2 kernels stay grid-stride: they are not
  * what the bandwidth figures are judged on.

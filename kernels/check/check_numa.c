@@ -102,8 +102,8 @@ static void note_append(struct gpumem_check_numa *numa, const char *fmt, ...)
 /*
  * Huge pages for the buffer where the kernel gives them: 16 faults for
  * 32 MiB instead of 8192, and fewer pages for cudaHostRegister to pin and
- * map into every context (one H200: the host buffer's 19-24 ms down to
- * 7-12 ms, H2D/D2H unchanged at 55 GB/s; bench/results/gpu/2026-11-27-h200x2-h).
+ * map into every context: the host buffer's preparation takes less than
+ * half as long, and the host-link figures are unchanged.
  * Only advice: where transparent huge pages are off the pages are small
  * as before.
  */

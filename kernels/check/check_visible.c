@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem-check's narrowing of what CUDA sees to the GPUs it tests, before
- * cuInit: the driver's start costs a share for every GPU it can see (4x
- * H200: cuInit 0.90 s with four visible against 0.19 s with one;
- * bench/results/gpu/2026-11-27-h200x4-f), so `--devices 0` on a node of
+ * cuInit: the driver's start costs a share for every GPU it can see, so
+ * `--devices 0` on a node of
  * eight must not start eight.  Only --devices lists made of CUDA ordinals
  * are narrowed: CUDA_VISIBLE_DEVICES becomes those entries of the caller's
  * own CUDA_VISIBLE_DEVICES (or those ordinals where it is unset), and each

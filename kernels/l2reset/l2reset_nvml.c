@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * gpumem-l2reset's question before it starts CUDA (issue 26): does any
+ * gpumem-l2reset's question before it starts CUDA: does any
  * process still hold a GPU of this node?  Persisting lines and the
  * set-aside belong to CUDA contexts; on the H100 with driver 580 a process
  * that set a persisting window leaves nothing behind once it exits or is
- * killed (bench/results/gpu/2026-11-25-h100-b, l2_linger D and E).  So
- * where NVML sees no compute process on any GPU of the node, the job's
- * contexts are gone and there is nothing to reset: no CUDA start (0.1 s of
- * cuInit, 0.15-0.19 s of context per GPU).  Any doubt (no NVML, a call
+ * killed (tests/gpu/l2_linger.cu shows it).  So where NVML sees no compute
+ * process on any GPU of the node, the job's contexts are gone and there is
+ * nothing to reset: no CUDA start (cuInit and a context per GPU).  Any
+ * doubt (no NVML, a call
  * that fails, a process on any GPU, whosever) means "held": the reset runs.
  * NVML is dlopened: the node needs only the driver.
  */

@@ -318,9 +318,9 @@ void gpumem_um_apply(CUdeviceptr p, size_t n, const struct gpumem_um_config *c)
 
 	/*
 	 * Preferred location "cpu" is plain host: on the H100 a HOST_NUMA
-	 * preference was accepted but read back as no preference at all
-	 * (bench/results/gpu/2026-11-22-h100-b), while plain host is what
-	 * the measured 8.8 -> 50.9 GB/s case used.  Prefetches still go to
+	 * preference was accepted but read back as no preference at all,
+	 * while plain host is what the measured zero-copy gain used.
+	 * Prefetches still go to
 	 * the GPU's nearest NUMA node.
 	 */
 	if (c->preferred != GPUMEM_UM_NONE)

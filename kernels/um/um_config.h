@@ -5,7 +5,7 @@
  *
  *   GPUMEM_UM_ADVICE=v1;preferred=cpu;accessed_by=gpu;read_mostly=0;prefetch=none;min_bytes=1048576;verbose=0
  *
- * Version 2 is version 1 plus placement by size (issue 17); the plugin
+ * Version 2 is version 1 plus placement by size; the plugin
  * writes it only when a policy asks for a placement, so a policy without
  * one reaches an older library exactly as before, and an older library
  * that gets v2 refuses it whole (with a message) instead of half-applying:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The stripe plan of libgpumem-um (issue 17): which byte ranges of a
+ * The stripe plan of libgpumem-um: which byte ranges of a
  * managed allocation go to the GPU and which stay on the CPU.
  *
  * Pure arithmetic, no CUDA: the unit test (tests/unit/test_um_config.c)

@@ -9,7 +9,7 @@
  *   um_dlsym.c    the dlsym trampoline
  *   um_advise.c   driver functions the advice needs; one advice for the
  *                 whole allocation (preferred, accessed-by, read-mostly, prefetch)
- *   um_stripe.c   placement by size: GPU and CPU stripes (issue 17)
+ *   um_stripe.c   placement by size: GPU and CPU stripes
  *   um_plan.c     the stripe arithmetic (pure C, unit-tested)
  *   um_config.c   GPUMEM_UM_ADVICE (pure C, unit-tested)
  */

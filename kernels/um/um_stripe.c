@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * libgpumem-um: placement by size (issue 17, unified_memory.placement: stripe).
+ * libgpumem-um: placement by size (unified_memory.placement: stripe).
  *
  * A managed allocation of at least min_bytes is split between the GPU and
  * the CPU: the whole allocation gets SetAccessedBy(gpu), so the GPU reads
@@ -13,7 +13,7 @@
  * oversubscription study, "stripe_gpu_cpu": 2 MiB pages dealt round-robin
  * between the GPU and the CPU in proportion to what fits).
  *
- * No preferred location for the GPU part (issue 26).  With
+ * No preferred location for the GPU part.  With
  * SetPreferredLocation(gpu) on it (up to 0.1.0), pages the program's CPU
  * code touched, or the program itself prefetched to the CPU, came back to the
  * GPU by faults, one by one, on the next GPU pass, mapped or not: a first

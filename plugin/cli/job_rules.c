@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The advice table `gpumem job` and `gpumem advise` use (issue 34): the
+ * The advice table `gpumem job` and `gpumem advise` use: the
  * site file's advice: section (--site FILE, $GPUMEM_SITE, else the
  * installed file when it exists), else the built-in table (advise.h).  A
  * site file that does not parse is an error naming file:line:col, as in

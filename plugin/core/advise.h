@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Advice from a job's GPU memory profile (issues 25, 34): which policy of
+ * Advice from a job's GPU memory profile: which policy of
  * the site's policy directory a job like this one should try, from one
  * GPU's compact summary (profile.h) and the job's effective policy (the
- * accounting record's "eff").  The rules are data (issue 34): a table of
- * rules, each a name, conditions on the summary's figures and the
- * effective policy's ("when"), the policy to advise, a reason template naming figures, and conditions on
+ * accounting record's "eff").  The rules are data: a table of rules,
+ * each a name, conditions on the summary's figures and the effective
+ * policy's ("when"), the policy to advise, a reason template naming
+ * figures, and conditions on
  * the effective policy that already do what it advises ("in_effect").
  * The built-in table (advise.c) is today's rules; a site file's advice:
  * section replaces it (advise_site.c); the condition language and the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The advice rules' small language (advise.h, issue 34): the figures a
+ * The advice rules' small language (advise.h): the figures a
  * condition may name, a condition compiled from its text, whether it
  * holds for one GPU, a reason template expanded, and a table printed as
  * the site file's advice: section or as JSON.  A condition:

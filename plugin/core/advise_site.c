@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The site file's advice: section (issue 34): a list of rules that
+ * The site file's advice: section: a list of rules that
  * replaces the built-in table (advise.c) whole, so a site drops a built-in
  * rule by leaving it out.  Each rule is walked with the shared key walker
  * (schema.c: unknown, duplicate and missing keys said the same way as

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * --gpumem-policy=advised (issue 34): which policy a job gets from its
+ * --gpumem-policy=advised: which policy a job gets from its
  * name's history in Slurm's accounting, and whether the advice paid.
  * Pure functions over one sacct answer (the caller runs sacct as the user:
  * gpumem_advised_argv): the rows of the user's jobs of one name, each
@@ -16,10 +16,9 @@
  *                   was used; ties: the first node, then the lowest GPU.
  *                   A job whose GPUs were all idle gets no policy: its own
  *                   per-job MPS daemon shares the GPU with no other job, so
- *                   mps-half.yaml cannot gain it anything (and cost an
- *                   idle-looking program 0.89-0.90x in 2 of 3 rounds on an
- *                   H100, bench/results/gpu/2026-11-27-h100-k); the line
- *                   says to ask for fewer GPUs.
+ *                   mps-half.yaml cannot gain it anything (and was seen to
+ *                   slow an idle-looking program); the line says to ask
+ *                   for fewer GPUs.
  *   gain            an advised job K (from job A) gained when K COMPLETED,
  *                   its elapsed time is at most A's plus
  *                   GPUMEM_ADVISED_MARGIN plus GPUMEM_ADVISED_TICK_S (sacct

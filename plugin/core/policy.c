@@ -52,7 +52,7 @@ static const struct gpumem_key um_keys[] = {
 	  .bit = GPUMEM_K_UM_PREFETCH, .names = gpumem_loc_names },
 	{ .name = "min_bytes", .type = GPUMEM_KT_SIZE, .off = P(um.min_bytes),
 	  .bit = GPUMEM_K_UM_MIN_BYTES, .max = 1e15 },
-	/* Placement by size (issue 17); kernels/um/um_stripe.c says how. */
+	/* Placement by size; kernels/um/um_stripe.c says how. */
 	{ .name = "placement", .type = GPUMEM_KT_ENUM, .off = P(um.placement),
 	  .bit = GPUMEM_K_UM_PLACEMENT, .names = gpumem_placement_names, .pos_off = P(um.placement_pos) },
 	{ .name = "gpu_fraction", .type = GPUMEM_KT_FRACTION_AUTO, .off = P(um.gpu_fraction),

@@ -58,7 +58,7 @@ void gpumem_diags_free(struct gpumem_diags *d);
 enum gpumem_loc { GPUMEM_LOC_NONE = 0, GPUMEM_LOC_CPU, GPUMEM_LOC_GPU };
 enum gpumem_daemon { GPUMEM_DAEMON_NONE = 0, GPUMEM_DAEMON_SITE, GPUMEM_DAEMON_JOB };
 enum gpumem_onfail { GPUMEM_ONFAIL_WARN = 0, GPUMEM_ONFAIL_FAIL, GPUMEM_ONFAIL_DRAIN };
-/* unified_memory.placement (issue 17): split big allocations GPU/CPU. */
+/* unified_memory.placement: split big allocations GPU/CPU. */
 enum gpumem_placement { GPUMEM_PLACE_NONE = 0, GPUMEM_PLACE_STRIPE };
 #define GPUMEM_FRACTION_AUTO (-1.0)     /* um.gpu_fraction: from free memory */
 

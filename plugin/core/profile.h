@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The per-job GPU memory profile (issue 25): the gpumem-profile/1 document
+ * The per-job GPU memory profile: the gpumem-profile/1 document
  * gpumem-sample writes (doc/REPORT-JSON.md, "profile"), the check that lets
  * the plugin embed it in a report, and its compact summary, member "prof"
  * of the accounting record (acct.h), which `gpumem job` and `gpumem advise`

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * gpumem-sample: the per-job GPU memory profile (issue 25).  Started by
+ * gpumem-sample: the per-job GPU memory profile.  Started by
  * root's job prolog (as nobody, in its own session, outside the job's
  * cgroup) for the job's GPUs; stopped by the job epilog with SIGTERM.  It
  * samples NVML every interval and keeps bounded statistics per GPU and

@@ -2,7 +2,7 @@
 /*
  * gpumem-sample's NVML part: load libnvidia-ml.so.1 (the node needs only
  * the driver), find the GPUs asked for, decide each metric's source once,
- * and read one round.  Sources (issue 25):
+ * and read one round.  Sources:
  *  - GPM (Hopper and newer, driver R520+): two sample buffers per GPU, one
  *    nvmlGpmSampleGet a round, nvmlGpmMetricsGet between the last two: a
  *    true average over the interval.  A metric GPM refuses on the first

@@ -39,9 +39,9 @@ static void mps_start_logged(const struct gpumem_mps *m)
 }
 
 /*
- * nvidia-cuda-mps-control takes 19-26 ms to listen (bench/results/gpu/
- * 2026-11-24-h100-b), time Slurm spends launching the job's first step
- * anyway.  So the prolog goes on and a child of it (its own session:
+ * nvidia-cuda-mps-control takes about as long to listen as Slurm spends
+ * launching the job's first step anyway.  So the prolog goes on and a
+ * child of it (its own session:
  * nothing of the prolog's end reaches it) starts the daemon and records
  * the outcome; the steps wait for that record before their tasks start,
  * the epilog before it stops the daemon.  Where no child can be made, the

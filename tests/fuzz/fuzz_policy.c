@@ -10,7 +10,7 @@
  * well-formed values.  The same bytes also go to the nodes' parser of a
  * forwarded policy (gpumem_policy_parse_json): what it accepts, the file
  * parser must accept too, as the same policy (one validation after every
- * parser, issue 24).  Everything allocated is freed, so LeakSanitizer
+ * parser).  Everything allocated is freed, so LeakSanitizer
  * sees any leak of the engine.
  */
 #include "fuzz.h"

@@ -20,7 +20,7 @@
 // time from just before the allocation to the end of that kernel, which is
 // what a prefetch to the GPU at allocation time (prefetch.yaml) shortens.
 //
-// For issue 17 (tests/gpu/um_stripe.sh): --reads N reads the buffer N times
+// For placement by size (tests/gpu/um_stripe.sh): --reads N reads the buffer N times
 // and reports the first pass (gbps: read-once) apart from the others
 // (gbps_rest: read-many); placed_gpu/placed_cpu count the bytes whose
 // preferred location is the GPU / the CPU, 2 MiB at a time, so a stripe
@@ -28,7 +28,7 @@
 // cudaMalloc buffer (HBM) or a cudaMallocHost one through its mapping (the
 // link) with the same kernel, for the model's two bandwidths.
 //
-// For issue 26: --pattern block (each block one contiguous slice) and
+// For the stripes' access patterns: --pattern block (each block one contiguous slice) and
 // --to-cpu (the program prefetches the whole buffer to the CPU before each
 // pass, as the oversubscription benchmark's page_fault mode does).
 //
@@ -351,8 +351,8 @@ static unsigned long long expected_sum(size_t nwords)
 }
 
 // Bytes whose preferred location is the GPU / the CPU, 2 MiB at a time.
-// Where the policy put each 2 MiB: preferred on the GPU, or (stripe since
-// issue 26) no preferred location but prefetched to the GPU, counts as GPU;
+// Where the policy put each 2 MiB: preferred on the GPU, or (the stripes)
+// no preferred location but prefetched to the GPU, counts as GPU;
 // preferred on the host as CPU.  Asked before the first pass, so a
 // program's own --to-cpu prefetch does not count.
 static int range_attr(const void *p, size_t len, cudaMemRangeAttribute a)

@@ -295,7 +295,7 @@ int main(void)
 	ok(gpumem_jobcheck_no_verdict(&r) == NULL, "one GPU: a verdict of its own");
 	gpumem_jobcheck_free(&r);
 
-	/* --- check_user is the job's own user: never run (issue 32) ------------ */
+	/* --- check_user is the job's own user: never run ------------------- */
 	jc.ji.uid = args.check_uid;
 	gpumem_jobcheck_run(&jc, "after", 0, &r);
 	is_str(r.status, "not_run", "check_user = the job's user: not run");

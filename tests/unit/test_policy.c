@@ -85,7 +85,7 @@ int main(void)
 	ok(gpumem_policy_parse_json(lit, strlen(lit), "fwd", &q, &d) < 0 && d.nerrors == 1,
 	   "forwarded JSON: a list for a section is refused");
 	gpumem_diags_free(&d);
-	/* Placement by size (issue 17): parsed, forwarded, merged, passed on. */
+	/* Placement by size: parsed, forwarded, merged, passed on. */
 	{
 		static const char site_txt[] = "version: 1\nlimits:\n  um_max_gpu_fraction: 0.5\n"
 			"  um_min_reserve: 4GiB\n";
@@ -134,13 +134,13 @@ int main(void)
 		   gpumem_policy_effective(&site, &p, "u.yaml", &eff, &d) == 0 &&
 		   gpumem_um_format(&eff, adv, sizeof(adv)) == 0, "no placement");
 		is_str(adv, "v1;preferred=cpu;accessed_by=none;read_mostly=0;prefetch=none;min_bytes=2097152",
-		       "  the same v1 string as before issue 17");
+		       "  the same v1 string as before placement");
 		gpumem_site_free(&site);
 		gpumem_diags_free(&d);
 	}
 
 	/*
-	 * One validation after every parser (issue 24): a rule that spans keys
+	 * One validation after every parser: a rule that spans keys
 	 * (stripe sets the preferred location itself) is refused alike by the
 	 * file parser (srun, the job prolog) and the forwarded policy's parser
 	 * (slurmstepd); both name the key.

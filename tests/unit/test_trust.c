@@ -48,7 +48,7 @@ int main(void)
 	gpumem_escape_fmt(why, sizeof(why), "gpumem: policy %s", "x\ngpumem: forged");
 	is_str(why, "gpumem: policy x\\ngpumem: forged", "a formatted line is escaped whole");
 
-	/* The one terminal cleaner (finding 9 of issue 23): C0, C1, bidi become '?'. */
+	/* The one terminal cleaner: C0, C1, bidi become '?'. */
 	gpumem_term_clean("caf\xc3\xa9 ok", why, sizeof(why), 40);
 	is_str(why, "caf\xc3\xa9 ok", "terminal: printable UTF-8 kept");
 	gpumem_term_clean("a\x1b[2Jb\n\x7f", why, sizeof(why), 40);

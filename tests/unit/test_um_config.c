@@ -239,7 +239,7 @@ int main(void)
 	is_int(gpumem_um_config_parse(NULL, &c, err, sizeof(err)), -1, "NULL is refused");
 	is_int(gpumem_um_config_parse("x", &c, NULL, 0), -1, "no error buffer is fine");
 
-	/* v2: placement by size (issue 17). */
+	/* v2: placement by size. */
 	is_int(parse("v2;preferred=none;accessed_by=none;read_mostly=0;prefetch=none;min_bytes=1048576;"
 		     "placement=stripe;gpu_fraction=0.25;gpu_max=1;reserve=1073741824;granularity=2097152"),
 	       0, "the plugin's v2 string parses");
