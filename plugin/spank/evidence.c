@@ -175,34 +175,22 @@ static void first_change(const char *was, const char *now, char *out, size_t len
 	}
 }
 
-struct pass {
-	long long job;
-	char phase[8];
-	long long sec;
-	char evidence[GPUMEM_EVIDENCE_MAX];
-};
-
 /* GPU J's last measured pass; 0, or -1 when none is on record. */
-static int pass_read(const struct gpumem_jobctx *c, int fd, int j, struct pass *p)
+static int pass_read(const struct gpumem_jobctx *c, int fd, int j, struct gpumem_pass *p)
 {
-	char name[160], *text, *nl;
-	int rv = -1;
+	char name[160], *text;
+	int rv;
 
 	gpumem_gpu_name(c, GPUMEM_SF_PASS, j, name, sizeof(name));
 	text = gpumem_state_read(fd, name, 4096);
-	nl = text ? strchr(text, '\n') : NULL;
-	if (nl && sscanf(text, "%lld %7s %lld", &p->job, p->phase, &p->sec) == 3) {
-		snprintf(p->evidence, sizeof(p->evidence), "%s", nl + 1);
-		p->evidence[strcspn(p->evidence, "\n")] = '\0';
-		rv = 0;
-	}
+	rv = gpumem_pass_parse(text, p);
 	free(text);
 	return rv;
 }
 
 /* Is GPU J's pass P good for this check?  1, or 0 with why (for "measured: WHY"). */
 static int pass_holds(const struct gpumem_jobctx *c, int fd, int j, const char *phase,
-		      const struct gpumem_evidence *ev, const struct pass *p, char *why,
+		      const struct gpumem_evidence *ev, const struct gpumem_pass *p, char *why,
 		      size_t len)
 {
 	char name[160], change[200], *low;
@@ -246,7 +234,7 @@ int gpumem_evidence_decide(const struct gpumem_jobctx *c, const char *phase, int
 			   struct gpumem_evidence *ev)
 {
 	char why[300] = "", derr[600];
-	struct pass p, oldest = { .sec = -1 };
+	struct gpumem_pass p, oldest = { .sec = -1 };
 	int fd = -1, reuse = 0;
 
 	memset(ev, 0, sizeof(*ev));
@@ -358,21 +346,6 @@ void gpumem_evidence_record(const struct gpumem_jobctx *c, const struct gpumem_e
 	close(fd);
 }
 
-/* Profile row G: 1 low (HBM-bound at a low ceiling), -1 not slow (reached the OK mark), 0 neither. */
-static int hbm_class(const struct gpumem_prof_gpu *g)
-{
-	if (!(g->samples >= GPUMEM_EVIDENCE_HBM_SAMPLES) || !(g->dram_p95 >= 0))
-		return 0;
-	if (g->dram_p95 >= GPUMEM_EVIDENCE_HBM_OK_PCT)
-		return -1;
-	if (g->dram_p95 < GPUMEM_EVIDENCE_HBM_LOW_PCT &&
-	    g->dram_mean >= GPUMEM_EVIDENCE_HBM_BOUND_PCT &&
-	    g->dram_mean >= GPUMEM_EVIDENCE_HBM_FLAT * g->dram_p95 &&
-	    !(g->sm_mean > g->dram_mean))
-		return 1;
-	return 0;
-}
-
 void gpumem_evidence_profile(const struct gpumem_jobctx *c, const char *profile)
 {
 	struct json_object *doc = NULL, *compact = NULL, *rows;
@@ -391,7 +364,8 @@ void gpumem_evidence_profile(const struct gpumem_jobctx *c, const char *profile)
 		struct gpumem_prof_gpu g;
 		int cls;
 
-		if (gpumem_prof_gpu_of(gpumem_json_at(rows, i), &g) < 0 || !(cls = hbm_class(&g)))
+		if (gpumem_prof_gpu_of(gpumem_json_at(rows, i), &g) < 0 ||
+		    !(cls = gpumem_hbm_class(&g)))
 			continue;
 		for (int j = 0; j < c->ngpus; j++) {
 			if (atol(c->list[j]) != g.index)
