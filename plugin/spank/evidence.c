@@ -16,12 +16,17 @@
  *     check.min_interval minutes old, and the NVML evidence kept with it
  *     (ECC, remapped rows, retired pages, PCIe maximum, NVLink, UUID) is
  *     the same now;
+ *   - that pass was measured at a check.bandwidth.min_fraction at least
+ *     this check's, against the same site references (a pass that does
+ *     not say, an older gpumem's, answers nothing: evidence_rules.c);
  *   - no job's profile since showed the GPU streaming at a low ceiling
  *     (gpus/hbmlow.NODE.GPU, gpumem_evidence_profile);
  *   - for an after-check: that pass is not the job's own before-check.
  * A measured check that passes on every GPU of the job keeps each one's
- * pass there with the health read before it; any other outcome forgets
- * them all.  Every GPU of the
+ * pass there with the health read before it and what it was judged at;
+ * any other outcome forgets them all.  Only a check at least as strict as
+ * the site's default min_fraction clears a GPU's marks (here the low-HBM
+ * one; gpustate.c the suspect one).  Every GPU of the
  * node (plugstack gpus=all) is always measured.  The files are root's
  * (gpustate.c's directory); only root's hooks and check_user's programs
  * decide what they hold.
@@ -193,7 +198,7 @@ static int pass_holds(const struct gpumem_jobctx *c, int fd, int j, const char *
 		      const struct gpumem_evidence *ev, const struct gpumem_pass *p, char *why,
 		      size_t len)
 {
-	char name[160], change[200], *low;
+	char name[160], change[200], what[200], *low;
 	long age = (long)(time(NULL) - p->sec);
 
 	if (age < 0) {
@@ -204,6 +209,11 @@ static int pass_holds(const struct gpumem_jobctx *c, int fd, int j, const char *
 	if (age > 60L * ev->limit_min) {
 		snprintf(why, len, "gpu%s: bandwidth last measured %ld min ago (check.min_interval "
 			 "%d)", c->list[j], age / 60, ev->limit_min);
+		return 0;
+	}
+	/* Measured at a threshold at least this check's, against the same references. */
+	if (!gpumem_pass_answers(p, ev->asked, ev->refs, what, sizeof(what))) {
+		snprintf(why, len, "gpu%s: %s", c->list[j], what);
 		return 0;
 	}
 	if (strcmp(p->evidence, ev->now[j])) {
@@ -239,6 +249,8 @@ int gpumem_evidence_decide(const struct gpumem_jobctx *c, const char *phase, int
 
 	memset(ev, 0, sizeof(*ev));
 	ev->limit_min = c->have_site ? c->site.check_min_interval_min : 0;
+	ev->asked = c->eff.check.min_fraction;
+	gpumem_pass_refs(c->have_site ? &c->site : NULL, ev->refs);
 	if (ev->limit_min <= 0) {
 		snprintf(ev->basis, sizeof(ev->basis), "measured: check.min_interval is 0");
 		return 0;
@@ -315,8 +327,10 @@ static int all_passed(const struct gpumem_jobctx *c, const struct gpumem_checkru
 void gpumem_evidence_record(const struct gpumem_jobctx *c, const struct gpumem_evidence *ev,
 			    struct gpumem_checkrun *r)
 {
-	char name[160], text[GPUMEM_EVIDENCE_MAX + 100], derr[600];
-	int fd, keep;
+	char name[160], text[GPUMEM_EVIDENCE_MAX + 200], derr[600];
+	struct gpumem_pass p = { .sec = (long long)time(NULL), .min_fraction = ev->asked };
+	int fd, keep, long_rec;
+	int strict = gpumem_check_strict(&c->eff, c->have_site ? &c->site : NULL);
 
 	if (!strcmp(r->status, "skipped") || !strcmp(r->status, "not_run"))
 		return;         /* no check ran: nothing learnt of the GPU */
@@ -327,22 +341,33 @@ void gpumem_evidence_record(const struct gpumem_jobctx *c, const struct gpumem_e
 	if (fd < 0)
 		return;
 	keep = ev->have && all_passed(c, r);
+	p.job = c->job;
+	snprintf(p.phase, sizeof(p.phase), "%s", r->phase);
+	snprintf(p.refs, sizeof(p.refs), "%s", ev->refs);
 	for (int j = 0; j < c->ngpus; j++) {
 		gpumem_gpu_name(c, GPUMEM_SF_PASS, j, name, sizeof(name));
 		if (!keep) {
 			unlinkat(fd, name, 0);
 			continue;
 		}
-		snprintf(text, sizeof(text), "%u %s %lld\n%s\n", c->job, r->phase,
-			 (long long)time(NULL), ev->now[j]);
-		if (gpumem_state_write(fd, name, text) < 0)
+		/* The pass with what it was judged at: it answers no stricter check. */
+		snprintf(p.evidence, sizeof(p.evidence), "%s", ev->now[j]);
+		long_rec = gpumem_pass_format(&p, text, sizeof(text)) < 0;
+		if (long_rec)
+			errno = EOVERFLOW;
+		if (long_rec || gpumem_state_write(fd, name, text) < 0)
 			gpumem_error("gpumem: job %u: cannot keep GPU %s's pass in %s/gpus: %s",
 				     c->job, c->list[j], c->args->state_dir,
 				     strerror(errno));
-		/* A measured pass answers a low profile. */
+		/* A measured pass answers a low profile, when at least as strict as the site's. */
 		gpumem_gpu_name(c, GPUMEM_SF_HBMLOW, j, name, sizeof(name));
-		unlinkat(fd, name, 0);
+		if (strict)
+			unlinkat(fd, name, 0);
 	}
+	if (keep && !strict)
+		gpumem_info("gpumem: job %u: check %s passed at min_fraction %g, below the site's "
+			    "default: its pass answers no stricter check and clears no mark", c->job,
+			    r->phase, ev->asked);
 	close(fd);
 }
 

@@ -23,6 +23,8 @@ struct gpumem_evidence {
 	int node_free;          /* gpumem-health: no process holds any GPU of the node */
 	char node_why[160];     /* its words, and who read NVML */
 	int warm;               /* the health came from the warm check server */
+	double asked;           /* the check's check.bandwidth.min_fraction */
+	char refs[GPUMEM_PASS_REFS_LEN];        /* the site's references it is judged against */
 };
 
 /*
