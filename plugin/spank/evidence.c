@@ -371,6 +371,18 @@ void gpumem_evidence_record(const struct gpumem_jobctx *c, const struct gpumem_e
 	close(fd);
 }
 
+/* The source of GPU row I's DRAM figure in profile DOC (its GPU INDEX), or NULL. */
+static const char *dram_source(struct json_object *doc, size_t i, long index)
+{
+	struct json_object *g = gpumem_json_at(gpumem_json_get(doc, "gpus"), i);
+	double at = -1;
+
+	if (gpumem_json_num(g, "index", &at) < 0 || (long)at != index)
+		return NULL;
+	return gpumem_json_str(gpumem_json_get(gpumem_json_get(g, "metrics"), "dram_bw_util"),
+			       "source");
+}
+
 void gpumem_evidence_profile(const struct gpumem_jobctx *c, const char *profile)
 {
 	struct json_object *doc = NULL, *compact = NULL, *rows;
@@ -390,7 +402,7 @@ void gpumem_evidence_profile(const struct gpumem_jobctx *c, const char *profile)
 		int cls;
 
 		if (gpumem_prof_gpu_of(gpumem_json_at(rows, i), &g) < 0 ||
-		    !(cls = gpumem_hbm_class(&g)))
+		    !(cls = gpumem_hbm_class(&g, dram_source(doc, i, g.index))))
 			continue;
 		for (int j = 0; j < c->ngpus; j++) {
 			if (atol(c->list[j]) != g.index)

@@ -48,7 +48,8 @@ void gpumem_evidence_record(const struct gpumem_jobctx *c, const struct gpumem_e
 /*
  * The job epilog, with the job's profile (the report's "profile" member):
  * a GPU that streamed at a low ceiling gets the "hbmlow" mark (its next
- * check is measured); one that reached GPUMEM_EVIDENCE_HBM_OK_PCT loses it.
+ * check is measured); one whose GPM DRAM bandwidth reached
+ * GPUMEM_EVIDENCE_HBM_OK_PCT loses it (gpumem_hbm_class).
  */
 void gpumem_evidence_profile(const struct gpumem_jobctx *c, const char *profile);
 #endif

@@ -125,12 +125,12 @@ int gpumem_check_strict(const struct gpumem_policy *eff, const struct gpumem_sit
 				  builtin.check.min_fraction);
 }
 
-int gpumem_hbm_class(const struct gpumem_prof_gpu *g)
+int gpumem_hbm_class(const struct gpumem_prof_gpu *g, const char *dram_source)
 {
 	if (!(g->samples >= GPUMEM_EVIDENCE_HBM_SAMPLES) || !(g->dram_p95 >= 0))
 		return 0;
 	if (g->dram_p95 >= GPUMEM_EVIDENCE_HBM_OK_PCT)
-		return -1;
+		return dram_source && !strcmp(dram_source, GPUMEM_EVIDENCE_DRAM_SOURCE) ? -1 : 0;
 	if (g->dram_p95 < GPUMEM_EVIDENCE_HBM_LOW_PCT &&
 	    g->dram_mean >= GPUMEM_EVIDENCE_HBM_BOUND_PCT &&
 	    g->dram_mean >= GPUMEM_EVIDENCE_HBM_FLAT * g->dram_p95 &&

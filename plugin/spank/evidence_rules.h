@@ -29,6 +29,8 @@
 #define GPUMEM_EVIDENCE_HBM_LOW_PCT 70.0
 #define GPUMEM_EVIDENCE_HBM_FLAT 0.85
 #define GPUMEM_EVIDENCE_HBM_SAMPLES 3
+/* The one DRAM source that measures bandwidth (gpumem-sample's metric source). */
+#define GPUMEM_EVIDENCE_DRAM_SOURCE "gpm"
 
 /*
  * A measured pass, as kept:
@@ -80,9 +82,13 @@ int gpumem_pass_strict(double asked, double site_default);
  */
 int gpumem_check_strict(const struct gpumem_policy *eff, const struct gpumem_site *s);
 /*
- * A job's profile row G against a low-HBM mark: 1 low (HBM-bound at a
- * low ceiling: mark the GPU), -1 not slow (the figure reached
- * GPUMEM_EVIDENCE_HBM_OK_PCT of peak: clear the mark), 0 neither.
+ * A job's profile row G against a low-HBM mark, DRAM_SOURCE the source of
+ * its DRAM figure (metrics.dram_bw_util.source; NULL: unknown): 1 low
+ * (HBM-bound at a low ceiling: mark the GPU), -1 not slow (the figure
+ * reached GPUMEM_EVIDENCE_HBM_OK_PCT of peak: clear the mark), 0 neither.
+ * Only GPM's DRAM bandwidth counts upward: NVML's memory utilization
+ * (GPUs without GPM) is the share of time memory was busy, not of its
+ * bandwidth, and never clears a mark.
  */
-int gpumem_hbm_class(const struct gpumem_prof_gpu *g);
+int gpumem_hbm_class(const struct gpumem_prof_gpu *g, const char *dram_source);
 #endif

@@ -11,6 +11,9 @@
 #       nothing; a lax pass clears neither a suspect nor a low-HBM mark;
 #       the shipped site file's floor (limits.min_fraction) clamps a
 #       user's 0.2 to 0.85.
+#   G2  a profile counts upward against a low-HBM mark only from GPM's
+#       DRAM bandwidth: a GPU without GPM, or whose GPM gave no DRAM
+#       figure (NVML's memory utilization instead), clears nothing.
 #   G6  check_user the job's own uid: the check is "not run", counted as
 #       failed, even with a fresh pass on record (no reuse, no
 #       gpumem-health as that uid).
@@ -112,6 +115,27 @@ echo "dram=70,sm=40,occ=30,pcie_rx=0.5,pcie_tx=0.2,mem=7.5" >"$B/sample.values"
 job before.yaml
 like "$(ev "$jid" before)" "^ran\|pass\|measured: gpu0: job [0-9]+'s (pass was measured at min_fraction 0.2|profile streamed HBM)" "G1: the next check at the site's 0.85 is measured"
 absent "$LOW" "G1: ... and its pass clears the mark"
+
+# --- G2: only GPM's DRAM bandwidth counts upward -----------------------------------
+echo "dram=45,sm=20,occ=30,pcie_rx=0.5,pcie_tx=0.2,mem=7.5" >"$B/sample.values"
+job before.yaml 2
+exists "$LOW" "G2: a low-HBM profile marks the GPU"
+echo "dram=95,sm=40,occ=30,pcie_rx=0.5,pcie_tx=0.2,mem=7.5" >"$B/sample.values"
+echo 0 >"$B/sample.gpm"
+job none.yaml 2
+DRAM='" ".join([d["profile"]["gpus"][0]["source"], d["profile"]["gpus"][0]["metrics"]["dram_bw_util"]["source"], str(d["profile"]["gpus"][0]["metrics"]["dram_bw_util"]["p95"] >= 90)])'
+is "$(json "$(report "$jid" job)" "$DRAM" 2>&1)" "nvml nvml-utilization True" "G2: a GPU without GPM: its DRAM figure (p95 at least 90%) is NVML's memory utilization"
+exists "$LOW" "G2: ... and it does not clear the low-HBM mark"
+rm -f "$B/sample.gpm"
+echo dram >"$B/sample.refuse"
+job none.yaml 2
+is "$(json "$(report "$jid" job)" "$DRAM" 2>&1)" "gpm nvml-utilization True" "G2: a GPU with GPM but no GPM DRAM figure (the GPU's source says gpm)"
+exists "$LOW" "G2: ... clears nothing either"
+rm -f "$B/sample.refuse"
+job none.yaml 2
+is "$(json "$(report "$jid" job)" "$DRAM" 2>&1)" "gpm gpm True" "G2: GPM's DRAM bandwidth at 95% of peak ..."
+absent "$LOW" "G2: ... clears it"
+echo "dram=70,sm=40,occ=30,pcie_rx=0.5,pcie_tx=0.2,mem=7.5" >"$B/sample.values"
 
 # --- G1: the shipped site file's floor ----------------------------------------------
 sed -e "s|^  dir: /var/lib/gpumem/reports|  dir: $t/reports|" "$top_srcdir/etc/gpumem.yaml" >"$t/shipped.yaml"

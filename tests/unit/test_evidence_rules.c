@@ -3,8 +3,8 @@
  * plugin/spank/evidence_rules.c: a pass carries what it was judged at and
  * answers no stricter check; a pass without it (an older gpumem's) answers
  * none; only a check at least as strict as the site's default clears
- * marks; a profile row at a low HBM ceiling marks the GPU, one that
- * reached 90% of peak clears the mark.
+ * marks; a profile row at a low HBM ceiling marks the GPU, and only
+ * GPM's DRAM bandwidth at 90% of peak clears the mark.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -143,10 +143,15 @@ static void hbm(void)
 	struct gpumem_prof_gpu sm = { .samples = 10, .dram_p95 = 45, .dram_mean = 45, .sm_mean = 60 };
 	struct gpumem_prof_gpu few = { .samples = 2, .dram_p95 = 95, .dram_mean = 90, .sm_mean = 40 };
 
-	is_int(gpumem_hbm_class(&hi), -1, "DRAM p95 at 95%% of peak: not slow (clears)");
-	is_int(gpumem_hbm_class(&lo), 1, "HBM-bound, flat at 45%%: low (marks)");
-	is_int(gpumem_hbm_class(&sm), 0, "the SMs the busier unit: says nothing");
-	is_int(gpumem_hbm_class(&few), 0, "fewer than %d samples: nothing", GPUMEM_EVIDENCE_HBM_SAMPLES);
+	is_int(gpumem_hbm_class(&hi, "gpm"), -1, "GPM's DRAM bandwidth at 95%% of peak: not slow (clears)");
+	is_int(gpumem_hbm_class(&hi, "nvml-utilization"), 0,
+	       "NVML's memory utilization at 95%%: no upward evidence");
+	is_int(gpumem_hbm_class(&hi, NULL), 0, "... nor a figure of unknown source");
+	is_int(gpumem_hbm_class(&lo, "gpm"), 1, "GPM at a low ceiling: low (marks)");
+	is_int(gpumem_hbm_class(&lo, "nvml-utilization"), 1,
+	       "NVML at a low ceiling marks too (a mark only makes the next check measured)");
+	is_int(gpumem_hbm_class(&sm, "gpm"), 0, "the SMs the busier unit: says nothing");
+	is_int(gpumem_hbm_class(&few, "gpm"), 0, "fewer than %d samples: nothing", GPUMEM_EVIDENCE_HBM_SAMPLES);
 }
 
 int main(void)
