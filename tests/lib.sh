@@ -200,7 +200,9 @@ standin_bin() {
 # sampler_standin DIR: DIR/gpumem-sample, the real sampler over the stand-in
 # NVML (tests/fake-nvml) with the figures of DIR/sample.values, logging
 # "uid gid [groups] pid session argv" of each run in DIR/sample.runs; it
-# plays a bad sampler while DIR/sample.mode says garbage, stuck or crash.
+# plays a bad sampler while DIR/sample.mode says garbage, stuck or crash;
+# DIR/sample.gpm holding 0 makes the GPUs GPM-less (FAKE_NVML_GPM), and
+# DIR/sample.refuse the GPM metrics GPM refuses (FAKE_NVML_REFUSE: dram).
 # Skips the whole test where either was not built.
 sampler_standin() {
 	local fake="$top_builddir/tests/fake-nvml/.libs" real="$top_builddir/plugin/sample/gpumem-sample"
@@ -217,6 +219,8 @@ stuck) trap '' TERM; exec sleep 600 ;;
 crash) exit 3 ;;
 esac
 export LD_LIBRARY_PATH="$fake" FAKE_NVML_VALUES="\$(cat "$1/sample.values")"
+[ -s "$1/sample.gpm" ] && export FAKE_NVML_GPM="\$(cat "$1/sample.gpm")"
+[ -s "$1/sample.refuse" ] && export FAKE_NVML_REFUSE="\$(cat "$1/sample.refuse")"
 exec "$real" "\$@"
 SH
 	chmod 755 "$1/gpumem-sample"; chmod 644 "$1/sample.values"

@@ -130,6 +130,13 @@ int gpumem_policy_effective(const struct gpumem_site *s, const struct gpumem_pol
 	}
 	mps_limits(s, out, name, sev, d);
 	um_limits(s, out, name, sev, d);
+	if (out->check.min_fraction < s->limits.min_fraction) {
+		gpumem_diag_add(d, sev, name, 0, 0,
+				"check.bandwidth.min_fraction: %g is below the site minimum of %g: "
+				"using %g", out->check.min_fraction, s->limits.min_fraction,
+				s->limits.min_fraction);
+		out->check.min_fraction = s->limits.min_fraction;
+	}
 	if (!(s->limits.onfail_allowed & (1u << out->check.on_fail))) {
 		gpumem_diag_add(d, sev, name, 0, 0,
 				"check.on_fail: '%s' is not allowed on this site: using '%s'",

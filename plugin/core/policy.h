@@ -209,6 +209,7 @@ struct gpumem_site {
 		unsigned placements_allowed;    /* bit per gpumem_placement */
 		double um_max_gpu_fraction;     /* cap on unified_memory.gpu_fraction */
 		uint64_t um_min_reserve;        /* floor on unified_memory.reserve */
+		double min_fraction;            /* floor on check.bandwidth.min_fraction */
 		int strict;                     /* clamps are errors */
 	} limits;
 	char *policy_dir;

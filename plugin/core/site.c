@@ -28,6 +28,9 @@ static const struct gpumem_key limits_keys[] = {
 	  .off = S(limits.mps_max_pct), .min = 1, .max = 100 },
 	{ .name = "mps_max_pinned_device_mem_limit", .type = GPUMEM_KT_SIZE,
 	  .off = S(limits.mps_max_pinned), .max = 1e15 },
+	/* a floor on check.bandwidth.min_fraction: no user's check asks the GPU for less */
+	{ .name = "min_fraction", .type = GPUMEM_KT_FRACTION, .off = S(limits.min_fraction),
+	  .min = 0, .max = 1 },
 	{ .name = "mps_daemons", .type = GPUMEM_KT_ENUM_LIST, .off = S(limits.daemons_allowed),
 	  .names = gpumem_daemon_names },
 	{ .name = "on_fail", .type = GPUMEM_KT_ENUM_LIST, .off = S(limits.onfail_allowed),
@@ -265,6 +268,12 @@ int gpumem_site_parse(const char *buf, size_t len, const char *name,
 		gpumem_diag_add(d, GPUMEM_SEV_ERROR, name, 0, 0,
 				"defaults.check.on_fail '%s' is not in limits.on_fail",
 				gpumem_onfail_name(s->defaults.check.on_fail));
+		rv = -1;
+	}
+	if (rv == 0 && s->defaults.check.min_fraction < s->limits.min_fraction) {
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, name, 0, 0,
+				"defaults.check.bandwidth.min_fraction %g is below limits.min_fraction %g",
+				s->defaults.check.min_fraction, s->limits.min_fraction);
 		rv = -1;
 	}
 	if (rv == 0 && !(s->limits.placements_allowed & (1u << s->defaults.um.placement))) {

@@ -16,12 +16,17 @@
  *     check.min_interval minutes old, and the NVML evidence kept with it
  *     (ECC, remapped rows, retired pages, PCIe maximum, NVLink, UUID) is
  *     the same now;
+ *   - that pass was measured at a check.bandwidth.min_fraction at least
+ *     this check's, against the same site references (a pass that does
+ *     not say, an older gpumem's, answers nothing: evidence_rules.c);
  *   - no job's profile since showed the GPU streaming at a low ceiling
  *     (gpus/hbmlow.NODE.GPU, gpumem_evidence_profile);
  *   - for an after-check: that pass is not the job's own before-check.
  * A measured check that passes on every GPU of the job keeps each one's
- * pass there with the health read before it; any other outcome forgets
- * them all.  Every GPU of the
+ * pass there with the health read before it and what it was judged at;
+ * any other outcome forgets them all.  Only a check at least as strict as
+ * the site's default min_fraction clears a GPU's marks (here the low-HBM
+ * one; gpustate.c the suspect one).  Every GPU of the
  * node (plugstack gpus=all) is always measured.  The files are root's
  * (gpustate.c's directory); only root's hooks and check_user's programs
  * decide what they hold.
@@ -175,37 +180,25 @@ static void first_change(const char *was, const char *now, char *out, size_t len
 	}
 }
 
-struct pass {
-	long long job;
-	char phase[8];
-	long long sec;
-	char evidence[GPUMEM_EVIDENCE_MAX];
-};
-
 /* GPU J's last measured pass; 0, or -1 when none is on record. */
-static int pass_read(const struct gpumem_jobctx *c, int fd, int j, struct pass *p)
+static int pass_read(const struct gpumem_jobctx *c, int fd, int j, struct gpumem_pass *p)
 {
-	char name[160], *text, *nl;
-	int rv = -1;
+	char name[160], *text;
+	int rv;
 
 	gpumem_gpu_name(c, GPUMEM_SF_PASS, j, name, sizeof(name));
 	text = gpumem_state_read(fd, name, 4096);
-	nl = text ? strchr(text, '\n') : NULL;
-	if (nl && sscanf(text, "%lld %7s %lld", &p->job, p->phase, &p->sec) == 3) {
-		snprintf(p->evidence, sizeof(p->evidence), "%s", nl + 1);
-		p->evidence[strcspn(p->evidence, "\n")] = '\0';
-		rv = 0;
-	}
+	rv = gpumem_pass_parse(text, p);
 	free(text);
 	return rv;
 }
 
 /* Is GPU J's pass P good for this check?  1, or 0 with why (for "measured: WHY"). */
 static int pass_holds(const struct gpumem_jobctx *c, int fd, int j, const char *phase,
-		      const struct gpumem_evidence *ev, const struct pass *p, char *why,
+		      const struct gpumem_evidence *ev, const struct gpumem_pass *p, char *why,
 		      size_t len)
 {
-	char name[160], change[200], *low;
+	char name[160], change[200], what[200], *low;
 	long age = (long)(time(NULL) - p->sec);
 
 	if (age < 0) {
@@ -216,6 +209,11 @@ static int pass_holds(const struct gpumem_jobctx *c, int fd, int j, const char *
 	if (age > 60L * ev->limit_min) {
 		snprintf(why, len, "gpu%s: bandwidth last measured %ld min ago (check.min_interval "
 			 "%d)", c->list[j], age / 60, ev->limit_min);
+		return 0;
+	}
+	/* Measured at a threshold at least this check's, against the same references. */
+	if (!gpumem_pass_answers(p, ev->asked, ev->refs, what, sizeof(what))) {
+		snprintf(why, len, "gpu%s: %s", c->list[j], what);
 		return 0;
 	}
 	if (strcmp(p->evidence, ev->now[j])) {
@@ -246,11 +244,13 @@ int gpumem_evidence_decide(const struct gpumem_jobctx *c, const char *phase, int
 			   struct gpumem_evidence *ev)
 {
 	char why[300] = "", derr[600];
-	struct pass p, oldest = { .sec = -1 };
+	struct gpumem_pass p, oldest = { .sec = -1 };
 	int fd = -1, reuse = 0;
 
 	memset(ev, 0, sizeof(*ev));
 	ev->limit_min = c->have_site ? c->site.check_min_interval_min : 0;
+	ev->asked = c->eff.check.min_fraction;
+	gpumem_pass_refs(c->have_site ? &c->site : NULL, ev->refs);
 	if (ev->limit_min <= 0) {
 		snprintf(ev->basis, sizeof(ev->basis), "measured: check.min_interval is 0");
 		return 0;
@@ -327,8 +327,10 @@ static int all_passed(const struct gpumem_jobctx *c, const struct gpumem_checkru
 void gpumem_evidence_record(const struct gpumem_jobctx *c, const struct gpumem_evidence *ev,
 			    struct gpumem_checkrun *r)
 {
-	char name[160], text[GPUMEM_EVIDENCE_MAX + 100], derr[600];
-	int fd, keep;
+	char name[160], text[GPUMEM_EVIDENCE_MAX + 200], derr[600];
+	struct gpumem_pass p = { .sec = (long long)time(NULL), .min_fraction = ev->asked };
+	int fd, keep, long_rec;
+	int strict = gpumem_check_strict(&c->eff, c->have_site ? &c->site : NULL);
 
 	if (!strcmp(r->status, "skipped") || !strcmp(r->status, "not_run"))
 		return;         /* no check ran: nothing learnt of the GPU */
@@ -339,38 +341,46 @@ void gpumem_evidence_record(const struct gpumem_jobctx *c, const struct gpumem_e
 	if (fd < 0)
 		return;
 	keep = ev->have && all_passed(c, r);
+	p.job = c->job;
+	snprintf(p.phase, sizeof(p.phase), "%s", r->phase);
+	snprintf(p.refs, sizeof(p.refs), "%s", ev->refs);
 	for (int j = 0; j < c->ngpus; j++) {
 		gpumem_gpu_name(c, GPUMEM_SF_PASS, j, name, sizeof(name));
 		if (!keep) {
 			unlinkat(fd, name, 0);
 			continue;
 		}
-		snprintf(text, sizeof(text), "%u %s %lld\n%s\n", c->job, r->phase,
-			 (long long)time(NULL), ev->now[j]);
-		if (gpumem_state_write(fd, name, text) < 0)
+		/* The pass with what it was judged at: it answers no stricter check. */
+		snprintf(p.evidence, sizeof(p.evidence), "%s", ev->now[j]);
+		long_rec = gpumem_pass_format(&p, text, sizeof(text)) < 0;
+		if (long_rec)
+			errno = EOVERFLOW;
+		if (long_rec || gpumem_state_write(fd, name, text) < 0)
 			gpumem_error("gpumem: job %u: cannot keep GPU %s's pass in %s/gpus: %s",
 				     c->job, c->list[j], c->args->state_dir,
 				     strerror(errno));
-		/* A measured pass answers a low profile. */
+		/* A measured pass answers a low profile, when at least as strict as the site's. */
 		gpumem_gpu_name(c, GPUMEM_SF_HBMLOW, j, name, sizeof(name));
-		unlinkat(fd, name, 0);
+		if (strict)
+			unlinkat(fd, name, 0);
 	}
+	if (keep && !strict)
+		gpumem_info("gpumem: job %u: check %s passed at min_fraction %g, below the site's "
+			    "default: its pass answers no stricter check and clears no mark", c->job,
+			    r->phase, ev->asked);
 	close(fd);
 }
 
-/* Profile row G: 1 low (HBM-bound at a low ceiling), -1 not slow (reached the OK mark), 0 neither. */
-static int hbm_class(const struct gpumem_prof_gpu *g)
+/* The source of GPU row I's DRAM figure in profile DOC (its GPU INDEX), or NULL. */
+static const char *dram_source(struct json_object *doc, size_t i, long index)
 {
-	if (!(g->samples >= GPUMEM_EVIDENCE_HBM_SAMPLES) || !(g->dram_p95 >= 0))
-		return 0;
-	if (g->dram_p95 >= GPUMEM_EVIDENCE_HBM_OK_PCT)
-		return -1;
-	if (g->dram_p95 < GPUMEM_EVIDENCE_HBM_LOW_PCT &&
-	    g->dram_mean >= GPUMEM_EVIDENCE_HBM_BOUND_PCT &&
-	    g->dram_mean >= GPUMEM_EVIDENCE_HBM_FLAT * g->dram_p95 &&
-	    !(g->sm_mean > g->dram_mean))
-		return 1;
-	return 0;
+	struct json_object *g = gpumem_json_at(gpumem_json_get(doc, "gpus"), i);
+	double at = -1;
+
+	if (gpumem_json_num(g, "index", &at) < 0 || (long)at != index)
+		return NULL;
+	return gpumem_json_str(gpumem_json_get(gpumem_json_get(g, "metrics"), "dram_bw_util"),
+			       "source");
 }
 
 void gpumem_evidence_profile(const struct gpumem_jobctx *c, const char *profile)
@@ -391,7 +401,8 @@ void gpumem_evidence_profile(const struct gpumem_jobctx *c, const char *profile)
 		struct gpumem_prof_gpu g;
 		int cls;
 
-		if (gpumem_prof_gpu_of(gpumem_json_at(rows, i), &g) < 0 || !(cls = hbm_class(&g)))
+		if (gpumem_prof_gpu_of(gpumem_json_at(rows, i), &g) < 0 ||
+		    !(cls = gpumem_hbm_class(&g, dram_source(doc, i, g.index))))
 			continue;
 		for (int j = 0; j < c->ngpus; j++) {
 			if (atol(c->list[j]) != g.index)

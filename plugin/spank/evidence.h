@@ -4,27 +4,13 @@
  * that rests on evidence"): whether a job's check must measure the GPUs'
  * bandwidth, or may rest on the GPUs' last measured pass, and what it rests
  * on, for the report.  The state it keeps per GPU lives in root's
- * state_dir/gpus/ beside gpustate.c's marks, under the names below.
+ * state_dir/gpus/ beside gpustate.c's marks (statefiles.h names them);
+ * the rules it applies, and the pass's record, are evidence_rules.h's.
  */
 #ifndef GPUMEM_EVIDENCE_H
 #define GPUMEM_EVIDENCE_H
+#include "evidence_rules.h"
 #include "jobctx.h"
-
-/* state_dir/gpus/ file kinds (KIND.NODE.GPU, gpustate.c's naming). */
-
-/* A profile whose DRAM p95 reached this (% of peak) shows the GPU is not slow. */
-#define GPUMEM_EVIDENCE_HBM_OK_PCT 90.0
-/*
- * HBM-bound yet low: DRAM the busier unit (mean at least the SM mean), a
- * mean of at least BOUND_PCT, flat (mean at least FLAT of p95: the job sat
- * at a ceiling), and that ceiling (p95) below LOW_PCT of the GPU's peak.
- */
-#define GPUMEM_EVIDENCE_HBM_BOUND_PCT 40.0
-#define GPUMEM_EVIDENCE_HBM_LOW_PCT 70.0
-#define GPUMEM_EVIDENCE_HBM_FLAT 0.85
-#define GPUMEM_EVIDENCE_HBM_SAMPLES 3
-/* Longest evidence string kept (gpumem-health's is about 330 characters). */
-#define GPUMEM_EVIDENCE_MAX 700
 
 struct gpumem_evidence {
 	int limit_min;          /* check.min_interval; 0: every check measured, nothing read */
@@ -37,6 +23,8 @@ struct gpumem_evidence {
 	int node_free;          /* gpumem-health: no process holds any GPU of the node */
 	char node_why[160];     /* its words, and who read NVML */
 	int warm;               /* the health came from the warm check server */
+	double asked;           /* the check's check.bandwidth.min_fraction */
+	char refs[GPUMEM_PASS_REFS_LEN];        /* the site's references it is judged against */
 };
 
 /*
@@ -60,7 +48,8 @@ void gpumem_evidence_record(const struct gpumem_jobctx *c, const struct gpumem_e
 /*
  * The job epilog, with the job's profile (the report's "profile" member):
  * a GPU that streamed at a low ceiling gets the "hbmlow" mark (its next
- * check is measured); one that reached GPUMEM_EVIDENCE_HBM_OK_PCT loses it.
+ * check is measured); one whose GPM DRAM bandwidth reached
+ * GPUMEM_EVIDENCE_HBM_OK_PCT loses it (gpumem_hbm_class).
  */
 void gpumem_evidence_profile(const struct gpumem_jobctx *c, const char *profile);
 #endif

@@ -12,7 +12,9 @@
  *                     (stopped at the hook's time limit, which time spent
  *                     on the user's MPS daemon may have eaten).  The next
  *                     job's prolog forces a before-check on the GPU; a
- *                     pass (or warn) clears the mark; a second no-verdict
+ *                     pass (or warn) at least as strict as the site's
+ *                     default min_fraction clears the mark (a laxer one
+ *                     leaves it: evidence_rules.h); a second no-verdict
  *                     in a row, both "own", drains the node naming both
  *                     jobs (the site's drain settings allow it), else logs.
  *   pass.NODE.GPU, hbmlow.NODE.GPU: evidence.c's (the last measured pass
@@ -31,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "drain.h"
+#include "evidence_rules.h"
 #include "jobctx.h"
 #include "log.h"
 #include "trust.h"
@@ -160,6 +163,13 @@ void gpumem_suspect_update(const struct gpumem_jobctx *c, const struct gpumem_no
 					     strerror(errno));
 			now[strcspn(now, "\n")] = '\0';
 		}
+	} else if ((!strncmp(r->verdict, "pass", 4) || !strcmp(r->verdict, "warn")) &&
+		   !gpumem_check_strict(&c->eff, c->have_site ? &c->site : NULL)) {
+		if (had)
+			gpumem_info("gpumem: job %u: check %s passed at min_fraction %g, below the "
+				    "site's default: GPUs %s stay suspect (job %s)", c->job, r->phase,
+				    c->eff.check.min_fraction, c->ji.gpus[0] ? c->ji.gpus : "all",
+				    prev);
 	} else if (!strncmp(r->verdict, "pass", 4) || !strcmp(r->verdict, "warn")) {
 		for (int k = 0; k < nkeys(c); k++) {
 			gpumem_gpu_name(c, GPUMEM_SF_SUSPECT, key_of(c, k), name, sizeof(name));

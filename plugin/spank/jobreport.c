@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "drain.h"
+#include "evidence_rules.h"
 #include "jobctx.h"
 #include "json.h"
 #include "log.h"
@@ -291,8 +292,13 @@ static void drain_or_resume(const struct gpumem_jobctx *c,
 		if (r->drained)
 			gpumem_checkserve_stop(c);
 	} else if (!strncmp(r->verdict, "pass", 4) && strcmp(r->status, "reused") &&
-		   c->have_site && c->site.drain.enabled && c->ji.node[0]) {
-		/* Only a measured pass resumes: a reused one rests on an older check. */
+		   c->have_site && gpumem_check_strict(&c->eff, &c->site) &&
+		   c->site.drain.enabled && c->ji.node[0]) {
+		/*
+		 * Only a measured pass resumes, at least as strict as the site's
+		 * default: a reused one rests on an older check, a laxer one
+		 * asked the GPU for less than the site does.
+		 */
 		check_uuids(r, 0, uuids, sizeof(uuids));
 		if (gpumem_resume(c->ji.node, uuids, msg, sizeof(msg)) != 0)
 			gpumem_info("gpumem: %s", msg);

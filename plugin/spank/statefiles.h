@@ -68,7 +68,8 @@ int gpumem_sf_job(char *name, size_t len, enum gpumem_sf_kind kind, unsigned job
 		  const char *node);
 /* The kinds of file per GPU in state_dir/gpus. */
 #define GPUMEM_SF_SUSPECT "suspect"     /* a check of it gave no verdict */
-#define GPUMEM_SF_PASS "pass"           /* "JOB PHASE SEC\nEVIDENCE\n": the last measured pass */
+/* "JOB PHASE SEC\nEVIDENCE\njudged min_fraction=F references=HEX\n": the last measured pass */
+#define GPUMEM_SF_PASS "pass"
 #define GPUMEM_SF_HBMLOW "hbmlow"       /* "JOB P95 MEAN SM": a profile showed low HBM */
 /*
  * GPU GPU's file KIND (GPUMEM_SF_SUSPECT, _PASS, _HBMLOW) of NODE in

@@ -1,9 +1,48 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Site file: limits, references, named policies, and the effective merge. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "schema.h"
 #include "tap.h"
+
+/* limits.min_fraction: a floor under a user's check.bandwidth.min_fraction. */
+static void floor_clamp(void)
+{
+	static const char site[] = "version: 1\nlimits:\n  min_fraction: 0.85\n";
+	static const char bad[] = "version: 1\ndefaults:\n  check:\n    bandwidth:\n"
+		"      min_fraction: 0.8\nlimits:\n  min_fraction: 0.85\n";
+	static const char lax[] = "version: 1\ncheck:\n  bandwidth:\n    min_fraction: 0.2\n";
+	struct gpumem_diags d = { 0 };
+	struct gpumem_policy user, out;
+	struct gpumem_site s;
+	char *msg;
+
+	gpumem_site_init(&s);
+	ok(gpumem_site_parse(site, sizeof(site) - 1, "site.yaml", &s, &d) == 0 &&
+	   fabs(s.limits.min_fraction - 0.85) < 1e-12, "limits.min_fraction is read");
+	gpumem_policy_init(&user);
+	ok(gpumem_policy_parse(lax, sizeof(lax) - 1, "lax.yaml", &user, &d) == 0, "a user asks 0.2");
+	ok(gpumem_policy_effective(&s, &user, "lax.yaml", &out, &d) == 0 &&
+	   fabs(out.check.min_fraction - 0.85) < 1e-12, "... and gets the floor, 0.85");
+	msg = gpumem_diags_join(&d, 0);
+	like(msg, "lax.yaml: warning: check.bandwidth.min_fraction: 0.2 is below the site minimum of "
+	     "0.85: using 0.85", "... with a warning naming the key, the asked value and the floor");
+	free(msg);
+	gpumem_diags_free(&d);
+	s.limits.strict = 1;
+	ok(gpumem_policy_effective(&s, &user, "lax.yaml", &out, &d) < 0 && d.nerrors == 1,
+	   "... an error where the site is strict");
+	gpumem_diags_free(&d);
+	ok(gpumem_site_parse(bad, sizeof(bad) - 1, "site.yaml", &s, &d) < 0,
+	   "a site whose default is below its own floor is refused");
+	msg = gpumem_diags_join(&d, 1);
+	like(msg, "defaults.check.bandwidth.min_fraction 0.8 is below limits.min_fraction 0.85",
+	     "... saying so");
+	free(msg);
+	gpumem_diags_free(&d);
+	gpumem_site_free(&s);
+}
 
 int main(void)
 {
@@ -144,5 +183,6 @@ int main(void)
 	is_int(gpumem_section_key_bits(4), GPUMEM_K_PROFILE, "profile's key bits");
 	is_str(gpumem_daemon_name(GPUMEM_DAEMON_JOB), "job", "enum names from the one list");
 	is_str(gpumem_placement_name((enum gpumem_placement)7), "none", "... out of range: the first");
+	floor_clamp();
 	return tap_done();
 }
