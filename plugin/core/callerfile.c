@@ -57,11 +57,13 @@ static int walk_nofollow(const char *path, char *why, size_t whylen)
 
 		sub = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0) {
+			int e = errno;
+
 			if (fstatat(fd, comp, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode))
 				snprintf(why, whylen, "'%s' in its path is a symbolic link: refused "
 					 "as root (give the real path)", comp);
 			else
-				snprintf(why, whylen, "'%s' in its path: %s", comp, strerror(errno));
+				snprintf(why, whylen, "%s", strerror(e));
 		}
 		close(fd);
 		fd = sub;

@@ -4,9 +4,9 @@
 # links in (HARDENING.md, "Root runs the gpumem command"): every output
 # option (gpumem job --svg, gpumem report --svg) and the report cache
 # refuse a link at OUT and, as root, anywhere in its directory's path, and
-# leave the link's target untouched; --report never follows a link, reads
-# a file in a user's directory with that user's rights, and no message
-# quotes a byte of what it could not read.  Runs as root, the user nobody
+# leave the link's target untouched; --report (and, as root, report DIR)
+# never follows a link, reads a file in a user's directory with that
+# user's rights, and no message quotes a byte of what it could not read.  Runs as root, the user nobody
 # planting the links.
 . "$top_srcdir/tests/lib.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (root runs the command, nobody plants the links)"
@@ -74,6 +74,13 @@ done
 run "$GPUMEM" job --report "$t/u/job5.prolog.n.before.json" --svg -
 is "$rc" 2 "job --report LINK --svg -: refused"
 unlike "$out" "SECRET|'S'" "job --report LINK --svg: no byte of the target in the message"
+
+# ---- report DIR: as root, not through a user's link
+as_user ln -s "$t/secretdir" "$t/u/reports"
+run "$GPUMEM" report --no-cache "$t/u/reports"
+is "$rc" 1 "report DIR through a user's link, as root: refused"
+like "$out" "cannot read the report directory: 'reports' in its path is a symbolic link" \
+	"... saying which component"
 
 # ---- --report in a user's directory: read with that user's rights
 cp "$rep" "$t/u/job77.prolog.gpu01.before.json"
