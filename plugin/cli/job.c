@@ -264,12 +264,14 @@ struct json_object *gpumem_job_load_report(const char *path, char *err, size_t e
 {
 	struct json_object *doc = NULL;
 	char *buf = malloc(GPUMEM_REPORT_MAX_FILE_BYTES + 2), why[400];
+	struct stat st;
 	size_t len = 0;
 	int fd = gpumem_caller_file_open(path, why, sizeof(why));
 
 	if (fd < 0)
 		snprintf(err, elen, "%s: %s", path, why);
-	else if (buf == NULL || gpumem_read_fd(fd, buf, GPUMEM_REPORT_MAX_FILE_BYTES + 1, &len) < 0 ||
+	else if (buf == NULL || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+		 gpumem_read_fd(fd, buf, GPUMEM_REPORT_MAX_FILE_BYTES + 1, &len) < 0 ||
 		 len > GPUMEM_REPORT_MAX_FILE_BYTES)
 		snprintf(err, elen, "%s: %s", path, len > GPUMEM_REPORT_MAX_FILE_BYTES ?
 			 "larger than a report may be" : "not a readable regular file");

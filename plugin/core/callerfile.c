@@ -214,7 +214,6 @@ int gpumem_caller_file_open(const char *path, char *why, size_t whylen)
 {
 	char dir[4096], name[256];
 	struct gpumem_fs_ids ids = { 0 };
-	struct stat st;
 	int dfd, fd = -1;
 
 	if (split(path, dir, sizeof(dir), name, sizeof(name), why, whylen) < 0 ||
@@ -226,11 +225,6 @@ int gpumem_caller_file_open(const char *path, char *why, size_t whylen)
 			snprintf(why, whylen, "is a symbolic link: refused (a link is never followed)");
 		else if (fd < 0)
 			snprintf(why, whylen, "%s", strerror(errno));
-		else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-			snprintf(why, whylen, "not a regular file");
-			close(fd);
-			fd = -1;
-		}
 		gpumem_fs_restore(&ids);
 	}
 	close(dfd);

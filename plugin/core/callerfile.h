@@ -62,10 +62,11 @@ int gpumem_fs_as_owner(int dfd, struct gpumem_fs_ids *s, char *why, size_t whyle
 void gpumem_fs_restore(struct gpumem_fs_ids *s);
 
 /*
- * Regular file PATH the caller named, to read: never through a link at
- * its last component; as root, none anywhere in its directory's path, and
- * opened with that directory's owner's rights (gpumem_fs_as_owner).  A
- * descriptor, or -1 with the reason in WHY (never the file's content).
+ * File PATH the caller named, to read (O_NONBLOCK: the reader checks what
+ * kind of file it is): never through a link at its last component; as
+ * root, none anywhere in its directory's path, and opened with that
+ * directory's owner's rights (gpumem_fs_as_owner).  A descriptor, or -1
+ * with the reason in WHY (never the file's content).
  */
 int gpumem_caller_file_open(const char *path, char *why, size_t whylen);
 

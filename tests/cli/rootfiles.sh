@@ -4,9 +4,10 @@
 # links in (HARDENING.md, "Root runs the gpumem command"): every output
 # option (gpumem job --svg, gpumem report --svg) and the report cache
 # refuse a link at OUT and, as root, anywhere in its directory's path, and
-# leave the link's target untouched; --report (and, as root, report DIR)
-# never follows a link, reads a file in a user's directory with that
-# user's rights, and no message quotes a byte of what it could not read.  Runs as root, the user nobody
+# leave the link's target untouched; --report (and, as root, report DIR
+# and validate's policy files) never follows a link, reads a file in a
+# user's directory with that user's rights, and no message quotes a byte
+# of what it could not read.  Runs as root, the user nobody
 # planting the links.
 . "$top_srcdir/tests/lib.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (root runs the command, nobody plants the links)"
@@ -99,6 +100,22 @@ run "$GPUMEM" job --report "$t/r/job6.prolog.n.before.json"
 is "$rc" 2 "not JSON: refused"
 like "$out" "job6.prolog.n.before.json: not a valid gpumem report" "says it is no report"
 unlike "$out" "SECRET|'S'" "as root, no byte of it quoted"
+
+# ---- gpumem validate, as root: a user's policy, not through a link, with its owner's rights
+as_user ln -s "$t/secret" "$t/u/pol.yaml"
+run "$GPUMEM" validate "$t/u/pol.yaml"
+is "$rc" 1 "validate LINK as root: refused"
+like "$out" "pol.yaml: error: cannot open: is a symbolic link: refused" "... saying it is a link"
+unlike "$out" "SECRET" "... no byte of the target in the message"
+printf 'version: 1\nSECRETKEY: 1\n' >"$t/u/rootonly.yaml"
+chmod 600 "$t/u/rootonly.yaml"                     # root's, 0600, in nobody's directory
+run "$GPUMEM" validate "$t/u/rootonly.yaml"
+is "$rc" 1 "validate a root-only file in a user's directory: not read as root"
+like "$out" "rootonly.yaml: error: cannot open: Permission denied" "... read with the directory owner's rights"
+unlike "$out" "SECRETKEY" "... so no key of it is quoted"
+printf 'version: 1\n' >"$t/u/ok.yaml"; chmod 644 "$t/u/ok.yaml"
+run "$GPUMEM" validate "$t/u/ok.yaml"
+is "$rc" 0 "validate a policy its owner can read: valid" || diag "$out"
 
 # ---- the report cache: as root, never under a HOME or XDG_CACHE_HOME the user could change
 as_user ln -s "$t/secretdir" "$t/u/cachelink"
