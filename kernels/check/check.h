@@ -138,6 +138,21 @@ struct gpumem_check_memtest {
 	enum gpumem_check_verdict verdict;
 };
 
+/*
+ * The set-aside's own cost (--l2-setaside): triad with no persisting-L2
+ * set-aside and with the job's, no window on either side.
+ */
+struct gpumem_check_setaside {
+	int asked;                      /* --l2-setaside was given */
+	int run;
+	char error[GPUMEM_CHECK_MSG];   /* why it did not run */
+	double percent;                 /* of L2, as set (after the GPU's cap) */
+	uint64_t bytes;
+	double gbps_without, gbps_with; /* triad medians of the two arms */
+	double ratio;                   /* gbps_with / gbps_without; < 1: the set-aside costs */
+	int repeats;
+};
+
 struct gpumem_check_l2ab {
 	int run;
 	char error[GPUMEM_CHECK_MSG];   /* why it did not run */
@@ -145,6 +160,7 @@ struct gpumem_check_l2ab {
 	double ms_without, ms_with;     /* medians of the two arms */
 	double speedup;                 /* ms_without / ms_with; < 1: window slower */
 	int repeats;
+	struct gpumem_check_setaside sa;
 };
 
 /* --l2-reset: persisting L2 put back to normal in the check's own context. */
@@ -201,6 +217,8 @@ struct gpumem_check_report {
 	const char *mps_share_source;   /* "option", "environment", "default" */
 	int quick, memtest, l2ab, l2_reset, plant_error;
 	uint64_t mem_bytes;
+	double l2_setaside_pct;         /* --l2-setaside N%: percent of L2; 0 none */
+	uint64_t l2_setaside_bytes;     /* --l2-setaside SIZE: bytes; 0 none */
 	int ndevices;
 	struct gpumem_check_device *devices;
 	double wall_s;

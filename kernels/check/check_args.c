@@ -61,6 +61,9 @@ static void usage(FILE *f)
 "      --mem-bytes N      memory test region (default 1GiB; suffixes KiB MiB GiB)\n"
 "      --plant-error      flip one word between write and verify (test the test)\n"
 "      --l2-ab            measure a persisting L2 access-policy window (A/B)\n"
+"      --l2-setaside N    with --l2-ab: the job's persisting-L2 set-aside, N%%\n"
+"                         of L2 or a size; also measure triad without and\n"
+"                         with it, and run the window A/B at it\n"
 "      --l2-reset         at the end, reset the GPUs' persisting L2 lines and\n"
 "                         set-aside, as gpumem-l2reset would (no verdict)\n"
 "      --min-fraction F   pass at F x reference (default: site, else 0.85);\n"
@@ -136,6 +139,23 @@ static int parse_bytes(const char *opt, const char *s, uint64_t lo, uint64_t hi,
 	return 0;
 }
 
+/* --l2-setaside: "N%" (percent of L2, 0 < N <= 100) or a size (1 byte to 1 GiB). */
+static int parse_setaside(const char *s, struct gpumem_check_opts *o)
+{
+	size_t n = strlen(s);
+	char num[32];
+
+	o->l2_setaside_pct = 0;
+	o->l2_setaside_bytes = 0;
+	if (n && s[n - 1] == '%') {
+		if (n - 1 >= sizeof(num) || n == 1)
+			return usage_error("--l2-setaside: '%s' is not a percentage of L2", s);
+		snprintf(num, sizeof(num), "%.*s", (int)(n - 1), s);
+		return parse_double("--l2-setaside", num, 0, 100, &o->l2_setaside_pct);
+	}
+	return parse_bytes("--l2-setaside", s, 1, 1024 * MIB, &o->l2_setaside_bytes);
+}
+
 static int is_hex_or(const char *s, const char *extra)
 {
 	for (; *s; s++)
@@ -189,7 +209,7 @@ static int parse_devices(struct gpumem_check_args *a, const char *list)
 
 enum {
 	OPT_NO_MEMTEST = 256, OPT_MEM_BYTES, OPT_PLANT, OPT_L2AB, OPT_L2RESET, OPT_MIN_FRACTION,
-	OPT_MPS_SHARE, OPT_TIMEOUT, OPT_ARRAY_BYTES, OPT_HOST_BYTES, OPT_REPEATS,
+	OPT_MPS_SHARE, OPT_TIMEOUT, OPT_ARRAY_BYTES, OPT_HOST_BYTES, OPT_REPEATS, OPT_L2SETASIDE,
 };
 
 static const struct option long_opts[] = {
@@ -201,6 +221,7 @@ static const struct option long_opts[] = {
 	{ "mem-bytes", required_argument, NULL, OPT_MEM_BYTES },
 	{ "plant-error", no_argument, NULL, OPT_PLANT },
 	{ "l2-ab", no_argument, NULL, OPT_L2AB },
+	{ "l2-setaside", required_argument, NULL, OPT_L2SETASIDE },
 	{ "l2-reset", no_argument, NULL, OPT_L2RESET },
 	{ "min-fraction", required_argument, NULL, OPT_MIN_FRACTION },
 	{ "mps-share", required_argument, NULL, OPT_MPS_SHARE },
@@ -259,6 +280,10 @@ static int parse_opt(int c, char **argv, struct gpumem_check_args *a)
 		break;
 	case OPT_L2AB:
 		a->o.l2ab = 1;
+		break;
+	case OPT_L2SETASIDE:
+		if (parse_setaside(optarg, &a->o) < 0)
+			return -1;
 		break;
 	case OPT_L2RESET:
 		a->o.l2_reset = 1;
@@ -333,6 +358,8 @@ int gpumem_check_parse_args(int argc, char **argv, struct gpumem_check_args *a)
 				   "--no-memtest)");
 	if (a->o.l2ab && a->o.quick)
 		return usage_error("--l2-ab is not run with --quick");
+	if ((a->o.l2_setaside_pct > 0 || a->o.l2_setaside_bytes) && !a->o.l2ab)
+		return usage_error("--l2-setaside needs --l2-ab");
 	return 0;
 }
 

@@ -310,6 +310,7 @@ static void l2ab_phase(struct gpumem_check_ctx *c)
 	const struct gpumem_check_opts *o = c->o;
 	double t1;
 
+	d->l2ab.sa.asked = o->l2ab && (o->l2_setaside_pct > 0 || o->l2_setaside_bytes);
 	if (o->l2ab && !o->quick && !c->dead) {
 		t1 = gpumem_check_now();
 		gpumem_check_l2_ab(c);
@@ -317,6 +318,7 @@ static void l2ab_phase(struct gpumem_check_ctx *c)
 	} else if (o->l2ab) {
 		snprintf(d->l2ab.error, sizeof(d->l2ab.error), "%s",
 			 c->dead ? c->dead_msg : "not run with --quick");
+		snprintf(d->l2ab.sa.error, sizeof(d->l2ab.sa.error), "%s", d->l2ab.error);
 	}
 }
 

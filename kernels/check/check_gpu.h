@@ -83,6 +83,8 @@ struct gpumem_check_opts {
 	int memtest;                    /* run the pattern test */
 	int plant_error;
 	int l2ab;
+	double l2_setaside_pct;         /* the job's set-aside, percent of L2 (0: none) */
+	uint64_t l2_setaside_bytes;     /* or in bytes (0: none) */
 	int l2_reset;                   /* reset persisting L2 at the end (--l2-reset) */
 	uint64_t mem_bytes;             /* pattern test region */
 	uint64_t array_bytes;           /* each of the three bandwidth arrays */

@@ -166,7 +166,25 @@ static jo *metric(const struct gpumem_check_metric *m)
 	return o;
 }
 
-static jo *l2ab(const struct gpumem_check_l2ab *l)
+/* l2_ab.setaside: the job's set-aside's own cost (--l2-setaside). */
+static jo *setaside(const struct gpumem_check_l2ab *l)
+{
+	const struct gpumem_check_setaside *sa = &l->sa;
+	const char *why = sa->error[0] ? sa->error : l->error[0] ? l->error : "not run";
+	jo *o = obj();
+
+	add(o, "run", gpumem_json_bool(sa->run));
+	add(o, "percent", sa->bytes ? gpumem_json_fixed(sa->percent, 2) : NULL);
+	add(o, "bytes", sa->bytes ? gpumem_json_int((long long)sa->bytes) : NULL);
+	add(o, "repeats", gpumem_json_int(sa->repeats));
+	add(o, "triad_without_gbps", sa->run ? gpumem_json_fixed(sa->gbps_without, 2) : NULL);
+	add(o, "triad_with_gbps", sa->run ? gpumem_json_fixed(sa->gbps_with, 2) : NULL);
+	add(o, "ratio", sa->run ? gpumem_json_fixed(sa->ratio, 4) : NULL);
+	add(o, "error", sa->run ? NULL : gpumem_json_string(why));
+	return o;
+}
+
+static jo *l2ab(const struct gpumem_check_report *r, const struct gpumem_check_l2ab *l)
 {
 	jo *o = obj();
 
@@ -180,6 +198,7 @@ static jo *l2ab(const struct gpumem_check_l2ab *l)
 	add(o, "ms_with_window", l->run ? gpumem_json_fixed(l->ms_with, 6) : NULL);
 	add(o, "speedup", l->run ? gpumem_json_fixed(l->speedup, 4) : NULL);
 	add(o, "error", opt_str(l->error));
+	add(o, "setaside", r->l2_setaside_pct > 0 || r->l2_setaside_bytes ? setaside(l) : NULL);
 	return o;
 }
 
@@ -246,7 +265,7 @@ static jo *device(const struct gpumem_check_report *r, const struct gpumem_check
 		add(metrics, gpumem_check_metric_name((enum gpumem_check_metric_id)i),
 		    metric(&d->metric[i]));
 	add(o, "metrics", metrics);
-	add(o, "l2_ab", r->l2ab ? l2ab(&d->l2ab) : NULL);
+	add(o, "l2_ab", r->l2ab ? l2ab(r, &d->l2ab) : NULL);
 	add(o, "l2_reset", r->l2_reset ? l2reset(&d->l2reset) : NULL);
 	if (d->has_reference) {
 		ref = obj();
@@ -259,6 +278,19 @@ static jo *device(const struct gpumem_check_report *r, const struct gpumem_check
 		json_object_array_add(reasons, gpumem_json_string(d->reasons[i]));
 	add(o, "reasons", reasons);
 	return o;
+}
+
+/* --l2-setaside as given: "50%" or bytes, or null. */
+static jo *setaside_setting(const struct gpumem_check_report *r)
+{
+	char buf[32];
+
+	if (r->l2_setaside_bytes)
+		return gpumem_json_int((long long)r->l2_setaside_bytes);
+	if (!(r->l2_setaside_pct > 0))
+		return NULL;
+	snprintf(buf, sizeof(buf), "%g%%", r->l2_setaside_pct);
+	return gpumem_json_string(buf);
 }
 
 static jo *settings(const struct gpumem_check_report *r)
@@ -274,6 +306,7 @@ static jo *settings(const struct gpumem_check_report *r)
 	add(o, "memtest", gpumem_json_bool(r->memtest));
 	add(o, "mem_bytes", gpumem_json_int((long long)r->mem_bytes));
 	add(o, "l2_ab", gpumem_json_bool(r->l2ab));
+	add(o, "l2_setaside", setaside_setting(r));
 	add(o, "l2_reset", gpumem_json_bool(r->l2_reset));
 	add(o, "plant_error", gpumem_json_bool(r->plant_error));
 	return o;

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The persisting-L2 A/B of one GPU (--l2-ab): the same streaming kernel
- * with and without an access-policy window over a hot array, alternated.
- * Run last, after every other figure, as it changes the context's L2
- * set-aside (and sets it back to 0).
+ * with and without an access-policy window over a hot array, alternated,
+ * at the job's set-aside (--l2-setaside) or else the most the GPU allows.
+ * With a job's set-aside it first measures that set-aside's own cost:
+ * triad, no window, with no set-aside and with the job's, alternated.  A
+ * set-aside taxes every kernel, with a window or without, so the window
+ * A/B alone (both arms under it) never shows it.  Run last, after every
+ * other figure, as it changes the context's L2 set-aside (and sets it
+ * back to 0).
  */
 #include <config.h>
 
@@ -29,14 +34,29 @@ static int set_window(struct gpumem_check_ctx *c, void *base, size_t bytes)
 }
 
 /*
- * Reserve the persisting L2 (the whole set-aside the GPU allows); -1 with
- * l2ab.error filled where the GPU or the driver offers none.
+ * The set-aside of the A/B: the job's (--l2-setaside, capped at what the
+ * GPU allows), else the whole set-aside the GPU allows.
  */
-static int l2ab_reserve(struct gpumem_check_ctx *c, int *maxwin)
+static size_t l2ab_setaside(const struct gpumem_check_ctx *c)
+{
+	const struct gpumem_check_device *d = c->d;
+	uint64_t want = c->o->l2_setaside_bytes;
+
+	if (c->o->l2_setaside_pct > 0)
+		want = (uint64_t)(c->o->l2_setaside_pct * (double)d->l2_bytes / 100.0);
+	if (want == 0 || want > d->persisting_max)
+		want = d->persisting_max;
+	return (size_t)want;
+}
+
+/*
+ * Reserve SETASIDE bytes of persisting L2; -1 with l2ab.error filled where
+ * the GPU or the driver offers none.
+ */
+static int l2ab_reserve(struct gpumem_check_ctx *c, size_t setaside, int *maxwin)
 {
 	struct gpumem_check_device *d = c->d;
 	struct gpumem_check_l2ab *l = &d->l2ab;
-	size_t setaside;
 	cudaError_t e;
 
 	if (!d->persisting_max) {
@@ -49,7 +69,6 @@ static int l2ab_reserve(struct gpumem_check_ctx *c, int *maxwin)
 		cudaGetLastError();
 		return -1;
 	}
-	setaside = (size_t)d->persisting_max;
 	e = cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, setaside);
 	if (e != cudaSuccess) {
 		/* e.g. refused under MPS: not a fault of the GPU */
@@ -121,6 +140,78 @@ static void l2ab_collect(struct gpumem_check_ctx *c)
 }
 
 /*
+ * One arm of the set-aside's cost: the limit LIMIT (once the stream is
+ * idle: it acts when called), a warm-up triad, a timed one, into *GBPS.
+ * *REFUSED when the driver would not set the limit.
+ */
+static cudaError_t sa_arm(struct gpumem_check_ctx *c, size_t limit, double *gbps, int *refused)
+{
+	cudaError_t e = cudaStreamSynchronize(c->st);
+	double ms;
+	int k;
+
+	if (e != cudaSuccess)
+		return e;
+	*refused = cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, limit) != cudaSuccess;
+	if (*refused)
+		return cudaSuccess;
+	for (k = 0; k < 2 && e == cudaSuccess; k++) {
+		if (k)
+			e = cudaEventRecord(c->ev[0], c->st);
+		if (e == cudaSuccess)
+			e = (cudaError_t)gpumem_check_launch_triad(c->st, c->a, c->b, c->c, 0.5, c->n);
+	}
+	if (e == cudaSuccess)
+		e = cudaEventRecord(c->ev[1], c->st);
+	if (e == cudaSuccess)
+		e = cudaStreamSynchronize(c->st);
+	ms = e == cudaSuccess ? elapsed_ms(c->ev[0], c->ev[1]) : 0;
+	*gbps = ms > 0 ? 3.0 * (double)c->arr_bytes / (ms * 1e6) : 0;
+	return e;
+}
+
+/*
+ * The set-aside's own cost: triad with no set-aside and with SETASIDE
+ * bytes, arms alternated (without first) so that drift favours neither,
+ * the medians and their ratio.  Leaves the limit at SETASIDE or 0.
+ */
+static void setaside_cost(struct gpumem_check_ctx *c, size_t setaside)
+{
+	struct gpumem_check_setaside *sa = &c->d->l2ab.sa;
+	double t[2][L2AB_REPEATS];
+	int r, arm, refused = 0;
+	cudaError_t e = cudaSuccess;
+
+	sa->bytes = setaside;
+	sa->percent = c->d->l2_bytes ? 100.0 * (double)setaside / (double)c->d->l2_bytes : 0;
+	if (!setaside) {
+		snprintf(sa->error, sizeof(sa->error), "the GPU has no persisting L2 "
+			 "(persistingL2CacheMaxSize 0)");
+		return;
+	}
+	for (r = 0; r < L2AB_REPEATS && e == cudaSuccess && !refused; r++)
+		for (arm = 0; arm < 2 && e == cudaSuccess && !refused; arm++)
+			e = sa_arm(c, arm ? setaside : 0, &t[arm][r], &refused);
+	if (e != cudaSuccess) {
+		cuda_fail(c, sa->error, NULL, "L2 set-aside cost", e);
+		return;
+	}
+	if (refused) {
+		snprintf(sa->error, sizeof(sa->error), "cudaDeviceSetLimit(persisting L2 %zu) refused",
+			 setaside);
+		cudaGetLastError();
+		return;
+	}
+	sa->gbps_without = gpumem_check_median(t[0], L2AB_REPEATS);
+	sa->gbps_with = gpumem_check_median(t[1], L2AB_REPEATS);
+	sa->repeats = L2AB_REPEATS;
+	sa->run = sa->gbps_without > 0 && sa->gbps_with > 0;
+	sa->ratio = sa->run ? sa->gbps_with / sa->gbps_without : 0;
+	if (!sa->run)
+		snprintf(sa->error, sizeof(sa->error), "no valid timing");
+}
+
+/*
  * The persisting-L2 A/B.  Arms alternate (without, with, without, ...) so
  * clock or thermal drift cannot favour one; persisting lines are reset
  * before each "without" run so the previous "with" run cannot help it.
@@ -135,10 +226,12 @@ void gpumem_check_l2_ab(struct gpumem_check_ctx *c)
 	cudaError_t e;
 
 	l->l2_bytes = d->l2_bytes;
-	if (l2ab_reserve(c, &maxwin) < 0)
-		return;
-	/* From here on the limit is set: every way out goes through 'fail'. */
-	setaside = (size_t)d->persisting_max;
+	setaside = l2ab_setaside(c);
+	/* From here on the limit may be set: every way out goes through 'fail'. */
+	if (l->sa.asked)
+		setaside_cost(c, setaside);
+	if (c->dead || l2ab_reserve(c, setaside, &maxwin) < 0)
+		goto fail;
 	hot = setaside < (size_t)maxwin ? setaside : (size_t)maxwin;
 	hot &= ~(size_t)15;
 	if (hot > c->arr_bytes)

@@ -295,6 +295,8 @@ static void report_start(struct run *r)
 	rep->memtest = a->o.memtest && !a->o.quick;
 	rep->mem_bytes = a->o.mem_bytes;
 	rep->l2ab = a->o.l2ab;
+	rep->l2_setaside_pct = a->o.l2_setaside_pct;
+	rep->l2_setaside_bytes = a->o.l2_setaside_bytes;
 	rep->l2_reset = a->o.l2_reset;
 	rep->plant_error = a->o.plant_error;
 	arm_timeout(a->timeout_s);

@@ -243,6 +243,10 @@ static int serve_one(int fd, struct gpumem_check_io *io)
 	}
 	if (req.flags & GPUMEM_CW_L2AB)
 		argv[argc++] = "--l2-ab";
+	if (req.flags & GPUMEM_CW_SETASIDE) {
+		argv[argc++] = "--l2-setaside";
+		argv[argc++] = req.setaside;
+	}
 	if (req.flags & GPUMEM_CW_L2RESET)
 		argv[argc++] = "--l2-reset";
 	argv[argc] = NULL;

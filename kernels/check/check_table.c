@@ -137,6 +137,13 @@ void gpumem_check_table_write(FILE *f, const struct gpumem_check_report *r)
 					(double)l->hot_bytes / (1024.0 * 1024.0));
 			else
 				fprintf(f, "  l2-ab    not run: %s\n", l->error[0] ? l->error : "-");
+			if (l->sa.run)
+				fprintf(f, "  l2-ab    set-aside %.1f%% of L2: triad %.0f GB/s with, %.0f "
+					"without (%.2fx)\n", l->sa.percent, l->sa.gbps_with,
+					l->sa.gbps_without, l->sa.ratio);
+			else if (l->sa.asked)
+				fprintf(f, "  l2-ab    set-aside cost not measured: %s\n",
+					l->sa.error[0] ? l->sa.error : "-");
 		}
 		if (d->numa.note[0])
 			fprintf(f, "  host     %s\n", d->numa.note);

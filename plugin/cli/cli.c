@@ -14,6 +14,7 @@
 #include "config.h"
 #include "advise.h"
 #include "callerfile.h"
+#include "l2cap.h"
 #include "policy.h"
 #include "job_cli.h"
 #include "report_cli.h"
@@ -26,10 +27,10 @@ enum { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 64 };
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: gpumem validate [--site FILE] [POLICY...]\n"
-		"       gpumem show [--site FILE] [--json] [POLICY]\n"
+		"Usage: gpumem validate [--site FILE] [--gpu-model NAME] [POLICY...]\n"
+		"       gpumem show [--site FILE] [--gpu-model NAME] [--json] [POLICY]\n"
 		"       gpumem env [--site FILE] [--gpus N --l2-bytes B --persisting-max B]\n"
-		"                  [--um-library PATH] [POLICY]\n"
+		"                  [--gpu-model NAME] [--um-library PATH] [POLICY]\n"
 		"       gpumem report [--site FILE] [FILTERS] [--json | --svg FILE] [DIR]\n"
 		"       gpumem job JOBID [--json]\n"
 		"       gpumem job --report FILE [--json | --svg OUT]\n"
@@ -46,6 +47,9 @@ static void usage(FILE *out)
 		"job       what a job got on each node, from Slurm's accounting (sacct)\n"
 		"advise    the policy a job's GPU memory profile suggests, per node and GPU;\n"
 		"          --rules: the advice rules in force (the site file's advice:)\n"
+		"--gpu-model NAME: the GPU model (as nvidia-smi names it, 'NVIDIA H200') whose\n"
+		"          cap on l2.persisting_limit applies; without it, the cap for a model\n"
+		"          not known (doc/ADMIN.md, \"The L2 set-aside's cost\")\n"
 		"Without --site, $GPUMEM_SITE or %s is used when it exists.\n"
 		"Exit status: 0 valid, 1 invalid input, 64 usage error.\n", DEFAULT_SITE);
 }
@@ -56,6 +60,7 @@ struct opts {
 	int gpus;
 	uint64_t l2_bytes, persisting_max;
 	const char *um_library;
+	const char *gpu_model;
 };
 
 static int parse_u64(const char *opt, const char *arg, uint64_t *out)
@@ -78,6 +83,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "l2-bytes", required_argument, NULL, 'l' },
 		{ "persisting-max", required_argument, NULL, 'p' },
 		{ "um-library", required_argument, NULL, 'u' },
+		{ "gpu-model", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -91,6 +97,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 's': o->site = optarg; break;
 		case 'j': o->json = 1; break;
 		case 'u': o->um_library = optarg; break;
+		case 'm':
+			if (!optarg[0] || strlen(optarg) >= sizeof(((struct gpumem_gpu *)0)->name)) {
+				fprintf(stderr, "gpumem: --gpu-model: '%s' is not a GPU model's "
+					"name (1 to 95 characters)\n", optarg);
+				return -1;
+			}
+			o->gpu_model = optarg;
+			break;
 		case 'g':
 			errno = 0;
 			o->gpus = (int)strtol(optarg, &end, 10);
@@ -162,6 +176,22 @@ static int load_user(const struct gpumem_site *site, int have_site, const char *
 	return gpumem_policy_load(path, p, d);
 }
 
+/*
+ * The cap on the L2 set-aside for --gpu-model (or a model not known), as
+ * the node applies it (l2cap.c): said in D under WHERE when it lowers a
+ * percentage.  A byte limit is a share of L2 only on the node.
+ */
+static void model_cap(const struct opts *o, struct gpumem_policy *eff, const char *where,
+		      struct gpumem_diags *d)
+{
+	const char *models[1] = { o->gpu_model };
+
+	if (!(eff->set & GPUMEM_K_L2_LIMIT) || !eff->l2.limit_is_percent)
+		return;
+	gpumem_l2cap_apply(&eff->l2.site_caps, models, o->gpu_model ? 1 : 0,
+			   &eff->l2.limit_percent, where, d);
+}
+
 static int cmd_validate(const struct opts *o, int n, char **files)
 {
 	struct gpumem_diags d = { 0 };
@@ -169,14 +199,21 @@ static int cmd_validate(const struct opts *o, int n, char **files)
 	int have_site, rv, site_rc;
 
 	site_rc = load_site(o, &site, &have_site, &d);
-	if (have_site)          /* the plugin does not ask this: advise_site.c says why */
+	if (have_site) {        /* the plugin does not ask this: advise_site.c says why */
+		struct gpumem_policy defaults;
+
 		gpumem_advice_check_policies(&site, &d);
+		/* The site's own default set-aside meets the same cap on the node. */
+		if (gpumem_policy_effective(&site, NULL, site.path, &defaults, &d) == 0)
+			model_cap(o, &defaults, site.path, &d);
+	}
 	for (int i = 0; i < n; i++) {
 		struct gpumem_policy p, eff;
 		char *path = NULL;
 
-		if (load_user(&site, have_site, files[i], &p, &path, &d) == 0 && have_site)
-			gpumem_policy_effective(&site, &p, path, &eff, &d);
+		if (load_user(&site, have_site, files[i], &p, &path, &d) == 0 &&
+		    gpumem_policy_effective(have_site ? &site : NULL, &p, path, &eff, &d) == 0)
+			model_cap(o, &eff, path, &d);
 		free(path);
 	}
 	if (n == 0 && !have_site && site_rc == 0) {
@@ -193,9 +230,13 @@ static int cmd_validate(const struct opts *o, int n, char **files)
 	return rv;
 }
 
-/* The effective policy for `show` and `env`; prints the diagnostics. */
+/*
+ * The effective policy for `show` and `env`; prints the diagnostics.  CAP:
+ * with the cap for the GPU model applied (show; env leaves it to the node's
+ * own code, as the step does).
+ */
 static int effective(const struct opts *o, int n, char **files, struct gpumem_policy *eff,
-		     struct gpumem_site *site, int *have_site)
+		     struct gpumem_site *site, int *have_site, int cap)
 {
 	struct gpumem_diags d = { 0 };
 	struct gpumem_policy user;
@@ -214,6 +255,8 @@ static int effective(const struct opts *o, int n, char **files, struct gpumem_po
 	if (gpumem_policy_effective(*have_site ? site : NULL, n ? &user : NULL, path, eff,
 				    &d) < 0)
 		goto fail;
+	if (cap)
+		model_cap(o, eff, path ? path : *have_site ? site->path : "the built-in defaults", &d);
 	rv = 0;
 fail:
 	gpumem_diags_print(&d, stderr);
@@ -229,15 +272,17 @@ static int cmd_show(const struct opts *o, int n, char **files)
 	int have_site, rv;
 	char *text;
 
-	rv = effective(o, n, files, &eff, &site, &have_site);
+	rv = effective(o, n, files, &eff, &site, &have_site, 1);
 	if (rv < 0) {
 		gpumem_site_free(&site);
 		return rv == -2 ? EXIT_USAGE : EXIT_INVALID;
 	}
 	text = gpumem_policy_format(&eff, o->json ? GPUMEM_FMT_JSON : GPUMEM_FMT_YAML, 0);
 	if (!o->json)
-		printf("# effective policy: built-in defaults < %s < %s, clamped to site limits\n",
-		       have_site ? site.path : "(no site file)", n ? files[0] : "(no policy)");
+		printf("# effective policy: built-in defaults < %s < %s, clamped to site limits\n"
+		       "# and to the L2 set-aside's cap for %s\n",
+		       have_site ? site.path : "(no site file)", n ? files[0] : "(no policy)",
+		       o->gpu_model ? o->gpu_model : "a GPU model not known (--gpu-model)");
 	fputs(text ? text : "", stdout);
 	free(text);
 	gpumem_site_free(&site);
@@ -253,7 +298,7 @@ static int cmd_env(const struct opts *o, int n, char **files)
 	struct gpumem_env env;
 	int have_site, rv;
 
-	rv = effective(o, n, files, &eff, &site, &have_site);
+	rv = effective(o, n, files, &eff, &site, &have_site, 0);
 	if (rv < 0) {
 		gpumem_site_free(&site);
 		return rv == -2 ? EXIT_USAGE : EXIT_INVALID;
@@ -264,6 +309,8 @@ static int cmd_env(const struct opts *o, int n, char **files)
 		node.gpus[i].index = i;
 		node.gpus[i].l2_bytes = o->l2_bytes;
 		node.gpus[i].persisting_max_bytes = o->persisting_max;
+		if (o->gpu_model)
+			snprintf(node.gpus[i].name, sizeof(node.gpus[i].name), "%s", o->gpu_model);
 	}
 	node.um_library = o->um_library ? o->um_library : UM_LIBRARY;
 	if (eff.mps.daemon == GPUMEM_DAEMON_JOB) {

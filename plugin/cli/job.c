@@ -102,7 +102,7 @@ static const char *or_dash(const char *s)
 
 static void print_check(struct json_object *c)
 {
-	struct json_object *gpus = gpumem_json_get(c, "gpus");
+	struct json_object *gpus = gpumem_json_get(c, "gpus"), *sa = gpumem_json_get(c, "sa");
 	const char *reason = gpumem_json_str(c, "reason"), *ev = gpumem_json_str(c, "ev");
 
 	printf("  check %-6s %-8s %s%s%s\n", or_dash(gpumem_json_str(c, "phase")),
@@ -124,6 +124,11 @@ static void print_check(struct json_object *c)
 		       has_reason ? "  " : "",
 		       has_reason ? or_dash(json_object_get_string(gpumem_json_at(g, 6))) : "");
 	}
+	/* The L2 set-aside's own cost, where the check measured it (records since it does). */
+	if (gpumem_json_len(sa) == 2)
+		printf("    l2 set-aside %.0f%% of L2: triad at %.2fx of none (check.l2_ab)\n",
+		       json_object_get_double(gpumem_json_at(sa, 0)),
+		       json_object_get_double(gpumem_json_at(sa, 1)));
 }
 
 /* REC was checked by gpumem_acct_parse: the fields have their types.  ADVISE:

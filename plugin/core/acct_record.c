@@ -42,6 +42,8 @@
 #define EVIDENCE_CHARS 100
 /* The phases of a report's name, as indexes: before, after, job (no check ran). */
 #define NPHASES 3
+/* A set-aside's cost (triad with / without it): a check's figure, bounded for the reader. */
+#define SA_RATIO_MAX 10
 
 struct rep {
 	char *text;
@@ -178,10 +180,37 @@ static struct json_object *gpu_row(const struct rep *r, struct json_object *d, s
 	return g;
 }
 
+/*
+ * The L2 set-aside's own cost the check measured (its devices'
+ * l2_ab.setaside): [percent of L2, triad with / without] of the device
+ * where it cost the most, or NULL when none measured it.
+ */
+static struct json_object *setaside_of(struct json_object *devs)
+{
+	struct json_object *a;
+	double pct = 0, worst = -1, p, q;
+
+	for (size_t i = 0; i < gpumem_json_len(devs); i++) {
+		struct json_object *sa = gpumem_json_get(gpumem_json_get(gpumem_json_at(devs, i),
+									  "l2_ab"), "setaside");
+
+		if (gpumem_json_num(sa, "ratio", &q) == 0 && gpumem_json_num(sa, "percent", &p) == 0 &&
+		    q >= 0 && q <= SA_RATIO_MAX && p > 0 && p <= 100 && (worst < 0 || q < worst)) {
+			worst = q;
+			pct = p;
+		}
+	}
+	if (worst < 0 || (a = json_object_new_array()) == NULL)
+		return NULL;
+	push(a, gpumem_json_fmt(pct, "%.0f"));
+	push(a, gpumem_json_fmt(worst, "%.2f"));
+	return a;
+}
+
 static struct json_object *check_of(const struct rep *r)
 {
 	struct json_object *devs = gpumem_json_get(gpumem_json_get(r->v, "check"), "devices");
-	struct json_object *c = json_object_new_object(), *gpus = json_object_new_array();
+	struct json_object *c = json_object_new_object(), *gpus = json_object_new_array(), *sa;
 	const char *ev;
 
 	if (c == NULL || gpus == NULL) {
@@ -201,6 +230,9 @@ static struct json_object *check_of(const struct rep *r)
 	for (size_t i = 0; i < gpumem_json_len(devs) && i < MAX_GPUS; i++)
 		push(gpus, gpu_row(r, gpumem_json_at(devs, i), i));
 	gpumem_json_add(c, "gpus", gpus);
+	sa = setaside_of(devs);
+	if (sa)
+		gpumem_json_add(c, "sa", sa);
 	return c;
 }
 
@@ -403,6 +435,21 @@ static int check_gpu(struct json_object *g)
 	return n == 7 && !is_str(gpumem_json_at(g, 6), 0, REASON_CHARS * 4) ? -1 : 0;
 }
 
+/* "sa", where present: [percent 0..100, ratio 0..SA_RATIO_MAX]. */
+static int check_sa(struct json_object *sa)
+{
+	double p, q;
+
+	if (sa == NULL)
+		return 0;
+	if (!gpumem_json_is(sa, json_type_array) || gpumem_json_len(sa) != 2 ||
+	    !is_num(gpumem_json_at(sa, 0)) || !is_num(gpumem_json_at(sa, 1)))
+		return -1;
+	p = json_object_get_double(gpumem_json_at(sa, 0));
+	q = json_object_get_double(gpumem_json_at(sa, 1));
+	return p >= 0 && p <= 100 && q >= 0 && q <= SA_RATIO_MAX ? 0 : -1;
+}
+
 static int check_one(struct json_object *c, char *err, size_t errlen, size_t i)
 {
 	struct json_object *gpus = gpumem_json_get(c, "gpus");
@@ -413,7 +460,8 @@ static int check_one(struct json_object *c, char *err, size_t errlen, size_t i)
 	    !is_str(gpumem_json_get(c, "step"), 1, 32) ||
 	    !is_str(gpumem_json_get(c, "reason"), 1, REASON_CHARS * 4) ||
 	    !is_str(gpumem_json_get(c, "ev"), 1, EVIDENCE_CHARS * 4) ||
-	    !gpumem_json_is(gpus, json_type_array) || gpumem_json_len(gpus) > MAX_GPUS) {
+	    !gpumem_json_is(gpus, json_type_array) || gpumem_json_len(gpus) > MAX_GPUS ||
+	    check_sa(gpumem_json_get(c, "sa")) < 0) {
 		snprintf(err, errlen, "checks[%zu]: wrong fields", i);
 		return -1;
 	}

@@ -26,7 +26,11 @@
  * of at least half of it (pages evicted as others fault in; a plain copy
  * in is one-way).  link-bound: rx p95 at least 30 GB/s, the host link ran
  * at full speed.  hbm-bound: HBM bandwidth p95 at least 80% or mean at
- * least 60% of the GPU's peak.  underused: SM and HBM means below 30%,
+ * least 60% of the GPU's peak.  setaside (before hbm-bound, which its
+ * jobs would meet too): a persisting-L2 set-aside in the job's effective
+ * policy and HBM below 90% of peak at p95: a set-aside past a quarter of
+ * L2 taxes every kernel that does not use it, and a job held below its
+ * HBM's peak may be paying it.  underused: SM and HBM means below 30%,
  * room for another job.  compute-bound: none of the above.
  */
 static const struct builtin {
@@ -49,6 +53,12 @@ static const struct builtin {
 	  "managed memory read more than once, prefetch.yaml; zero-copy is already at the "
 	  "link's speed, and host memory the program pinned itself needs a change in the "
 	  "program (PCIe rx mean {pcie_rx.mean} GB/s)", { "eff.um.pf has gpu" } },
+	{ "setaside", { "eff.l2 > 0", "dram_bw_util.p95 < 90" }, "stream.yaml",
+	  "the job ran under a persisting-L2 set-aside (its policy's l2.persisting_limit) and "
+	  "its HBM stayed below the GPU's peak (DRAM p95 {dram_bw_util.p95}%, mean "
+	  "{dram_bw_util.mean}%): past a quarter of L2 a set-aside slows every kernel that does "
+	  "not use it (H200 triad: 0.93x at 35%, 0.75x at 50%, 0.39x at 62%): stream.yaml sets "
+	  "none", { NULL } },
 	{ "hbm-bound", { "dram_bw_util.p95 >= 80 or dram_bw_util.mean >= 60" }, "stream.yaml",
 	  "memory-bound on HBM: stream.yaml keeps all of L2 for streaming and checks the GPU's "
 	  "bandwidth before and after the job; no policy makes a healthy GPU's HBM faster "
@@ -120,7 +130,7 @@ void gpumem_advise_with(const struct gpumem_advice_table *t, const struct gpumem
 		return;
 	}
 	for (int i = 0; i < t->n && r == NULL; i++)
-		if (gpumem_advice_cond_holds(&t->r[i].when, g, NULL, NULL, 0))
+		if (gpumem_advice_cond_holds(&t->r[i].when, g, eff, NULL, 0))
 			r = &t->r[i];
 	if (r == NULL) {
 		say(out, "unmatched", NULL);

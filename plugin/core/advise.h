@@ -4,8 +4,8 @@
  * the site's policy directory a job like this one should try, from one
  * GPU's compact summary (profile.h) and the job's effective policy (the
  * accounting record's "eff").  The rules are data (issue 34): a table of
- * rules, each a name, conditions on the summary's figures ("when"), the
- * policy to advise, a reason template naming figures, and conditions on
+ * rules, each a name, conditions on the summary's figures and the
+ * effective policy's ("when"), the policy to advise, a reason template naming figures, and conditions on
  * the effective policy that already do what it advises ("in_effect").
  * The built-in table (advise.c) is today's rules; a site file's advice:
  * section replaces it (advise_site.c); the condition language and the
@@ -84,7 +84,8 @@ struct gpumem_advice {
 const struct gpumem_advice_table *gpumem_advice_builtin(void);
 /*
  * The advice for GPU G under table T (NULL: the built-in one); EFF is the
- * record's "eff" member ({"l2", "mps", "daemon", "um"}), or NULL.  A GPU
+ * record's "eff" member ({"l2", "mps", "daemon", "um"}), or NULL (then no
+ * condition on it holds, in when or in_effect).  A GPU
  * without a source is "unsampled" before any rule; then the first rule
  * that matches wins.
  */

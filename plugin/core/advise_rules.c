@@ -9,11 +9,13 @@
  *   pcie_tx.mean >= 0.5 * pcie_rx.mean
  *   dram_bw_util.p95 >= 80 or dram_bw_util.mean >= 60
  *   eff.um.pl has cpu and eff.um.ab has gpu or eff.um.pf has gpu
+ *   eff.l2 > 0
  *
  * comparisons (< <= > >= == !=, or "has" for the effective policy's
  * unified-memory words) joined by "and" and "or", "and" first; "always"
  * alone holds always.  A figure the summary lacks (NAN) never makes a
- * comparison hold, whatever its operator.
+ * comparison hold, whatever its operator.  The effective policy's figures
+ * (eff.*) may be named in when as in in_effect; the profile's only in when.
  */
 #include <ctype.h>
 #include <math.h>
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "advise.h"
+#include "policy.h"
 #include "schema.h"
 
 enum unit { U_PCT, U_GBPS, U_GIB, U_COUNT, U_EFF, U_WORDS };
@@ -80,11 +83,11 @@ static int figure_of(const char *word, int eff, char *err, size_t len)
 
 	for (int i = 0; figs[i].name; i++)
 		if (!strcmp(figs[i].name, word)) {
-			if ((i >= FIG_EFF) != !!eff) {
-				snprintf(err, len, "%s: %s", word, eff ?
-					 "in_effect reads the job's effective policy (eff.l2, "
-					 "eff.mps, eff.um.pl, eff.um.ab, eff.um.pf), not its profile" :
-					 "when reads the profile; the effective policy is in_effect's");
+			/* when reads both: a rule may be about what the job ran under. */
+			if (i < FIG_EFF && eff) {
+				snprintf(err, len, "%s: in_effect reads the job's effective policy "
+					 "(eff.l2, eff.mps, eff.um.pl, eff.um.ab, eff.um.pf), not its "
+					 "profile", word);
 				return -1;
 			}
 			return i;
@@ -299,16 +302,25 @@ static int um_has(const char *um, const char *key, const char *w)
 	return 0;
 }
 
-/* A number the effective policy holds, NAN when absent or not a plain number. */
+/*
+ * A number the effective policy holds, NAN when absent or not a number:
+ * eff.l2 "50%" is 50 (percent of L2), "40MiB" its bytes (gpumem_parse_size).
+ */
 static double eff_num(struct json_object *eff, const char *key)
 {
-	const char *s = gpumem_json_str(eff, key);
+	const char *s = gpumem_json_str(eff, key), *why;
 	double v = NAN;
+	uint64_t bytes;
 	char *end;
 
 	if (s) {
 		v = strtod(s, &end);
-		return *s && *end == '\0' ? v : NAN;
+		if (*s && *end == '%' && end[1] == '\0' && !strcmp(key, "l2"))
+			return v;
+		if (*s && *end == '\0')
+			return v;
+		return !strcmp(key, "l2") && gpumem_parse_size(s, &bytes, &why) == 0 ?
+			(double)bytes : NAN;
 	}
 	return gpumem_json_num(eff, key, &v) == 0 ? v : NAN;
 }

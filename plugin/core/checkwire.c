@@ -19,7 +19,7 @@ static const unsigned char req_magic[4] = { 'G', 'M', 'C', 'Q' };
 static const unsigned char rep_magic[4] = { 'G', 'M', 'C', 'A' };
 static const unsigned char hreq_magic[4] = { 'G', 'M', 'H', 'Q' };
 static const unsigned char hrep_magic[4] = { 'G', 'M', 'H', 'A' };
-#define FLAGS_ALL (GPUMEM_CW_L2AB | GPUMEM_CW_L2RESET | GPUMEM_CW_SITE)
+#define FLAGS_ALL (GPUMEM_CW_L2AB | GPUMEM_CW_L2RESET | GPUMEM_CW_SITE | GPUMEM_CW_SETASIDE)
 
 static int bad(char *why, size_t wlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int bad(char *why, size_t wlen, const char *fmt, ...)
@@ -77,6 +77,18 @@ int gpumem_cw_gpus_ok(const char *gpus)
 	}
 }
 
+int gpumem_cw_setaside_ok(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+	unsigned long long v = 0;
+
+	if (n == 0 || n > 10 || s[0] == '0' || (s[n] && strcmp(s + n, "%")))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		v = v * 10 + (unsigned long long)(s[i] - '0');
+	return s[n] ? v <= 100 : v <= 1024ull * 1024 * 1024;
+}
+
 static int node_ok(const char *s)
 {
 	for (; *s; s++)
@@ -118,21 +130,29 @@ static int req_check(const struct gpumem_cw_req *req, char *why, size_t wlen)
 		return bad(why, wlen, "site text holds a NUL byte");
 	if (!(req->flags & GPUMEM_CW_SITE) && req->site_len)
 		return bad(why, wlen, "site text without the site flag");
+	if ((req->flags & GPUMEM_CW_SETASIDE) && !(req->flags & GPUMEM_CW_L2AB))
+		return bad(why, wlen, "a set-aside without the L2 A/B flag");
+	if ((req->flags & GPUMEM_CW_SETASIDE) ? !gpumem_cw_setaside_ok(req->setaside) :
+	    req->setaside[0] != '\0')
+		return bad(why, wlen, "setaside is not N%% (1..100) or a byte count (1..1 GiB)");
 	return 0;
 }
 
 int gpumem_cw_req_encode(const struct gpumem_cw_req *req, unsigned char **buf, size_t *len,
 			 char *why, size_t wlen)
 {
-	const char *s[4] = { req->frac, req->gpus, req->node, req->site ? req->site : "" };
-	size_t l[4] = { strlen(req->frac), strlen(req->gpus), strlen(req->node), req->site_len };
+	const char *s[5] = { req->frac, req->gpus, req->node, req->site ? req->site : "",
+			     req->setaside };
+	size_t l[5] = { strlen(req->frac), strlen(req->gpus), strlen(req->node), req->site_len,
+			strlen(req->setaside) };
+	int nf = req->flags & GPUMEM_CW_SETASIDE ? 5 : 4;
 	size_t body = 0, off;
 	unsigned char *b;
 
 	*buf = NULL;
 	if (req_check(req, why, wlen) < 0)
 		return -1;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < nf; i++)
 		body += 4 + l[i];
 	b = malloc(GPUMEM_CW_HEAD + body);
 	if (!b)
@@ -144,7 +164,7 @@ int gpumem_cw_req_encode(const struct gpumem_cw_req *req, unsigned char **buf, s
 	b[7] = (unsigned char)req->timeout_s;
 	put32(b + 8, (uint32_t)body);
 	off = GPUMEM_CW_HEAD;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < nf; i++)
 		off += put_field(b + off, s[i], l[i]);
 	*buf = b;
 	*len = off;
@@ -221,7 +241,10 @@ int gpumem_cw_req_decode(const unsigned char *buf, size_t len, struct gpumem_cw_
 	if (field(buf, len, &off, GPUMEM_CW_FRAC_MAX, req->frac, NULL, NULL, "min_fraction", why, wlen) < 0 ||
 	    field(buf, len, &off, GPUMEM_CW_GPUS_MAX, req->gpus, NULL, NULL, "gpus", why, wlen) < 0 ||
 	    field(buf, len, &off, GPUMEM_CW_NODE_MAX, req->node, NULL, NULL, "node", why, wlen) < 0 ||
-	    field(buf, len, &off, GPUMEM_CW_SITE_MAX, NULL, &req->site, &req->site_len, "site", why, wlen) < 0)
+	    field(buf, len, &off, GPUMEM_CW_SITE_MAX, NULL, &req->site, &req->site_len, "site", why, wlen) < 0 ||
+	    ((req->flags & GPUMEM_CW_SETASIDE) &&
+	     field(buf, len, &off, GPUMEM_CW_SETASIDE_MAX, req->setaside, NULL, NULL, "setaside", why,
+		   wlen) < 0))
 		goto fail;
 	if (off != len) {
 		bad(why, wlen, "%zu bytes after the last field", len - off);

@@ -16,7 +16,10 @@
  *           then the body: four strings, each u32 length + bytes (no NUL):
  *           min_fraction ("%g"), gpus ("0,1,3": plain indices, as the
  *           plugin would set CUDA_VISIBLE_DEVICES), node
- *           (SLURMD_NODENAME), site (the site file's text; empty: none).
+ *           (SLURMD_NODENAME), site (the site file's text; empty: none);
+ *           with flag 8 a fifth, setaside: the job's persisting-L2
+ *           set-aside, "N%" (1..100) or a byte count (decimal, 1..1 GiB),
+ *           as gpumem-check --l2-setaside takes it (needs flag 1).
  * Reply:    "GMCA" u8 version (1) u8 exit code u16 0, u32 document length,
  *           then the document (the bytes `gpumem-check --json -` prints).
  * Health request (the job's NVML health, doc/ADMIN.md "Reuse"):
@@ -39,9 +42,10 @@
 #define GPUMEM_CW_FRAC_MAX 31
 #define GPUMEM_CW_GPUS_MAX 1023
 #define GPUMEM_CW_NODE_MAX 63
+#define GPUMEM_CW_SETASIDE_MAX 15
 #define GPUMEM_CW_SITE_MAX (64 * 1024)          /* GPUMEM_MAX_FILE_BYTES */
-#define GPUMEM_CW_BODY_MAX (16 + GPUMEM_CW_FRAC_MAX + GPUMEM_CW_GPUS_MAX + \
-			    GPUMEM_CW_NODE_MAX + GPUMEM_CW_SITE_MAX)
+#define GPUMEM_CW_BODY_MAX (20 + GPUMEM_CW_FRAC_MAX + GPUMEM_CW_GPUS_MAX + \
+			    GPUMEM_CW_NODE_MAX + GPUMEM_CW_SITE_MAX + GPUMEM_CW_SETASIDE_MAX)
 #define GPUMEM_CW_DOC_MAX (1024 * 1024)         /* GPUMEM_REPORT_MAX_FILE_BYTES */
 #define GPUMEM_CW_TIMEOUT_MAX 3600              /* the site's check.timeout range */
 #define GPUMEM_CW_HEALTH_BODY_MAX (4 + GPUMEM_CW_GPUS_MAX)
@@ -50,6 +54,7 @@
 #define GPUMEM_CW_L2AB 1u
 #define GPUMEM_CW_L2RESET 2u
 #define GPUMEM_CW_SITE 4u                       /* pass --site - with the text */
+#define GPUMEM_CW_SETASIDE 8u                   /* pass --l2-setaside with the field */
 
 struct gpumem_cw_req {
 	unsigned flags;
@@ -57,6 +62,7 @@ struct gpumem_cw_req {
 	char frac[GPUMEM_CW_FRAC_MAX + 1];
 	char gpus[GPUMEM_CW_GPUS_MAX + 1];
 	char node[GPUMEM_CW_NODE_MAX + 1];
+	char setaside[GPUMEM_CW_SETASIDE_MAX + 1];     /* with GPUMEM_CW_SETASIDE */
 	char *site;                             /* malloc'd (decode), NUL-terminated */
 	size_t site_len;
 };
@@ -82,6 +88,8 @@ int gpumem_cw_req_decode(const unsigned char *buf, size_t len, struct gpumem_cw_
 void gpumem_cw_req_free(struct gpumem_cw_req *req);
 /* Is GPUS a list of plain indices ("0", "0,2,3"; no blanks, no repeats, < 64 each)? */
 int gpumem_cw_gpus_ok(const char *gpus);
+/* Is S a set-aside the wire carries ("50%": 1..100; "41943040": 1..1 GiB; no leading 0)? */
+int gpumem_cw_setaside_ok(const char *s);
 #define GPUMEM_CW_HELLO 8
 /* The hello into H (GPUMEM_CW_HELLO bytes); is H one? */
 void gpumem_cw_hello(unsigned char *h);

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
+#include "l2cap.h"
 #include "policy.h"
 #include "um_advice.h"
 
@@ -88,6 +89,18 @@ int gpumem_l2_hw_max_percent(const struct gpumem_node *node)
 	return best;
 }
 
+/* The cap per GPU model (l2cap.c): the smallest over the step's GPUs, said when it applies. */
+static void l2_model_cap(const struct gpumem_policy *p, const struct gpumem_node *node,
+			 double *pct, struct gpumem_diags *d)
+{
+	const char *names[GPUMEM_MAX_GPUS];
+	int n = 0;
+
+	for (int i = 0; node && i < node->ngpus && i < GPUMEM_MAX_GPUS; i++)
+		names[n++] = node->gpus[i].name;
+	gpumem_l2cap_apply(&p->l2.site_caps, names, n, pct, NULL, d);
+}
+
 static int l2_env(const struct gpumem_policy *p, const struct gpumem_node *node,
 		  struct gpumem_env *env, struct gpumem_diags *d)
 {
@@ -122,6 +135,7 @@ static int l2_env(const struct gpumem_policy *p, const struct gpumem_node *node,
 			pct = p->l2.site_max_percent;
 		}
 	}
+	l2_model_cap(p, node, &pct, d);
 	if (hw >= 0 && pct > hw) {
 		gpumem_diag_add(d, GPUMEM_SEV_WARNING, "l2.persisting_limit", 0, 0,
 				"%g%% of L2 is above what this GPU allows for persisting lines "

@@ -118,6 +118,7 @@ int gpumem_policy_effective(const struct gpumem_site *s, const struct gpumem_pol
 		return 0;
 	/* Byte limits become percentages only on the node: take the cap along. */
 	out->l2.site_max_percent = s->limits.l2_max_percent;
+	out->l2.site_caps = s->limits.l2_caps;
 
 	if ((out->set & GPUMEM_K_L2_LIMIT) && out->l2.limit_is_percent &&
 	    out->l2.limit_percent > s->limits.l2_max_percent) {

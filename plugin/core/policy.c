@@ -2,8 +2,8 @@
 /*
  * The policy format, version 1: its keys, defaults and loading.  The key
  * tables and the enum names here are the one registry of the format: the
- * site file (site.c), merge (merge.c) and the docs test
- * (tests/unit/test_docs.c) read them rather than keep lists of their own.
+ * site file (site.c), merge (merge.c) and the docs test (tests/unit/list_keys.c,
+ * tests/cli/docs.py) read them rather than keep lists of their own.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -112,6 +112,7 @@ void gpumem_policy_init(struct gpumem_policy *p)
 	memset(p, 0, sizeof(*p));
 	p->l2.reset_at_exit = 1;
 	p->l2.site_max_percent = 100;
+	p->l2.site_caps.other = -1;
 	p->um.accessed_by = 0;
 	p->um.min_bytes = 1 << 20;
 	p->um.placement = GPUMEM_PLACE_NONE;

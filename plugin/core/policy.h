@@ -25,6 +25,7 @@
 #define GPUMEM_MAX_SCALAR       1024
 #define GPUMEM_MAX_REFS         64
 #define GPUMEM_MAX_GPUS         64
+#define GPUMEM_MAX_L2CAPS       16
 /* check.min_interval's default, minutes (doc/ADMIN.md, "Reuse: a check that rests on evidence"). */
 #define GPUMEM_CHECK_MIN_INTERVAL_DEFAULT 60
 
@@ -95,6 +96,16 @@ enum {
 	GPUMEM_S_ALL   = 0x1fu,
 };
 
+/*
+ * limits.l2_model_max_percent: the site's caps on the persisting-L2
+ * set-aside per GPU model, over gpumem's own table (l2cap.c).
+ */
+struct gpumem_l2caps {
+	int n;
+	struct { char model[96]; double percent; } m[GPUMEM_MAX_L2CAPS];
+	double other;                   /* models neither names; < 0: gpumem's own */
+};
+
 struct gpumem_policy {
 	unsigned set;           /* GPUMEM_K_* */
 	unsigned sections;      /* GPUMEM_S_* */
@@ -105,6 +116,7 @@ struct gpumem_policy {
 		uint64_t limit_bytes;
 		int reset_at_exit;
 		double site_max_percent;        /* set by the merge: limits.l2_max_percent */
+		struct gpumem_l2caps site_caps; /* set by the merge: limits.l2_model_max_percent */
 	} l2;
 	struct {
 		int active_thread_percentage;   /* 1..100 */
@@ -191,6 +203,7 @@ struct gpumem_site {
 	struct gpumem_policy defaults;
 	struct {
 		double l2_max_percent;          /* of the GPU's L2 */
+		struct gpumem_l2caps l2_caps;   /* per GPU model (l2cap.c) */
 		int mps_min_pct, mps_max_pct;
 		uint64_t mps_max_pinned;        /* 0 = no cap */
 		unsigned daemons_allowed;       /* bit per gpumem_daemon */

@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <unistd.h>
 #include "advise.h"
+#include "l2cap.h"
 #include "schema.h"
 
 #define S(field) offsetof(struct gpumem_site, field)
@@ -19,6 +20,8 @@
 static const struct gpumem_key limits_keys[] = {
 	{ .name = "l2_max_percent", .type = GPUMEM_KT_PERCENT, .off = S(limits.l2_max_percent),
 	  .min = 0, .max = 100 },
+	/* { "NVIDIA H200": 40, other: 25 }: the set-aside's cap per GPU model (l2cap.c) */
+	{ .name = "l2_model_max_percent", .type = GPUMEM_KT_CUSTOM, .custom = gpumem_l2cap_walk },
 	{ .name = "mps_min_active_thread_percentage", .type = GPUMEM_KT_INT,
 	  .off = S(limits.mps_min_pct), .min = 1, .max = 100 },
 	{ .name = "mps_max_active_thread_percentage", .type = GPUMEM_KT_INT,
@@ -196,7 +199,7 @@ static int parse_refs(struct gpumem_walk *w, const struct gpumem_ynode *n)
 }
 
 
-/* The site file's keys (gpumem_keys_each lists them, tests/unit/test_docs.c checks the docs). */
+/* The site file's keys (gpumem_keys_each lists them, tests/cli/docs.py checks the docs). */
 const struct gpumem_key gpumem_site_keys[] = {
 	{ .name = "version", .type = GPUMEM_KT_CUSTOM, .custom = gpumem_walk_version, .required = 1 },
 	{ .name = "defaults", .type = GPUMEM_KT_POLICY, .off = S(defaults) },
@@ -218,6 +221,7 @@ void gpumem_site_init(struct gpumem_site *s)
 	memset(s, 0, sizeof(*s));
 	gpumem_policy_init(&s->defaults);
 	s->limits.l2_max_percent = 100;
+	s->limits.l2_caps.other = -1;
 	s->limits.mps_min_pct = 1;
 	s->limits.mps_max_pct = 100;
 	s->limits.daemons_allowed = (1u << GPUMEM_DAEMON_NONE) | (1u << GPUMEM_DAEMON_SITE) |

@@ -315,6 +315,10 @@ static int request(const struct gpumem_jobctx *c, int timeout, int l2_reset,
 	}
 	if (c->eff.check.l2_ab)
 		q.flags |= GPUMEM_CW_L2AB;
+	if (c->eff.check.l2_ab && c->l2_setaside[0]) {
+		q.flags |= GPUMEM_CW_SETASIDE;
+		snprintf(q.setaside, sizeof(q.setaside), "%s", c->l2_setaside);
+	}
 	if (l2_reset)
 		q.flags |= GPUMEM_CW_L2RESET;
 	return gpumem_cw_req_encode(&q, buf, len, why, wlen);

@@ -26,21 +26,6 @@
 #include "proc.h"
 #include "sampler.h"
 
-/* The persisting-L2 limit the job's tasks get, for its MPS server; -1 none. */
-static int mps_l2(const struct gpumem_jobctx *c, const struct gpumem_node *node)
-{
-	struct gpumem_diags quiet = { 0 };
-	struct gpumem_env env;
-	int pct = -1;
-
-	if (gpumem_policy_env(&c->eff, node, &env, &quiet) == 0)
-		for (int i = 0; i < env.n; i++)
-			if (!strcmp(env.var[i].name, GPUMEM_ENV_L2_PCT))
-				pct = atoi(env.var[i].value);
-	gpumem_diags_free(&quiet);
-	return pct;
-}
-
 /* What the child (or the prolog itself) does: start, log, record. */
 static void mps_start_logged(const struct gpumem_mps *m)
 {
@@ -66,7 +51,7 @@ static void start_mps(struct gpumem_jobctx *c, const struct gpumem_node *node)
 {
 	const char *control = gpumem_mps_find(c->args->mps_control), *skip;
 	struct gpumem_mps m = { control, c->args->mps_dir, c->dfd, c->job, c->uid, c->gid,
-				c->ngpus > 0 ? c->ji.gpus : NULL, mps_l2(c, node), c->args->timeout };
+				c->ngpus > 0 ? c->ji.gpus : NULL, gpumem_jobctx_l2_pct(c, node), c->args->timeout };
 	char why[2100];
 	pid_t pid;
 

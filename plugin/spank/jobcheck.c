@@ -92,6 +92,21 @@ const char *gpumem_jobcheck_node_index(const char *gpus, const char *idx, char *
 }
 
 /*
+ * The L2 set-aside's own cost device DEV measured (l2_ab.setaside), appended
+ * to BUF at OFF: " l2 set-aside 50% triad 0.75x"; the new offset.
+ */
+static size_t setaside_text(struct json_object *dev, char *buf, size_t len, size_t off)
+{
+	struct json_object *sa = gpumem_json_get(gpumem_json_get(dev, "l2_ab"), "setaside");
+	const char *pct = member_text(sa, "percent"), *ratio = member_text(sa, "ratio");
+
+	if (off >= len || !pct || !ratio)
+		return off;
+	return off + (size_t)snprintf(buf + off, len - off, " l2 set-aside %.0f%% triad %.2fx",
+				      atof(pct), atof(ratio));
+}
+
+/*
  * Per device: "gpu0 pass read 3010 copy 2750 ..." for the log line, as far
  * as it holds; and the reason, from whichever device has one.
  */
@@ -124,6 +139,7 @@ static void figures(struct json_object *doc, struct gpumem_checkrun *r, const ch
 			if (off < sizeof(r->figures))
 				off += (size_t)snprintf(r->figures + off, sizeof(r->figures) - off,
 							" GB/s");
+			off = setaside_text(d, r->figures, sizeof(r->figures), off);
 		}
 		/*
 		 * The first reason of a device that did not pass explains the
@@ -150,9 +166,9 @@ static void set_result(struct gpumem_checkrun *r, const char *status, const char
 	snprintf(r->reason, sizeof(r->reason), "%s", reason);
 }
 
-/* The check's fixed argument vector (16 slots); frac and tmo hold its numbers. */
+/* The check's fixed argument vector (16 slots); frac, tmo and sa (32 bytes each) hold its values. */
 static void check_argv(const struct gpumem_jobctx *c, char **argv, char *frac, char *tmo,
-		       int timeout, int l2_reset)
+		       char *sa, int timeout, int l2_reset)
 {
 	int a = 0;
 
@@ -172,6 +188,12 @@ static void check_argv(const struct gpumem_jobctx *c, char **argv, char *frac, c
 	}
 	if (c->eff.check.l2_ab)
 		argv[a++] = "--l2-ab";
+	/* The job's set-aside: its own cost measured, and the window A/B run at it. */
+	if (c->eff.check.l2_ab && c->l2_setaside[0]) {
+		snprintf(sa, 32, "%s", c->l2_setaside);
+		argv[a++] = "--l2-setaside";
+		argv[a++] = sa;
+	}
 	if (l2_reset)
 		argv[a++] = "--l2-reset";
 	argv[a] = NULL;
@@ -246,7 +268,7 @@ static void read_result(struct gpumem_proc *p, const struct gpumem_jobinfo *ji,
 void gpumem_jobcheck_run(const struct gpumem_jobctx *c, const char *phase, int l2_reset,
 			 struct gpumem_checkrun *r)
 {
-	char frac[32], tmo[32], why[4200];
+	char frac[32], tmo[32], sa[32], why[4200];
 	char *argv[16], *envp[5];
 	struct check_envbuf eb;
 	struct gpumem_proc p = { 0 };
@@ -301,7 +323,7 @@ void gpumem_jobcheck_run(const struct gpumem_jobctx *c, const char *phase, int l
 		return;
 	}
 	snprintf(r->ran_by, sizeof(r->ran_by), "one-shot");
-	check_argv(c, argv, frac, tmo, timeout, l2_reset);
+	check_argv(c, argv, frac, tmo, sa, timeout, l2_reset);
 	check_envp(c, envp, &eb);
 	/* As the site's check_user: out of the job's user's reach (signals, ptrace, /proc). */
 	gpumem_proc_as_site(&p, c->args->check, argv, envp, c->args->check_uid,

@@ -333,6 +333,20 @@ int gpumem_jobctx_gpus(struct gpumem_jobctx *c, struct gpumem_node *node, int ma
 	return gpumem_probe_cache_lookup(c->dfd, c->list, c->ngpus, node);
 }
 
+int gpumem_jobctx_l2_pct(const struct gpumem_jobctx *c, const struct gpumem_node *node)
+{
+	struct gpumem_diags quiet = { 0 };
+	struct gpumem_env env;
+	int pct = -1;
+
+	if (gpumem_policy_env(&c->eff, node, &env, &quiet) == 0)
+		for (int i = 0; i < env.n; i++)
+			if (!strcmp(env.var[i].name, GPUMEM_ENV_L2_PCT))
+				pct = atoi(env.var[i].value);
+	gpumem_diags_free(&quiet);
+	return pct;
+}
+
 /* A result with no check run: STATUS and verdict alike, WHY, now. */
 static void no_check(struct gpumem_checkrun *r, const char *phase, const char *status,
 		     const char *why)
@@ -351,11 +365,35 @@ static void no_check(struct gpumem_checkrun *r, const char *phase, const char *s
 	snprintf(r->reason, sizeof(r->reason), "%s", why);
 }
 
+/*
+ * The job's persisting-L2 set-aside, for the check's L2 A/B to measure
+ * (gpumem-check --l2-setaside): the percent its tasks get on NODE; where
+ * the node knows no L2 size to make a limit in bytes a percent (no probe of
+ * its GPUs), the bytes, which the check turns into its GPU's share.  ""
+ * when the policy sets none, or asks for no A/B.
+ */
+static void check_setaside(struct gpumem_jobctx *c, const struct gpumem_node *node)
+{
+	const uint64_t max_bytes = 1024ull * 1024 * 1024;
+	int pct;
+
+	c->l2_setaside[0] = '\0';
+	if (!c->have_eff || !c->eff.check.l2_ab || !(c->eff.set & GPUMEM_K_L2_LIMIT))
+		return;
+	pct = gpumem_jobctx_l2_pct(c, node);
+	if (pct > 0)
+		snprintf(c->l2_setaside, sizeof(c->l2_setaside), "%d%%", pct > 100 ? 100 : pct);
+	else if (pct < 0 && !c->eff.l2.limit_is_percent && c->eff.l2.limit_bytes)
+		snprintf(c->l2_setaside, sizeof(c->l2_setaside), "%llu", (unsigned long long)
+			 (c->eff.l2.limit_bytes < max_bytes ? c->eff.l2.limit_bytes : max_bytes));
+}
+
 void gpumem_perjob_check(struct gpumem_jobctx *c, const struct gpumem_node *node,
 			 const char *phase, int forced, int l2_reset, struct gpumem_checkrun *r)
 {
 	struct gpumem_evidence *ev = calloc(1, sizeof(*ev));
 
+	check_setaside(c, node);
 	/* Measured unless every GPU's evidence holds (evidence.c); never when forced. */
 	if (ev && c->has_dev && gpumem_evidence_decide(c, phase, forced, ev)) {
 		/* The reason: what it rests on, without the "reused: " the status says. */

@@ -27,6 +27,8 @@ struct gpumem_jobctx {
 	int have_eff;
 	char *nomps;                    /* root's empty mps_dir/nomps: helpers' MPS pipe directory */
 	char *profile;                  /* epilog: the report's "profile" member (sampler.h), or NULL */
+	char l2_setaside[16];           /* the job's set-aside for the check's L2 A/B: "50%", a
+					 * byte count, or "" (gpumem_perjob_check) */
 	uint32_t job;
 	uid_t uid;
 	gid_t gid;
@@ -69,6 +71,12 @@ void gpumem_jobctx_free(struct gpumem_jobctx *c);
  * MAY_PROBE, run gpumem-probe once and cache it.  1 when all were found.
  */
 int gpumem_jobctx_gpus(struct gpumem_jobctx *c, struct gpumem_node *node, int may_probe);
+/*
+ * The persisting-L2 limit, percent of L2, the job's tasks get on NODE
+ * under its effective policy (gpumem_policy_env, as the steps set it); -1
+ * none.
+ */
+int gpumem_jobctx_l2_pct(const struct gpumem_jobctx *c, const struct gpumem_node *node);
 /* The job has GPUs here to act on (a list, or every GPU with gpus=all). */
 int gpumem_jobctx_has_gpus(const struct gpumem_jobctx *c);
 /*

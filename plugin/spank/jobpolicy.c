@@ -141,6 +141,7 @@ int gpumem_jobpolicy_recall(const struct gpumem_jobrec *rec, struct gpumem_polic
 	/* The limits the merge took along (merge.c), applied on the node. */
 	if (*have_site) {
 		eff->l2.site_max_percent = site->limits.l2_max_percent;
+		eff->l2.site_caps = site->limits.l2_caps;
 		eff->um.site_max_fraction = site->limits.um_max_gpu_fraction;
 	}
 	return 1;

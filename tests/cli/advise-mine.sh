@@ -15,7 +15,7 @@ t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
 mkdir "$t/r" "$t/bin"
 python3 "$top_srcdir/tests/cli/job-gen.py" test "$t/r"
 seg=$("$ACCT" record --dir "$t/r" --job 77 --node gpu01 2>"$t/acct.err" | sed -n 2p)
-case $seg in "{~"*"~}") pass "a record of 2 profiled GPUs (hbm-bound, idle)" ;; *) fail "no record: $(cat "$t/acct.err")" ;; esac
+case $seg in "{~"*"~}") pass "a record of 2 profiled GPUs (HBM-bound under a 25% set-aside, idle)" ;; *) fail "no record: $(cat "$t/acct.err")" ;; esac
 cat >"$t/bin/sacct" <<SH
 #!/bin/sh
 printf '%s\n' "\$*" >>"$t/sacct.args"
@@ -42,13 +42,13 @@ is "$(printf '%s' "$out" | json_in '[(n["name"], n["jobs"], float(round(n["gpu_h
 	"[('train', 2, 6.0, 'profile', 77), ('small', 1, 2.0, 'tres', None), ('two', 1, 0.0, 'none', None)]" \
 	"by name, the most GPU-hours first; 2 profiled GPUs x 2 h where AllocTRES has no gres/gpu; no GPU known: none"
 is "$(printf '%s' "$out" | json_in '[(a["rule"], a["policy"], a["gpus"]) for a in d["names"][0]["advice"]]')" \
-	"[('hbm-bound', 'stream.yaml', 1), ('idle', 'mps-half.yaml', 1)]" "train: each distinct advice of job 77, with its GPUs"
+	"[('setaside', 'stream.yaml', 1), ('idle', 'mps-half.yaml', 1)]" "train: each distinct advice of job 77, with its GPUs (a 25% set-aside, DRAM p95 80%: setaside)"
 
 run "$GPUMEM" advise --mine
 like "$out" "Your jobs since .*: 3 names, 4 jobs" "text: the head line"
 like "$out" "train: 2 jobs, 6.00 GPU-hours \(GPUs from the profiles: accounting does not track gres/gpu\); advice of the latest profiled job, 77:" \
 	"text: train's line says where its GPUs came from"
-like "$out" "  stream.yaml \(hbm-bound, 1 GPU\): memory-bound on HBM" "text: the advice and its reason"
+like "$out" "  stream.yaml \(setaside, 1 GPU\): the job ran under a persisting-L2 set-aside .*\(DRAM p95 80%, mean 50%\)" "text: the advice and its reason"
 like "$out" "small: 1 job, 2.00 GPU-hours; no profiled job" "text: a name without a profile"
 like "$out" "\(1 line of sacct not read: a job name with a line break\?\)" "a line that is no job: said, not fatal"
 

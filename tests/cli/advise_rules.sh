@@ -23,9 +23,9 @@ is "$rc" 0 "--rules, a site file without advice:: 0"
 like "$out" "^# The advice rules in force: the built-in table \(no advice: section in $t/plain.yaml\)" \
 	"  says the table is built in"
 builtin=$(printf '%s\n' "$out" | grep -v '^#')
-is "$(printf '%s\n' "$builtin" | grep -c '^  - name: ')" 7 "  seven rules"
+is "$(printf '%s\n' "$builtin" | grep -c '^  - name: ')" 8 "  eight rules"
 is "$(printf '%s\n' "$builtin" | sed -n 's/^  - name: //p' | tr '\n' ' ')" \
-	"short idle faulting link-bound hbm-bound underused compute-bound " "  in today's order"
+	"short idle faulting link-bound setaside hbm-bound underused compute-bound " "  in today's order"
 like "$builtin" 'when: "pcie_tx.mean >= 0.5 \* pcie_rx.mean"|- "pcie_tx.mean >= 0.5 \* pcie_rx.mean"' \
 	"  faulting's ratio"
 etc=$(sed -n '/^# advice:$/,$p' "$top_srcdir/etc/gpumem.yaml" | sed 's/^# \{0,1\}//')
@@ -44,7 +44,7 @@ if command -v python3 >/dev/null 2>&1; then
 	run "$GPUMEM" advise --rules --json --site "$t/plain.yaml"
 	is "$rc" 0 "--rules --json: 0"
 	is "$(printf '%s' "$out" | json_in '(d["source"], [(r["name"], len(r["when"]), r["policy"], len(r["in_effect"])) for r in d["rules"]])')" \
-		"('built-in', [('short', 1, None, 0), ('idle', 3, 'mps-half.yaml', 1), ('faulting', 3, 'zerocopy.yaml', 1), ('link-bound', 1, 'prefetch.yaml', 1), ('hbm-bound', 1, 'stream.yaml', 1), ('underused', 2, 'mps-half.yaml', 1), ('compute-bound', 1, None, 0)])" \
+		"('built-in', [('short', 1, None, 0), ('idle', 3, 'mps-half.yaml', 1), ('faulting', 3, 'zerocopy.yaml', 1), ('link-bound', 1, 'prefetch.yaml', 1), ('setaside', 2, 'stream.yaml', 0), ('hbm-bound', 1, 'stream.yaml', 1), ('underused', 2, 'mps-half.yaml', 1), ('compute-bound', 1, None, 0)])" \
 		"  source, each rule's name, conditions, policy"
 else
 	skip "python3 is needed to read the JSON"
@@ -93,6 +93,29 @@ like "$out" "  gpu 0   advice: prefetch.yaml: tx 15 GB/s over rx 7.5 GB/s, 12 sa
 	"  its first rule, its reason, in effect by its in_effect"
 GPUMEM_SITE="$t/own.yaml" run "$GPUMEM" job --report "$rep"
 like "$out" "      advice: prefetch.yaml: tx 15 GB/s" "gpumem job: \$GPUMEM_SITE's table"
+
+# Job 13 under persist.yaml's 50% set-aside, HBM p95 75% (below its peak), its
+# after-check's L2 A/B measuring the set-aside's cost: the setaside rule, and
+# gpumem job shows the cost the check measured.
+prof13='{"schema":"gpumem-profile/1","state":"ran","reason":null,"interval_ms":1000,"seconds":12.0,"gpus":[{"index":0,"uuid":"GPU-0","name":"NVIDIA H200","source":"gpm","note":null,"samples":12,"timeline_step_s":1.0,"metrics":{'
+prof13="$prof13$(m dram_bw_util % 55 75),$(m sm_util % 50 70),$(m sm_occupancy % 40 50),$(m pcie_rx GB/s 0.1 0.2),$(m pcie_tx GB/s 0 0)"
+prof13="$prof13"',"nvlink_rx":null,"nvlink_tx":null,"mem_used":{"unit":"GiB","source":"nvml-memory","mean":5.0,"max":7.9,"timeline":[5.0]}}}]}'
+sa13='"l2_ab": {"run": true, "persisting_bytes": 31457280, "speedup": 1.0, "error": null, "setaside": {"run": true, "percent": 50.00, "bytes": 31457280, "repeats": 6, "triad_without_gbps": 4170.00, "triad_with_gbps": 3127.50, "ratio": 0.7500, "error": null}}'
+printf '{"schema": "gpumem-report/1", "job": 13, "step": "epilog", "node": "gpu01", "user": "alice", "uid": 1000, "policy": "persist", "phase": "after", "time": "2026-11-25T17:00:00Z", "gpus": "0", "status": "ran", "reason": null, "exit_code": 0, "verdict": "pass", "drained": false, "effective": {"l2": {"persisting_limit": "50%%"}, "mps": {"active_thread_percentage": null, "daemon": "none"}, "unified_memory": {"preferred_location": "none", "accessed_by": [], "prefetch": "none"}}, "check": {"devices": [{"index": 0, "verdict": "pass", "reasons": [], "metrics": {"triad": {"best_gbps": 4100}}, %s}]}, "profile": %s}\n' \
+	"$sa13" "$prof13" >"$t/r/job13.x.gpu01.after.json"
+rep13="$t/r/job13.x.gpu01.after.json"
+run "$GPUMEM" advise --report "$rep13" --site "$t/plain.yaml"
+like "$out" "  gpu 0   advice: stream.yaml: the job ran under a persisting-L2 set-aside .*\(DRAM p95 75%, mean 55%\): past a quarter of L2 a set-aside slows every kernel .*0.75x at 50%" \
+	"a 50% set-aside, HBM p95 75%: the setaside rule advises stream.yaml, with the cost"
+run "$GPUMEM" job --report "$rep13" --site "$t/plain.yaml"
+like "$out" "    l2 set-aside 50% of L2: triad at 0.75x of none \(check.l2_ab\)" \
+	"gpumem job: the set-aside's cost the after-check measured"
+like "$out" "node gpu01  policy persist  l2 50%" "  under the job's limit"
+run "$GPUMEM" job --report "$rep" --site "$t/plain.yaml"
+unlike "$out" "l2 set-aside" "a record without it: no such line"
+sed 's/"persisting_limit": "50%"/"persisting_limit": "0"/; s/"job": 13/"job": 14/' "$rep13" >"$t/r/job14.x.gpu01.after.json"
+run "$GPUMEM" advise --report "$t/r/job14.x.gpu01.after.json" --site "$t/plain.yaml"
+like "$out" "  gpu 0   advice: nothing to gain from a memory policy: compute-bound" "persisting_limit 0: no set-aside, not that rule"
 
 # Bad tables: each refused at file:line:col, by validate, advise --rules and job.
 bad() { # NAME WANT RULES...: a site file whose advice: is RULES, refused with WANT

@@ -8,7 +8,8 @@
 # the server goes on; a peer other than root is refused (as root only);
 # --idle, SIGTERM and a replaced executable end it (the last before it
 # answers the next request); a standard input that
-# is no listening socket and bad arguments are usage errors (64).
+# is no listening socket and bad arguments are usage errors (64); the job's
+# L2 set-aside in a request reaches the check as --l2-setaside.
 # The NVML health request (issue 35): over the stand-in NVML
 # (tests/fake-nvml), the server answers the gpumem-health/1 document
 # gpumem-health prints (but its time, wall_ms and node_held), reads the
@@ -97,6 +98,13 @@ r=$(ask "$t/a.sock" "$good")
 like "$r" "^${hello}474d43410103" "the next good request: hello, then a reply with exit 3"
 is "$(ask "$t/a.sock" "${good:0:40}")" "$hello" "a truncated request: no check"
 kill -0 "$srv" 2>/dev/null && pass "the server still runs after bad requests" || fail "the server still runs after bad requests"
+# The job's L2 set-aside (flags l2-ab and set-aside, a fifth field): the check gets --l2-setaside.
+sa=$(python3 -c 'import struct; b=b"".join(struct.pack(">I",len(f))+f for f in (b"0.85",b"0",b"n1",b"",b"40%")); print((b"GMCQ"+struct.pack(">BBHI",1,9,60,len(b))+b).hex())')
+r=$(ask "$t/a.sock" "$sa")
+is "$(printf '%s' "${r:40}" | python3 -c 'import json,sys; d=json.loads(bytes.fromhex(sys.stdin.read())); s=d["settings"]; print(s["l2_ab"], s["l2_setaside"])' 2>&1)" "True 40%" \
+	"a request with the job's set-aside: the check ran with --l2-ab --l2-setaside 40%"
+sa=$(python3 -c 'import struct; b=b"".join(struct.pack(">I",len(f))+f for f in (b"0.85",b"0",b"n1",b"",b"40%")); print((b"GMCQ"+struct.pack(">BBHI",1,8,60,len(b))+b).hex())')
+is "$(ask "$t/a.sock" "$sa")" "$hello" "a set-aside without the L2 A/B's flag: the hello and nothing more"
 
 # --- the NVML health request ------------------------------------------------------
 HEALTH="$top_builddir/plugin/probe/gpumem-health"

@@ -32,8 +32,8 @@ unlike "$svg" "e<vil>" "no user string reaches the SVG unescaped"
 like "$txt" "Sampled 120 s from 2026-11-25T16:00:00Z" "how long it was sampled"
 like "$svg" ">gpu01 GPU 0, NVIDIA H100 80GB HBM3: 120 samples, 1 s a point, source gpm</text>" \
 	"GPU 0's caption head"
-like "$txt" "Advice: try policy stream.yaml \(rule hbm-bound\): memory-bound on HBM" \
-	"GPU 0's advice: rule, policy, reason in the caption"
+like "$txt" "Advice: try policy stream.yaml \(rule setaside\): the job ran under a persisting-L2 set-aside" \
+	"GPU 0's advice (25% set-aside, DRAM p95 80%): rule, policy, reason in the caption"
 like "$txt" "Advice: try policy mps-half.yaml \(rule idle\): the GPU was idle" "GPU 1's advice"
 for l in '>HBM</text>' '>SM</text>' '>rx, to GPU</text>' '>tx, to host</text>' '>used</text>' \
 	'>mean 50%</text>' '>HBM busy</text>'; do

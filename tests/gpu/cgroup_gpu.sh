@@ -36,6 +36,7 @@ cat >"$t/site.yaml" <<YAML
 version: 1
 limits:
   l2_max_percent: 100
+  l2_model_max_percent: {other: 100, NVIDIA H200: 100}   # 50% as asked (no cap per model)
   mps_daemons: [none, site, job]
 policy_dir: $top_srcdir/policies
 report:

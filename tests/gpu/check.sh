@@ -6,7 +6,9 @@
 #
 # Runs: the full check with its wall time against the 0.5 s budget (and
 # two GPUs in parallel against 0.6 s when there are two), --plant-error
-# (must fail with one mismatch), --l2-ab (the ratio, as measured), a run
+# (must fail with one mismatch), --l2-ab (the ratio, as measured),
+# --l2-ab --l2-setaside 50% (the set-aside's own cost: ratio in (0, 1.2],
+# the window A/B at that set-aside), a run
 # under CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25, and the check's H2D/D2H
 # figures against a plain pinned cudaMemcpyAsync loop built here.  Ends
 # with "N passed, N failed".  Speaks TAP ("ok N - ...", "not ok N - ...",
@@ -195,6 +197,42 @@ else
 	fail "--l2-ab did not run: $(j "$json" 'd["devices"][0]["l2_ab"]["error"]')"
 fi
 note "l2-ab wall $wall s"
+
+# ------------------------------------------- 4b. --l2-ab --l2-setaside: the set-aside's cost
+# The job's set-aside (50% of L2, persist.yaml's): triad without and with it,
+# alternated, and the window A/B run at it, not at the GPU's most.
+run_check l2setaside --devices 0 --l2-ab --l2-setaside 50% "${SITEARG[@]}"
+case $rc in 0|1) pass "--l2-setaside 50%: exit $rc" ;; *) fail "--l2-setaside 50%: exit $rc" ;; esac
+L='d["devices"][0]["l2_ab"]'
+if [ "$(j "$json" "$L[\"setaside\"] is not None and $L[\"setaside\"][\"run\"]")" = True ]; then
+	pass "l2_ab.setaside ran: $(j "$json" "'%.2f%% of L2 (%d MiB): triad %.1f GB/s without, %.1f with, ratio %.4f, %d repeats' % ($L['setaside']['percent'], $L['setaside']['bytes'] >> 20, $L['setaside']['triad_without_gbps'], $L['setaside']['triad_with_gbps'], $L['setaside']['ratio'], $L['setaside']['repeats'])")"
+	if [ "$(j "$json" "0 < $L['setaside']['ratio'] <= 1.2")" = True ]; then
+		pass "l2_ab.setaside.ratio within (0, 1.2]"
+	else
+		fail "l2_ab.setaside.ratio out of (0, 1.2]: $(j "$json" "$L['setaside']['ratio']")"
+	fi
+	if [ "$(j "$json" "45 <= $L['setaside']['percent'] <= 51")" = True ]; then
+		pass "l2_ab.setaside.percent is the 50% asked (the GPU allows it)"
+	else
+		fail "l2_ab.setaside.percent is not near 50: $(j "$json" "$L['setaside']['percent']")"
+	fi
+	if [ "$(j "$json" "$L['persisting_bytes'] == $L['setaside']['bytes']")" = True ]; then
+		pass "the window A/B ran at the job's set-aside ($(j "$json" "$L['persisting_bytes'] >> 20") MiB)"
+	else
+		fail "the window A/B ran at $(j "$json" "$L['persisting_bytes']") bytes, not the set-aside's $(j "$json" "$L['setaside']['bytes']")"
+	fi
+else
+	fail "l2_ab.setaside missing or not run: $(j "$json" "$L.get('setaside')")"
+fi
+grep -q "set-aside" "$OUT/l2setaside.out" "$OUT/l2setaside.err" && pass "the table shows the set-aside's cost" \
+	|| fail "no set-aside line in the table"
+# The limit is the context's: a check right after starts with none (its own A/B at the GPU's most).
+run_check l2after --devices 0 --l2-ab "${SITEARG[@]}"
+if [ "$(j "$json" "$L['setaside'] is None and $L['run']")" = True ]; then
+	pass "--l2-ab without a set-aside: no setaside member, the A/B as before"
+else
+	fail "--l2-ab without a set-aside: $(j "$json" "$L")"
+fi
 
 # ---------------------------------------------------------------- 5. MPS share 25%
 mps_started=0

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The plugin on a GPU node, through a real srun: an unmodified program sees
-# the persisting-L2 limit its policy asked for; an MPS share slows a
+# the persisting-L2 limit its policy asked for, under the GPU model's cap
+# (plugin/core/l2cap.c) unless the site raises it; an MPS share slows a
 # bandwidth-bound program; the per-job MPS daemon leaves nothing behind.
 # Usage: tests/gpu/plugin_gpu.sh BUILD_DIR   (run by tests/gpu/run)
 # With GPUMEM_CLUSTER_ARGS="--cgroup v2" (tests/gpu/run's cgroup2 part) the
@@ -70,13 +71,18 @@ l2=$(printf '%s' "$out" | sed -n 's/.* l2=\([0-9]*\).*/\1/p')
 pmax=$(printf '%s' "$out" | sed -n 's/.*persisting_max=\([0-9]*\).*/\1/p')
 [ -n "$l2" ] && pass "unmodified program runs under srun (default limit $default bytes)" || fail "l2limit ran"
 
+# The driver grants sixteenths of L2, rounding up: persist.yaml's 18% is 3/16.
 run srun -N1 --gres=gpu:1 --gpumem-policy="$top_srcdir/policies/persist.yaml" "$t/l2limit"; diag "persist.yaml: $out"
 got=$(printf '%s' "$out" | sed -n 's/.*limit=\([0-9]*\).*/\1/p')
-is "$got" "$((l2 / 2))" "persisting_limit: 50% -> cudaDeviceGetLimit reports half of L2 in the task"
+is "$got" "$((l2 * 3 / 16))" "persist.yaml (18%) -> cudaDeviceGetLimit reports 3/16 of L2 in the task"
+printf 'version: 1\nl2:\n  persisting_limit: 50%%\n' >"$t/p50.yaml"; chmod 644 "$t/p50.yaml"
+run srun -N1 --gres=gpu:1 --gpumem-policy="$t/p50.yaml" "$t/l2limit"; diag "50%: $out"
+like "$out" "warning: 50% of L2 (would cost this GPU|on this GPU) .*capped at 18%" "50% on this GPU: capped at 18%, said to the user"
+is "$(printf '%s' "$out" | sed -n 's/.*limit=\([0-9]*\).*/\1/p')" "$((l2 * 3 / 16))" "... and 3/16 of L2 in the task"
 
 run srun -N1 --gres=gpu:1 --gpumem-policy="$top_srcdir/policies/persist.yaml" sh -c 'echo "CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"; exec '"$t/l2limit"
 diag "persist.yaml with --gres=gpu:1: $out"
-like "$out" "limit=$((l2 / 2))" "with a GRES GPU: half of L2 too" ||
+like "$out" "limit=$((l2 * 3 / 16))" "with a GRES GPU: 3/16 of L2 too" ||
 	{ diag "$(ls -l /dev/nvidia* 2>&1)" "$(cat "$GPUMEM_CLUSTER_DIR"/gres.conf 2>&1)" \
 		"$(scontrol show node 2>&1 | grep -Ei 'gres|state|reason')" \
 		"$(grep -hi 'gres\|error' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -15)" \
@@ -84,6 +90,8 @@ like "$out" "limit=$((l2 / 2))" "with a GRES GPU: half of L2 too" ||
 		"$(grep -i 'gres\|NodeName' "$GPUMEM_CLUSTER_DIR"/slurm.conf)"; }
 like "$(grep -h 'persist.yaml' "$GPUMEM_CLUSTER_DIR"/log/slurmd.*.log | tail -1)" "GPUs (SLURM_STEP_GPUS|SLURM_JOB_GPUS|CUDA_VISIBLE_DEVICES)" "... and the node found the step's GPU from Slurm"
 
+# A site that raises every model's cap meets the GPU's own maximum (the prolog reads the site file per job).
+sed -i 's/^limits:$/limits:\n  l2_model_max_percent: {other: 100, NVIDIA H200: 100}/' "$t/site.yaml"
 run srun -N1 --gres=gpu:1 --gpumem-policy="$t/p75.yaml" "$t/l2limit"; diag "75%: $out"
 is "$rc" 0 "persisting_limit: 75% does not break context creation (clamped)"
 like "$out" "persistingL2CacheMaxSize = 62% of L2.*using 62%" "... with the clamp said at the node"

@@ -43,7 +43,7 @@ YAML
 cat >"$t/all.yaml" <<YAML
 version: 1
 l2:
-  persisting_limit: 20%
+  persisting_limit: 15%
   reset_at_exit: true
 mps:
   active_thread_percentage: 50
@@ -95,7 +95,7 @@ reset_seen
 run "$CL" runas srun --gres=gpu:1 --gpumem-policy="$t/all.yaml" sh -c 'echo "job=$SLURM_JOB_ID"; env | grep -E "^CUDA_(DEVICE_DEFAULT_PERSISTING|MPS_PIPE)"'
 is "$rc" 0 "a job on GPU 1 with L2 limit, per-job MPS, checks before and after: exit 0"
 jid=$(printf '%s\n' "$out" | sed -n 's/^job=//p')
-like "$out" "^CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=20$" "the probe found the job's GPU: L2 limit set"
+like "$out" "^CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=15$" "the probe found the job's GPU: L2 limit set"
 like "$out" "^CUDA_MPS_PIPE_DIRECTORY=/run/gpumem-mps/job$jid/pipe$" "the per-job MPS daemon (root's mps_dir) serves the step"
 release_gpu0
 for _ in $(seq 1 240); do [ -f "$t/reports/job$jid.epilog.gpumem1.after.json" ] && break; sleep 0.25; done

@@ -30,7 +30,7 @@ YAML
 }
 site site 50
 site strict 10
-printf 'version: 1\nl2:\n  persisting_limit: 40%%\n' >"$t/l2-40.yaml"
+printf 'version: 1\nl2:\n  persisting_limit: 15%%\n' >"$t/l2-15.yaml"
 printf 'version: 1\ncheck:\n  after: true\n  on_fail: drain\n' >"$t/drain.yaml"
 base="required $so libexecdir=$top_builddir/plugin/probe"
 echo "$base site=$t/site.yaml" >"$t/plug1.conf"
@@ -96,12 +96,12 @@ run "$CL" runas srun -N3 -l id -un
 is "$(printf '%s\n' "$out" | grep -c " $GPUMEM_TEST_USER\$")" 3 "... and as the test user"
 
 # --- one policy, each node's own site clamp ----------------------------------------
-run srun -N3 -l --gpumem-policy="$t/l2-40.yaml" sh -c 'echo "$SLURMD_NODENAME ${CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT-unset}"'
+run srun -N3 -l --gpumem-policy="$t/l2-15.yaml" sh -c 'echo "$SLURMD_NODENAME ${CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT-unset}"'
 is "$rc" 0 "a policy on three hosts"
 l2=$(printf '%s\n' "$out" | grep -E '^[0-9]+: gpumem' | awk '{print $2 "=" $3}' | sort | tr '\n' ' ')
-is "$l2" "gpumem1=40 gpumem2=10 gpumem3=40 " "the policy reached every node: 40% kept on gpumem1, clamped to gpumem2's 10%, none on gpumem3 (no site file)"
-like "$(grep -h 'gpumem: job' "$D/log/slurmd.gpumem2.log" | tail -3)" "l2-40.yaml \(as forwarded\)" "gpumem2 got the forwarded copy"
-like "$(grep -h 'gpumem: job' "$D/log/slurmd.gpumem2.log")" "40% is above the site limit of 10%: using 10%" "gpumem2's log says it clamped to its site limit"
+is "$l2" "gpumem1=15 gpumem2=10 gpumem3=15 " "the policy reached every node: 15% kept on gpumem1, clamped to gpumem2's 10%, none on gpumem3 (no site file)"
+like "$(grep -h 'gpumem: job' "$D/log/slurmd.gpumem2.log" | tail -3)" "l2-15.yaml \(as forwarded\)" "gpumem2 got the forwarded copy"
+like "$(grep -h 'gpumem: job' "$D/log/slurmd.gpumem2.log")" "15% is above the site limit of 10%: using 10%" "gpumem2's log says it clamped to its site limit"
 unlike "$(grep -h 'gpumem: job' "$D/log/slurmd.gpumem1.log" "$D/log/slurmd.gpumem3.log")" "above the site limit" "the other nodes did not clamp"
 
 # --- reports, one per node; a failing check drains only its node ---------------------

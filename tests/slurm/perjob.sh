@@ -22,6 +22,8 @@ printf 'version: 1\ncheck:\n  after: true\n  on_fail: drain\n' >"$t/after.yaml"
 printf 'version: 1\nmps:\n  daemon: job\n  active_thread_percentage: 50\ncheck:\n  before: true\n' >"$t/mps.yaml"
 printf 'version: 1\nl2:\n  persisting_limit: 50%%\n  reset_at_exit: true\n' >"$t/l2.yaml"
 printf 'version: 1\nl2:\n  persisting_limit: 50%%\ncheck:\n  after: true\n' >"$t/l2after.yaml"
+printf 'version: 1\nl2:\n  persisting_limit: 40%%\ncheck:\n  after: true\n  l2_ab: true\n' >"$t/l2ab.yaml"
+printf 'version: 1\ncheck:\n  after: true\n  l2_ab: true\n' >"$t/ab.yaml"
 chmod 644 "$t"/*.yaml
 plug() { plugstack "$2" site=$1 libexecdir=$B check=$B/standin-check nvidia_dev=$t/nvidiactl mps_control=$B/nvidia-cuda-mps-control; chmod 644 "$2"; }
 plug "$t/site.yaml" "$t/plugstack.conf"
@@ -164,6 +166,22 @@ run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/l2after.yaml" true
 wait_idle gpumem1
 rm -f "$B/l2reset-fail"
 is "$(nruns check-l2reset.runs) $(nruns l2reset.runs)" "2 1" "... a check that could not reset: gpumem-l2reset does it"
+
+# --- the L2 A/B measures the job's set-aside's own cost, and runs its window at it ---------
+run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/l2ab.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+jid=$(jobid_of "$out")
+wait_idle gpumem1
+f="$t/reports/job$jid.epilog.gpumem1.after.json"
+sa='d["check"]["devices"][0]["l2_ab"]'
+is "$(json "$f" "str($sa[\"setaside\"][\"percent\"]) + ' ' + str($sa[\"setaside\"][\"ratio\"])" 2>&1)" "40.0 0.75" \
+	"a 40% limit with check.after and l2_ab: the after-check's report carries l2_ab.setaside, the cost of the job's 40%"
+is "$(json "$f" "$sa[\"persisting_bytes\"]" 2>&1)" 25165824 "... and its window A/B ran at the job's set-aside (40% of L2), not the GPU's most"
+like "$(grep -a "check after job $jid" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log")" "l2 set-aside 40% triad 0.75x" "... and the slurmd log's figures say it"
+run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/ab.yaml" sh -c 'echo "job=$SLURM_JOB_ID"'
+jid=$(jobid_of "$out")
+wait_idle gpumem1
+is "$(json "$t/reports/job$jid.epilog.gpumem1.after.json" "str($sa[\"setaside\"]) + ' ' + str($sa[\"persisting_bytes\"])" 2>&1)" "None 39321600" \
+	"l2_ab without a limit: no set-aside to cost, the window A/B at the GPU's most"
 
 # --- check.min_interval: reuse on NVML evidence (gpumem-health over the stand-in NVML) ---
 health_standin "$B"

@@ -55,7 +55,7 @@ e=$(task_env srun -N1 --gpumem-policy="$P/stream.yaml" env)
 like "$e" "^CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=0$" "stream.yaml: L2 set-aside 0"
 like "$e" "GPUMEM_POLICY=.*stream.yaml" "stream.yaml: GPUMEM_POLICY names it"
 e=$(task_env srun -N1 --gpumem-policy="$P/persist.yaml" env)
-like "$e" "^CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=50$" "persist.yaml: 50%"
+like "$e" "^CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=18$" "persist.yaml: 18%"
 e=$(task_env srun -N1 --gpumem-policy="$P/mps-half.yaml" env)
 like "$e" "^CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50$" "mps-half.yaml: active thread percentage"
 like "$e" "^CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=40960M$" "mps-half.yaml: pinned memory limit"
@@ -80,14 +80,14 @@ chmod 755 "$t/job.sh"
 run sbatch --wait -o "$t/job.out" --gpumem-policy="$P/persist.yaml" "$t/job.sh"
 is "$rc" 0 "sbatch --wait with a policy"
 e=$(cat "$t/job.out")
-like "$e" "^CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=50$" "sbatch: the batch step sees the policy"
-like "$e" "^step:CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=50$" "sbatch: steps inside see it too"
+like "$e" "^CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=18$" "sbatch: the batch step sees the policy"
+like "$e" "^step:CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=18$" "sbatch: steps inside see it too"
 e=$(task_env salloc -N1 --gpumem-policy="$P/mps-half.yaml" srun env)
 like "$e" "^CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50$" "salloc: steps inside see the policy"
 
 # --- named policies, site defaults ------------------------------------------
 e=$(task_env srun -N1 --gpumem-policy=persist env)
-like "$e" "^CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=50$" "named policy 'persist' from policy_dir"
+like "$e" "^CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=18$" "named policy 'persist' from policy_dir"
 e=$(task_env srun -N1 env)
 like "$e" "^CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=10$" "no option: the site default applies"
 like "$e" "^GPUMEM_POLICY=site defaults$" "no option: GPUMEM_POLICY says so"
@@ -98,13 +98,14 @@ chmod 644 "$t/greedy.yaml"
 run srun -N1 --gpumem-policy="$t/greedy.yaml" env
 like "$out" "warning: l2.persisting_limit: 75% is above the site limit of 50%: using 50%" "clamp warning shown by srun"
 like "$out" "warning: mps.active_thread_percentage: 5 is outside the site range 10..100: using 10" "MPS clamp warning shown"
-like "$out" "CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=50" "clamped L2 value in the task"
+like "$out" "warning: 50% of L2 on a GPU model not known here .*: capped at 18%, gpumem's cap for GPU models it has not measured" "then the node's cap on the set-aside, said to the user"
+like "$out" "CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=18" "clamped L2 value in the task"
 like "$out" "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=10" "clamped MPS value in the task"
 
 # --- as an unprivileged user -------------------------------------------------
 "$CL" adduser >/dev/null 2>&1
 e=$("$CL" runas srun -N1 --gpumem-policy="$P/persist.yaml" env 2>&1 | grep -E "$VARS")
-like "$e" "^CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=50$" "unprivileged user: srun with a policy"
+like "$e" "^CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=18$" "unprivileged user: srun with a policy"
 run "$CL" runas sbatch --wait -o /dev/null --gpumem-policy=stream "$t/job.sh"
 is "$rc" 0 "unprivileged user: sbatch with a named policy"
 printf 'version: 1\n' >"$t/rootonly.yaml"; chmod 600 "$t/rootonly.yaml"
@@ -149,7 +150,7 @@ run env SPANK_GPUMEM_POLICY_DATA='{"version": 1, "mps": {"active_thread_percenta
 [ "$rc" -ne 0 ] && pass "a tampered forwarded policy fails the step" || fail "a tampered forwarded policy fails the step"
 like "$out" "policy rejected on this node: .*mps.active_thread_percentage: 500 is out of range" "... with the node's reason"
 run env SPANK_GPUMEM_POLICY_DATA='{"version": 1, "l2": {"persisting_limit": "99%"}}' srun -N1 env
-like "$out" "CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=50" "an altered forwarded limit is clamped by the node"
+like "$out" "CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=18" "an altered forwarded limit is clamped by the node"
 run env SPANK_GPUMEM_POLICY_DATA='{"version": 1, "l2": {"persisting_limit": "9%"}, "LD_PRELOAD": "/tmp/evil.so"}' srun -N1 env
 [ "$rc" -ne 0 ] && pass "a forwarded policy cannot add other keys" || fail "a forwarded policy cannot add other keys"
 unlike "$out" "evil.so" "... nor set LD_PRELOAD"
@@ -163,7 +164,7 @@ for _ in $(seq 1 120); do
 	[ -s "$t/gone.out" ] && ! squeue -h -j "$jid" 2>/dev/null | grep -q . && break
 	sleep 0.5
 done
-like "$(cat "$t/gone.out" 2>/dev/null)" "PERCENTAGE_LIMIT=50" "policy file deleted after submission: the job still has it"
+like "$(cat "$t/gone.out" 2>/dev/null)" "PERCENTAGE_LIMIT=18" "policy file deleted after submission: the job still has it"
 
 # --- per-job MPS daemon -----------------------------------------------------
 if command -v nvidia-cuda-mps-control >/dev/null && [ -e /dev/nvidiactl ]; then

@@ -59,7 +59,7 @@ static void builtin_thresholds(void)
 		{ "underused", "compute-bound", O(dram_mean), 29.9, 30 },
 	};
 
-	is_int(t->n, 7, "the built-in table: 7 rules");
+	is_int(t->n, 8, "the built-in table: 8 rules");
 	is_str(t->source, "built-in", "  its source");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct gpumem_prof_gpu g = base();
@@ -119,7 +119,6 @@ static void language(void)
 		{ "pcie_tx.mean >= 0.5 * sm_util.mean", 0, "the same unit on both sides", 22 },
 		{ "sm_util.mean < 10 but dram_bw_util.mean < 5", 0, "expected 'and', 'or' or the end", 18 },
 		{ "sm_util.mean < 10 and", 0, "a comparison is missing here", 21 },
-		{ "eff.mps < 100", 0, "when reads the profile", 0 },
 		{ "sm_util.mean < 100", 1, "in_effect reads the job's effective policy", 0 },
 		{ "eff.um.ab < 3", 1, "compared with 'has WORD'", 10 },
 		{ "eff.mps has gpu", 1, "'has' compares", 8 },
@@ -184,10 +183,63 @@ static void effective(void)
 	one(&t, "eff.um.pl has cpu", 1, err, sizeof(err), &at);
 	ok(!gpumem_advice_cond_holds(&t.r[0].in_effect, &g, eff, what, sizeof(what)), "  pl=gpu has no cpu");
 	one(&t, "eff.l2 == 25", 1, err, sizeof(err), &at);
-	ok(!gpumem_advice_cond_holds(&t.r[0].in_effect, &g, eff, what, sizeof(what)),
-	   "  l2 \"25%%\" is no plain number: never equal");
+	ok(gpumem_advice_cond_holds(&t.r[0].in_effect, &g, eff, what, sizeof(what)),
+	   "  l2 \"25%%\" is 25, percent of L2");
+	is_str(what, "l2 persisting limit 25%", "  the words said");
 	one(&t, "eff.mps < 100", 1, err, sizeof(err), &at);
 	ok(!gpumem_advice_cond_holds(&t.r[0].in_effect, &g, eff, what, sizeof(what)), "  mps null: no");
+	json_object_put(eff);
+}
+
+/* The setaside rule: a set-aside in the effective policy and HBM below peak; when reads eff. */
+static void setaside_rule(void)
+{
+	static struct gpumem_advice_table t;
+	const struct gpumem_advice_table *b = gpumem_advice_builtin();
+	struct gpumem_prof_gpu g = base();
+	struct gpumem_advice a;
+	static const struct { const char *l2, *rule; } cases[] = {
+		{ "\"50%\"", "setaside" }, { "\"40MiB\"", "setaside" }, { "\"1%\"", "setaside" },
+		{ "\"0\"", "compute-bound" }, { "\"0%\"", "compute-bound" },
+		{ "null", "compute-bound" }, { "\"lots\"", "compute-bound" },
+	};
+	struct json_object *eff;
+	char err[300], json[160];
+	size_t at;
+
+	ok(one(&t, "eff.l2 > 0", 0, err, sizeof(err), &at) == 0, "when may name eff.l2");
+	ok(one(&t, "eff.mps < 100 and sm_util.mean < 10", 0, err, sizeof(err), &at) == 0,
+	   "when may join the effective policy and the profile");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(json, sizeof(json), "{\"l2\":%s,\"mps\":null,\"daemon\":null,\"um\":\"none\"}",
+			 cases[i].l2);
+		eff = json_tokener_parse(json);
+		g = base();
+		g.dram_p95 = 75;
+		gpumem_advise_with(b, &g, eff, &a);
+		is_str(a.rule, cases[i].rule, "l2 %s, DRAM p95 75%%: %s", cases[i].l2, cases[i].rule);
+		json_object_put(eff);
+	}
+	eff = json_tokener_parse("{\"l2\":\"50%\",\"mps\":null,\"daemon\":null,\"um\":\"none\"}");
+	g = base();
+	g.dram_p95 = 89.9;
+	g.dram_mean = 61;
+	gpumem_advise_with(b, &g, eff, &a);
+	is_str(a.rule, "setaside", "50%%, DRAM p95 89.9%%: setaside, before hbm-bound");
+	is_str(a.policy, "stream.yaml", "  advises stream.yaml (no set-aside)");
+	like(a.reason, "DRAM p95 89.9%, mean 61%", "  with the job's figures");
+	like(a.reason, "0.75x at 50%", "  and the set-aside's measured cost");
+	ok(!a.in_effect, "  not in effect: the job had a set-aside");
+	g.dram_p95 = 90;
+	gpumem_advise_with(b, &g, eff, &a);
+	is_str(a.rule, "hbm-bound", "DRAM p95 90%%: the peak reached: hbm-bound");
+	g = base();
+	g.sm_mean = 5, g.dram_mean = 5;
+	gpumem_advise_with(b, &g, eff, &a);
+	is_str(a.rule, "idle", "an idle GPU under a set-aside: idle first");
+	g = base();
+	gpumem_advise_with(b, &g, NULL, &a);
+	is_str(a.rule, "compute-bound", "no effective policy (no record): never setaside");
 	json_object_put(eff);
 }
 
@@ -358,6 +410,7 @@ int main(void)
 	builtin_thresholds();
 	language();
 	effective();
+	setaside_rule();
 	reasons();
 	site_tables();
 	return tap_done();

@@ -5,6 +5,8 @@
  * flag and field is refused with a reason, and nothing is kept then.  The
  * NVML health request and reply likewise, and neither kind passes for the
  * other (an older server refuses a health request: the plugin falls back).
+ * The job's L2 set-aside rides in a fifth field only under its flag, so a
+ * request without one is the bytes it always was.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +94,52 @@ static void health(void)
 	is_int(gpumem_cw_health_reply_parse(head, &code, &dl, why, sizeof(why)), -1, "health exit code 4 refused");
 	gpumem_cw_health_reply_head(head, 0, GPUMEM_CW_HEALTH_DOC_MAX + 1);
 	is_int(gpumem_cw_health_reply_parse(head, &code, &dl, why, sizeof(why)), -1, "oversized health document refused");
+}
+
+/* The set-aside field: round trip, its syntax, its flag's rules. */
+static void setaside(void)
+{
+	struct gpumem_cw_req q = base(), r;
+	unsigned char *b = NULL, *plain = NULL;
+	size_t len = 0, plen = 0;
+	char why[200];
+
+	gpumem_cw_req_encode(&q, &plain, &plen, why, sizeof(why));
+	q.flags |= GPUMEM_CW_L2AB | GPUMEM_CW_SETASIDE;
+	strcpy(q.setaside, "40%");
+	is_int(gpumem_cw_req_encode(&q, &b, &len, why, sizeof(why)), 0, "setaside: encode");
+	is_int((int)(len - plen), 4 + 3, "setaside: one field more, only with its flag");
+	is_int(gpumem_cw_req_decode(b, len, &r, why, sizeof(why)), 0, "setaside: decode");
+	is_str(r.setaside, "40%", "setaside: round-trips");
+	is_int((int)r.flags, (int)q.flags, "setaside: its flag round-trips");
+	gpumem_cw_req_free(&r);
+	b[5] &= (unsigned char)~GPUMEM_CW_SETASIDE;
+	is_int(gpumem_cw_req_decode(b, len, &r, why, sizeof(why)), -1, "setaside: the field without its flag refused");
+	b[5] = (unsigned char)(q.flags & ~GPUMEM_CW_L2AB);
+	is_int(gpumem_cw_req_decode(b, len, &r, why, sizeof(why)), -1, "setaside: without the L2 A/B refused");
+	like(why, "L2 A/B", "... said");
+	b[5] = (unsigned char)q.flags;
+	b[len - 1] = 'x';
+	is_int(gpumem_cw_req_decode(b, len, &r, why, sizeof(why)), -1, "setaside: '40x' refused");
+	like(why, "setaside is not", "... said");
+	free(b);
+	is_int(gpumem_cw_req_decode(plain, plen, &r, why, sizeof(why)), 0, "a request without it decodes as before");
+	is_str(r.setaside, "", "... with no set-aside");
+	gpumem_cw_req_free(&r);
+	free(plain);
+	strcpy(q.setaside, "");
+	is_int(gpumem_cw_req_encode(&q, &b, &len, why, sizeof(why)), -1, "setaside: its flag with no value not encoded");
+	q.flags &= ~GPUMEM_CW_SETASIDE;
+	strcpy(q.setaside, "40%");
+	is_int(gpumem_cw_req_encode(&q, &b, &len, why, sizeof(why)), -1, "setaside: a value without its flag not encoded");
+	ok(gpumem_cw_setaside_ok("1%") && gpumem_cw_setaside_ok("100%") &&
+	   gpumem_cw_setaside_ok("1073741824") && gpumem_cw_setaside_ok("41943040"),
+	   "1%%, 100%%, 1 GiB and 40 MiB in bytes are set-asides");
+	ok(!gpumem_cw_setaside_ok("0%") && !gpumem_cw_setaside_ok("101%") &&
+	   !gpumem_cw_setaside_ok("050%") && !gpumem_cw_setaside_ok("1073741825") &&
+	   !gpumem_cw_setaside_ok("") && !gpumem_cw_setaside_ok("%") &&
+	   !gpumem_cw_setaside_ok("40MiB") && !gpumem_cw_setaside_ok("40%%") &&
+	   !gpumem_cw_setaside_ok("-1"), "0%%, 101%%, 050%%, 1 GiB + 1, '', %%, 40MiB, 40%%%%, -1 are not");
 }
 
 /* Decode BUF of LEN; 0 or -1, WHY said. */
@@ -223,5 +271,6 @@ int main(void)
 	head[4] = 2;
 	is_int(gpumem_cw_reply_parse(head, &code, &dl, why, sizeof(why)), -1, "reply version 2 refused");
 	health();
+	setaside();
 	return tap_done();
 }

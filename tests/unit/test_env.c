@@ -66,7 +66,17 @@ int main(void)
 	gpumem_policy_parse("version: 1\nl2:\n  persisting_limit: 70%\n", strlen("version: 1\nl2:\n  persisting_limit: 70%\n"), "p", &p, &d);
 	gpumem_gpus_match(probe_out, list, -1, &node);
 	is_int(gpumem_policy_env(&p, &node, &env, &d), 0, "env");
-	is_str(env_get(&env, GPUMEM_ENV_L2_PCT), "62", "H200 62.5%% and H100 62.5%%: 62");
+	is_str(env_get(&env, GPUMEM_ENV_L2_PCT), "18", "70%% on an H200 and an H100: their cap, 18%%");
+	like(d.head ? d.head->msg : "", "70% of L2 would cost this GPU (NVIDIA H200) 60% of its triad "
+	     "bandwidth (65% of its write bandwidth): capped at 18%", "... said, with what it would cost");
+	gpumem_diags_free(&d);
+	/* A site that raises every model's cap meets the GPUs' own maximum. */
+	p.l2.site_caps.other = 100;
+	snprintf(p.l2.site_caps.m[0].model, sizeof(p.l2.site_caps.m[0].model), "NVIDIA H200");
+	p.l2.site_caps.m[0].percent = 100;
+	p.l2.site_caps.n = 1;
+	gpumem_policy_env(&p, &node, &env, &d);
+	is_str(env_get(&env, GPUMEM_ENV_L2_PCT), "62", "caps raised: H200 62.5%% and H100 62.5%%: 62");
 	gpumem_diags_free(&d);
 	gpumem_policy_parse("version: 1\nl2:\n  persisting_limit: 0\n", strlen("version: 1\nl2:\n  persisting_limit: 0\n"), "p", &p, &d);
 	gpumem_policy_env(&p, &node, &env, &d);

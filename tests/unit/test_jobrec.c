@@ -27,6 +27,7 @@ static const char site_yaml[] =
 	"    after: true\n"
 	"limits:\n"
 	"  l2_max_percent: 40\n"
+	"  l2_model_max_percent: {NVIDIA H200: 30, other: 20}\n"
 	"  mps_max_active_thread_percentage: 50\n"
 	"  um_max_gpu_fraction: 0.5\n"
 	"  um_placements: [none, stripe]\n"
@@ -67,6 +68,17 @@ static int decide(const char *site_text, const char *user_text, struct gpumem_si
 	return rv;
 }
 
+/* The caps per GPU model two policies carry are alike. */
+static int same_caps(const struct gpumem_l2caps *a, const struct gpumem_l2caps *b)
+{
+	if (a->n != b->n || a->other != b->other)
+		return 0;
+	for (int i = 0; i < a->n; i++)
+		if (strcmp(a->m[i].model, b->m[i].model) || a->m[i].percent != b->m[i].percent)
+			return 0;
+	return 1;
+}
+
 /* Two policies alike: every key (set or not), the set and section bits, the carried limits. */
 static int same_policy(const struct gpumem_policy *a, const struct gpumem_policy *b)
 {
@@ -74,6 +86,7 @@ static int same_policy(const struct gpumem_policy *a, const struct gpumem_policy
 	char *fb = gpumem_policy_format(b, GPUMEM_FMT_JSON, 0);
 	int same = fa && fb && !strcmp(fa, fb) && a->set == b->set && a->sections == b->sections &&
 		a->l2.site_max_percent == b->l2.site_max_percent &&
+		same_caps(&a->l2.site_caps, &b->l2.site_caps) &&
 		a->um.site_max_fraction == b->um.site_max_fraction;
 
 	if (!same)
@@ -99,6 +112,8 @@ static void test_in_memory(void)
 	is_int(gpumem_jobpolicy_recall(&rec, &back, &back_site, &have_site, &d), 1,
 	       "a step recalls them from the record alone");
 	ok(have_site && same_policy(&eff, &back), "... the same effective policy, limits carried");
+	ok(back.l2.site_caps.n == 1 && back.l2.site_caps.m[0].percent == 30 &&
+	   back.l2.site_caps.other == 20, "... the site's caps per GPU model among them");
 	is_str(back_site.report.dir, "/var/lib/gpumem/reports", "... the site's report.dir");
 	is_int(back_site.check_min_interval_min * 100 + back_site.check_timeout_s, 720,
 	       "... its check.min_interval and check.timeout");

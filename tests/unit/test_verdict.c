@@ -524,6 +524,31 @@ static void test_json_shape(void)
 	like(t, "MPS share 25% (environment)", "table: MPS share");
 	free(t);
 
+	/* --l2-setaside: the set-aside's own cost, measured or why not. */
+	r.l2_setaside_pct = 50;
+	d[0].l2ab.sa.asked = d[1].l2ab.sa.asked = 1;
+	d[0].l2ab.sa.run = 1;
+	d[0].l2ab.sa.percent = 50;
+	d[0].l2ab.sa.bytes = 31457280;
+	d[0].l2ab.sa.gbps_without = 4170;
+	d[0].l2ab.sa.gbps_with = 3127.5;
+	d[0].l2ab.sa.ratio = 0.75;
+	d[0].l2ab.sa.repeats = 6;
+	j = render(&r, 0);
+	ok(json_valid(j), "with a set-aside: valid JSON");
+	like(j, "\"l2_setaside\":\"50%\"", "  the setting, as given");
+	like(j, "\"setaside\":{\"run\":true,\"percent\":50.00,\"bytes\":31457280,\"repeats\":6,"
+	     "\"triad_without_gbps\":4170.00,\"triad_with_gbps\":3127.50,\"ratio\":0.7500,\"error\":null}",
+	     "  l2_ab.setaside: both arms, the ratio");
+	like(j, "\"setaside\":{\"run\":false,\"percent\":null,\"bytes\":null,\"repeats\":0,"
+	     "\"triad_without_gbps\":null,\"triad_with_gbps\":null,\"ratio\":null,"
+	     "\"error\":\"the GPU has no \\\"persisting\\\" L2\"}", "  not run: why (the A/B's)");
+	free(j);
+	t = render(&r, 1);
+	like(t, "set-aside 50.0% of L2: triad 3128 GB/s with, 4170 without (0.75x)", "table: the set-aside's cost");
+	free(t);
+	r.l2_setaside_pct = 0;
+
 	/* The "skipped" document the program writes when there is no GPU. */
 	memset(&r, 0, sizeof(r));
 	snprintf(r.version, sizeof(r.version), "0.1.0");
