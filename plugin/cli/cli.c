@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "config.h"
 #include "advise.h"
+#include "callerfile.h"
 #include "l2cap.h"
 #include "policy.h"
 #include "job_cli.h"
@@ -138,6 +139,29 @@ static int load_site(const struct opts *o, struct gpumem_site *site, int *have,
 	return gpumem_site_load_default(o->site, DEFAULT_SITE, site, have, d);
 }
 
+/*
+ * A policy as root: often a user's file, so never through a link and with
+ * its directory's owner's rights (callerfile.h); its diagnostics can then
+ * quote nothing that owner could not read.
+ */
+static int load_as_root(const char *path, struct gpumem_policy *p, struct gpumem_diags *d)
+{
+	char why[400], *buf = NULL;
+	size_t len = 0;
+	int fd = gpumem_caller_file_open(path, why, sizeof(why)), rv;
+
+	gpumem_policy_init(p);
+	if (fd < 0) {
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, path, 0, 0, "cannot open: %s", why);
+		return -1;
+	}
+	if (gpumem_read_opened(fd, path, &buf, &len, d) < 0)
+		return -1;
+	rv = gpumem_policy_parse(buf, len, path, p, d);
+	free(buf);
+	return rv;
+}
+
 /* Load a user policy given by name or path, with the site's policy_dir. */
 static int load_user(const struct gpumem_site *site, int have_site, const char *arg,
 		     struct gpumem_policy *p, char **pathp, struct gpumem_diags *d)
@@ -147,6 +171,8 @@ static int load_user(const struct gpumem_site *site, int have_site, const char *
 	*pathp = path;
 	if (path == NULL)
 		return -1;
+	if (geteuid() == 0)
+		return load_as_root(path, p, d);
 	return gpumem_policy_load(path, p, d);
 }
 

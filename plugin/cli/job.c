@@ -28,6 +28,7 @@
 #include "acct.h"
 #include "policy.h"
 #include "advise_mine.h"
+#include "callerfile.h"
 #include "job_cli.h"
 #include "job_svg.h"
 #include "json.h"
@@ -264,27 +265,52 @@ static int one_job(char *line, struct json_object *out, int *first, int advise)
 	return bad;
 }
 
+struct json_object *gpumem_job_load_report(const char *path, char *err, size_t elen)
+{
+	struct json_object *doc = NULL;
+	char *buf = malloc(GPUMEM_REPORT_MAX_FILE_BYTES + 2), why[400];
+	struct stat st;
+	size_t len = 0;
+	int fd = gpumem_caller_file_open(path, why, sizeof(why));
+
+	if (fd < 0)
+		snprintf(err, elen, "%s: %s", path, why);
+	else if (buf == NULL || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+		 gpumem_read_fd(fd, buf, GPUMEM_REPORT_MAX_FILE_BYTES + 1, &len) < 0 ||
+		 len > GPUMEM_REPORT_MAX_FILE_BYTES)
+		snprintf(err, elen, "%s: %s", path, len > GPUMEM_REPORT_MAX_FILE_BYTES ?
+			 "larger than a report may be" : "not a readable regular file");
+	else {
+		buf[len] = '\0';
+		if (gpumem_json_parse_report(buf, len, &doc, err, elen) < 0) {
+			doc = NULL;
+			/* The parser's detail may quote the file: root is told no byte of it. */
+			if (geteuid() == 0)
+				snprintf(err, elen, "%s: not a valid gpumem report", path);
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return doc;
+}
+
 /* The record gpumem-acct would build from the reports beside report file PATH, or NULL (ERR). */
 static struct json_object *report_record(const char *path, char *err, size_t elen)
 {
 	struct json_object *doc = NULL, *rec = NULL;
-	char *buf = malloc(GPUMEM_REPORT_MAX_FILE_BYTES + 2), *dir = strdup(path), *json = NULL;
-	const char *node;
-	struct stat st;
-	size_t len = 0;
+	struct gpumem_fs_ids ids = { 0 };
+	char *copy = strdup(path), *json = NULL, why[400];
+	const char *node, *dir = copy ? dirname(copy) : NULL;
 	double job;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY), n = 0;
+	int n = 0, dfd = dir ? gpumem_caller_dir_open(dir, why, sizeof(why)) : -1;
 
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || buf == NULL || dir == NULL ||
-	    gpumem_read_fd(fd, buf, GPUMEM_REPORT_MAX_FILE_BYTES + 1, &len) < 0 ||
-	    len > GPUMEM_REPORT_MAX_FILE_BYTES) {
-		snprintf(err, elen, "%s: %s", path, fd < 0 ? strerror(errno) : len >
-			 GPUMEM_REPORT_MAX_FILE_BYTES ? "larger than a report may be" :
-			 "not a readable regular file");
+	/* As root, the directory is read with its owner's rights (callerfile.h). */
+	if (dfd < 0 || gpumem_fs_as_owner(dfd, &ids, why, sizeof(why)) < 0) {
+		snprintf(err, elen, "%s: its directory: %s", path, dir ? why : "out of memory");
 		goto fail;
 	}
-	buf[len] = '\0';
-	if (gpumem_json_parse_report(buf, len, &doc, err, elen) < 0)
+	if ((doc = gpumem_job_load_report(path, err, elen)) == NULL)
 		goto fail;
 	node = gpumem_json_str(doc, "node");
 	if (gpumem_json_num(doc, "job", &job) < 0 || job < 0 || job > 9e15 || node == NULL) {
@@ -292,19 +318,19 @@ static struct json_object *report_record(const char *path, char *err, size_t ele
 		goto fail;
 	}
 	err[0] = '\0';
-	json = gpumem_acct_build(dirname(dir), (long long)job, node, &n, err, elen);
+	json = gpumem_acct_build(dir, (long long)job, node, &n, err, elen);
 	if (json && gpumem_acct_parse(json, &rec, err, elen) < 0)
 		rec = NULL;
 	else if (json == NULL && (n == 0 || !err[0]))
 		snprintf(err, elen, "%s: no report of job %.0f on %s under its own name in %s "
 			 "(job<JOB>.<HOOK>.<NODE>.<PHASE>.json)", path, job, node, dir);
 fail:
-	if (fd >= 0)
-		close(fd);
+	gpumem_fs_restore(&ids);
+	if (dfd >= 0)
+		close(dfd);
 	json_object_put(doc);
 	free(json);
-	free(dir);
-	free(buf);
+	free(copy);
 	return rec;
 }
 

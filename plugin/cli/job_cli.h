@@ -19,6 +19,12 @@ int gpumem_advise_main(int argc, char **argv);
  */
 const char *gpumem_job_text(const char *s);
 /*
+ * Report file PATH the caller named, parsed under the report caps, or NULL
+ * with ERR: never through a link (gpumem_caller_file_open); as root, no
+ * message quotes the file.
+ */
+struct json_object *gpumem_job_load_report(const char *path, char *err, size_t elen);
+/*
  * The advice table in force (job_rules.c): load it from the site file
  * (PATH, else $GPUMEM_SITE, else the installed one; -1 with the errors
  * printed), the table (the built-in one until loaded), and --rules.

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "acct.h"
+#include "callerfile.h"
 #include "job_cli.h"
 #include "job_svg.h"
 #include "policy.h"
@@ -43,16 +44,14 @@ struct job {
 	double id;
 };
 
-/* Report NAME in DFD, parsed under the report caps, or NULL; a link is
- * followed only for the file the caller named (FOLLOW). */
-static struct json_object *load(int dfd, const char *name, int follow, char *err, size_t elen)
+/* Report NAME in DFD, parsed under the report caps, or NULL; never through a link. */
+static struct json_object *load(int dfd, const char *name, char *err, size_t elen)
 {
 	struct json_object *doc = NULL;
 	char *buf = malloc(GPUMEM_REPORT_MAX_FILE_BYTES + 2);
 	struct stat st;
 	size_t len = 0;
-	int fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY |
-			(follow ? 0 : O_NOFOLLOW));
+	int fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
 
 	if (fd < 0 || buf == NULL || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    gpumem_read_fd(fd, buf, GPUMEM_REPORT_MAX_FILE_BYTES + 1, &len) < 0 ||
@@ -120,7 +119,7 @@ static void scan(struct job *j, const char *dir, int dfd)
 		    !((len > 11 && !strcmp(e->d_name + len - 11, ".after.json")) ||
 		      (len > 9 && !strcmp(e->d_name + len - 9, ".job.json"))))
 			continue;
-		struct json_object *rep = load(dfd, e->d_name, 0, err, sizeof(err));
+		struct json_object *rep = load(dfd, e->d_name, err, sizeof(err));
 
 		if (rep)
 			keep(j, rep);
@@ -169,19 +168,23 @@ static int gather_dir(struct job *j, const char *dir, double id)
 	return rv;
 }
 
-/* FILE, then the job's other reports beside it; 0, or -1 (said why). */
+/* FILE, then the job's other reports beside it, as root with the directory's
+ * owner's rights (callerfile.h); 0, or -1 (said why). */
 static int gather(struct job *j, const char *path)
 {
-	char err[512], *dir = strdup(path), *base = strdup(path);
+	char err[512], *copy = strdup(path);
+	const char *dir = copy ? dirname(copy) : NULL;
 	struct json_object *first = NULL;
-	int dfd = -1, rv = -1;
+	struct gpumem_fs_ids ids = { 0 };
+	int dfd = dir ? gpumem_caller_dir_open(dir, err, sizeof(err)) : -1, rv = -1;
 
-	if (dir == NULL || base == NULL)
+	if (dfd < 0 || gpumem_fs_as_owner(dfd, &ids, err, sizeof(err)) < 0) {
+		fprintf(stderr, "gpumem: job: --report %s: its directory: %s\n",
+			gpumem_job_text(path), dir ? gpumem_job_text(err) : "out of memory");
 		goto fail;
-	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || (first = load(dfd, basename(base), 1, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "gpumem: job: --report %s: %s\n", gpumem_job_text(path),
-			dfd < 0 ? strerror(errno) : gpumem_job_text(err));
+	}
+	if ((first = gpumem_job_load_report(path, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "gpumem: job: --report %s\n", gpumem_job_text(err));
 		goto fail;
 	}
 	if (gpumem_json_num(first, "job", &j->id) < 0 || j->id < 0 || j->id > 9e15 ||
@@ -195,11 +198,11 @@ static int gather(struct job *j, const char *path)
 	scan(j, dir, dfd);
 	rv = found(j, dir);
 fail:
+	gpumem_fs_restore(&ids);
 	json_object_put(first);
 	if (dfd >= 0)
 		close(dfd);
-	free(dir);
-	free(base);
+	free(copy);
 	return rv;
 }
 
@@ -321,8 +324,9 @@ static size_t page(FILE *f, struct job *j)
 int gpumem_job_svg(const char *report, const char *dir, double id, const char *out)
 {
 	struct job *j = calloc(1, sizeof(*j));
-	int to_stdout = !strcmp(out, "-"), bad = 0, rv = 2;
-	FILE *f = NULL;
+	int to_stdout = !strcmp(out, "-"), rv = 2;
+	struct gpumem_out o;
+	char why[600];
 	size_t ngpus;
 
 	if (j == NULL || (report ? gather(j, report) : gather_dir(j, dir, id)) < 0)
@@ -335,19 +339,15 @@ int gpumem_job_svg(const char *report, const char *dir, double id, const char *o
 		n->ok = n->compact && !strcmp(gpumem_json_str(n->compact, "st") ?
 					      gpumem_json_str(n->compact, "st") : "", "ran");
 	}
-	f = to_stdout ? stdout : fopen(out, "w");
-	if (f == NULL) {
-		fprintf(stderr, "gpumem: job: --svg: cannot write %s: %s\n", gpumem_job_text(out),
-			strerror(errno));
+	if (gpumem_out_open(&o, out, why, sizeof(why)) < 0) {
+		fprintf(stderr, "gpumem: job: --svg %s: %s\n", gpumem_job_text(out),
+			gpumem_job_text(why));
 		goto fail;
 	}
-	ngpus = page(f, j);
-	bad = ferror(f) != 0;
-	if (to_stdout ? fflush(f) != 0 : fclose(f) != 0)
-		bad = 1;
-	if (bad) {
+	ngpus = page(o.f, j);
+	if (gpumem_out_commit(&o, 1, why, sizeof(why)) < 0) {
 		fprintf(stderr, "gpumem: job: --svg: writing %s failed: %s\n",
-			gpumem_job_text(out), strerror(errno));
+			gpumem_job_text(out), gpumem_job_text(why));
 		goto fail;
 	}
 	fprintf(stderr, "gpumem: job: wrote %s: job %.0f, %zu GPU%s on %zu node%s%s\n",

@@ -9,7 +9,8 @@
  * directory, named by a hash of its real path, which the file also holds.
  * Whose: the user who runs the command, in their own directory: it never
  * decides anything for anyone else, and it is used only when it and its
- * directory are owned by that user, not links, and writable by no other.
+ * directory are owned by that user, not links, and writable by no other
+ * (gpumem_cache_dir_open: made with mkdirat, opened with O_NOFOLLOW).
  * When: a file's rows are taken only while the file is the one read
  * (inode, size, mtime and ctime, which no user can set back); any doubt is
  * a miss, and the file is parsed.  A cache that does not read back whole
@@ -27,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "callerfile.h"
 #include "report_cli.h"
 
 #define MAGIC "gpumem-report-cache/2\n"
@@ -54,34 +56,12 @@ static int ours(int fd)
 	return fstat(fd, &st) == 0 && st.st_uid == geteuid() && !(st.st_mode & 022);
 }
 
-/* The cache directory, opened (made when missing); -1 when there is none to trust. */
+/* The cache directory, opened (made when missing, callerfile.h); -1 when there is none to trust. */
 static int cache_dir(void)
 {
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	char path[4096];
-	int fd;
+	char why[300];
 
-	if (xdg && xdg[0] == '/')
-		snprintf(path, sizeof(path), "%s/gpumem", xdg);
-	else if (home && home[0] == '/')
-		snprintf(path, sizeof(path), "%s/.cache/gpumem", home);
-	else
-		return -1;
-	if (mkdir(path, 0700) < 0 && errno == ENOENT) {
-		/* ~/.cache itself may be missing: one level more, no further. */
-		char parent[4096];
-
-		snprintf(parent, sizeof(parent), "%.*s", (int)(strrchr(path, '/') - path), path);
-		if (mkdir(parent, 0700) < 0 && errno != EEXIST)
-			return -1;
-		mkdir(path, 0700);
-	}
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0 && !ours(fd)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return gpumem_cache_dir_open(why, sizeof(why));
 }
 
 static void cache_name(const char *real, char *name, size_t len)

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "callerfile.h"
 #include "report_cli.h"
 
 #define MAX_READERS 8
@@ -248,14 +249,18 @@ int gpumem_report_load_dir(const char *dir, const struct gpumem_report_want *wan
 	time_t min_mtime = want ? want->min_mtime : 0;
 	char **names = NULL, **todo = NULL;
 	size_t n = 0, ntodo = 0;
-	DIR *d;
-	int rv = -1;
+	char why[400];
+	DIR *d = NULL;
+	int rv = -1, fd;
 
 	memset(set, 0, sizeof(*set));
-	d = opendir(dir);
-	if (d == NULL) {
+	/* As root, no link in DIR's path is followed (callerfile.h). */
+	fd = gpumem_caller_dir_open(dir, why, sizeof(why));
+	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
 		fprintf(stderr, "gpumem: report: %s: cannot read the report directory: %s\n",
-			dir, strerror(errno));
+			dir, fd < 0 ? why : strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	if (list_names(d, dir, &names, &n) < 0)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "callerfile.h"
 #include "report_svg.h"
 
 static int cmp_ptr(const void *a, const void *b)
@@ -232,21 +233,19 @@ int gpumem_report_svg(FILE *f, struct gpumem_report_row *const *rows, size_t n,
 int gpumem_report_write_svg(const char *path, struct gpumem_report_row *const *rows, size_t n,
 			    const struct gpumem_report_svg_opts *o)
 {
-	int to_stdout = !strcmp(path, "-"), panels, bad;
-	FILE *f = to_stdout ? stdout : fopen(path, "w");
+	struct gpumem_out out;
+	char why[600];
 	size_t total = 0;
+	int panels;
 
-	if (f == NULL) {
-		fprintf(stderr, "gpumem: report: --svg: cannot write %s: %s\n", path, strerror(errno));
+	if (gpumem_out_open(&out, path, why, sizeof(why)) < 0) {
+		fprintf(stderr, "gpumem: report: --svg %s: %s\n", path, why);
 		return -1;
 	}
-	panels = gpumem_report_svg(f, rows, n, o, &total);
-	bad = ferror(f) != 0;
-	if (to_stdout ? fflush(f) != 0 : fclose(f) != 0)
-		bad = 1;
-	if (panels < 0 || bad) {
+	panels = gpumem_report_svg(out.f, rows, n, o, &total);
+	if (gpumem_out_commit(&out, panels >= 0, why, sizeof(why)) < 0) {
 		fprintf(stderr, "gpumem: report: --svg: writing %s failed: %s\n", path,
-			panels < 0 ? "out of memory" : strerror(errno));
+			panels < 0 ? "out of memory" : why);
 		return -1;
 	}
 	fprintf(stderr, "gpumem: report: wrote %s: %s of %d GPU panel%s", path,

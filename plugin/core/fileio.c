@@ -32,19 +32,27 @@ int gpumem_read_fd(int fd, char *buf, size_t room, size_t *len)
 
 int gpumem_read_file(const char *path, char **bufp, size_t *lenp, struct gpumem_diags *d)
 {
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+
+	*bufp = NULL;
+	*lenp = 0;
+	if (fd < 0) {
+		gpumem_diag_add(d, GPUMEM_SEV_ERROR, path, 0, 0, "cannot open: %s", strerror(errno));
+		return -1;
+	}
+	return gpumem_read_opened(fd, path, bufp, lenp, d);
+}
+
+int gpumem_read_opened(int fd, const char *path, char **bufp, size_t *lenp,
+		       struct gpumem_diags *d)
+{
 	struct stat st;
 	char *buf = NULL;
 	size_t len = 0;
-	int fd = -1;
 	int rv = -1;
 
 	*bufp = NULL;
 	*lenp = 0;
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		gpumem_diag_add(d, GPUMEM_SEV_ERROR, path, 0, 0, "cannot open: %s", strerror(errno));
-		goto fail;
-	}
 	if (fstat(fd, &st) < 0) {
 		gpumem_diag_add(d, GPUMEM_SEV_ERROR, path, 0, 0, "cannot stat: %s", strerror(errno));
 		goto fail;
@@ -86,7 +94,6 @@ int gpumem_read_file(const char *path, char **bufp, size_t *lenp, struct gpumem_
 	rv = 0;
 fail:
 	free(buf);
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	return rv;
 }

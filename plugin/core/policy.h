@@ -172,6 +172,9 @@ int gpumem_policy_parse_json(const char *buf, size_t len, const char *name,
  * into a malloc'd, NUL-terminated buffer.  Errors name the path.
  */
 int gpumem_read_file(const char *path, char **buf, size_t *len, struct gpumem_diags *d);
+/* The same for FD, already opened (and closed here), its errors naming PATH. */
+int gpumem_read_opened(int fd, const char *path, char **buf, size_t *len,
+		       struct gpumem_diags *d);
 /*
  * Read FD until end of file or ROOM bytes into BUF (retrying EINTR): 0 and
  * *len, or -1 with errno.  Callers give one byte more than they accept, so

@@ -152,6 +152,9 @@ static void child(const struct gpumem_proc *p, int in_fd, int out_fd, int err_fd
 
 int gpumem_proc_become(uid_t uid, gid_t gid, const gid_t *groups, int ngroups)
 {
+	/* -1 is "leave it as it is" to setresuid: an account that was never found. */
+	if (uid == (uid_t)-1 || gid == (gid_t)-1)
+		return -1;
 	if (geteuid() == 0 && ngroups >= 0 && setgroups((size_t)ngroups, groups) < 0)
 		return -1;
 	if (setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)

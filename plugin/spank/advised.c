@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include "advise.h"
 #include "advised.h"
+#include "callerfile.h"
 #include "plugin.h"
 #include "proc.h"
 #include "trust.h"
@@ -140,7 +141,8 @@ static void base_name(const char *in, char *out, size_t len)
 /*
  * The user's own record of the names the hint is done with:
  * $XDG_CACHE_HOME/gpumem/hints (else ~/.cache/gpumem/hints), made 0700/0600
- * by the user, never followed through a link, a line per name by its
+ * by the user (its real uid, never root) from directory descriptors, never
+ * followed through a link (gpumem_cache_dir_open), a line per name by its
  * FNV-1a hash (no name is kept): "HASH" once the lookup found a profiled
  * job of the name (hinted or not: said once per name), "HASH DAY" while it
  * found none on that day (days since 1970): the name is looked up again
@@ -148,37 +150,41 @@ static void base_name(const char *in, char *out, size_t len)
  * query a day until its first profiled job, then none.
  */
 struct hintfile {
-	char path[4300];
+	int dfd;                /* the cache directory (gpumem_cache_dir_open) */
 	char hash[20];          /* "%016llx" */
 };
 
-/* 0 with H's path (its directory made) and NAME's hash; -1 where there is no place. */
+/*
+ * 0 with H's directory open and NAME's hash; -1 where there is no place:
+ * root's srun keeps no hint file (a root command carrying a user's HOME
+ * must not make a file where the user's links point).
+ */
 static int hint_file(const char *name, struct hintfile *h)
 {
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	char parent[4096], dir[4200];
 	unsigned long long v = 1469598103934665603ULL;
+	char why[300];
 
 	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
 		v = (v ^ *p) * 1099511628211ULL;
 	snprintf(h->hash, sizeof(h->hash), "%016llx", v);
-	if (xdg && xdg[0] == '/')
-		snprintf(parent, sizeof(parent), "%s", xdg);
-	else if (home && home[0] == '/')
-		snprintf(parent, sizeof(parent), "%s/.cache", home);
-	else
+	if (getuid() == 0)
 		return -1;
-	snprintf(dir, sizeof(dir), "%s/gpumem", parent);
-	if ((mkdir(parent, 0700) < 0 && errno != EEXIST) || (mkdir(dir, 0700) < 0 && errno != EEXIST))
-		return -1;
-	snprintf(h->path, sizeof(h->path), "%s/hints", dir);
-	return 0;
+	h->dfd = gpumem_cache_dir_open(why, sizeof(why));
+	return h->dfd < 0 ? -1 : 0;
 }
 
+/* The hints file in H's directory: made 0600, never through a link, the caller's own. */
 static int hint_open(const struct hintfile *h)
 {
-	return open(h->path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
-		    0600);
+	struct stat st;
+	int fd = openat(h->dfd, "hints", O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC |
+			O_NONBLOCK, 0600);
+
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid())) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
 }
 
 static long today(void)
@@ -187,9 +193,9 @@ static long today(void)
 }
 
 /*
- * 1 when NAME is due a lookup; 0 when the hint is done with it, or was
- * looked up today without a profiled job, or the file cannot be used (no
- * hint rather than a query every time).
+ * 1 when NAME is due a lookup (H's directory left open for hint_note); 0
+ * when the hint is done with it, or was looked up today without a profiled
+ * job, or the file cannot be used (no hint rather than a query every time).
  */
 static int hint_due(const char *name, struct hintfile *h)
 {
@@ -197,8 +203,12 @@ static int hint_due(const char *name, struct hintfile *h)
 	ssize_t n;
 	int fd, due = 0;
 
-	if (hint_file(name, h) < 0 || (fd = hint_open(h)) < 0)
+	if (hint_file(name, h) < 0)
 		return 0;
+	if ((fd = hint_open(h)) < 0) {
+		close(h->dfd);
+		return 0;
+	}
 	n = read(fd, buf, sizeof(buf) - 1);
 	if (n >= 0 && (size_t)n < sizeof(buf) - 1) {
 		buf[n] = '\0';
@@ -208,6 +218,8 @@ static int hint_due(const char *name, struct hintfile *h)
 		due = due && strstr(buf, line) == NULL;
 	}
 	close(fd);
+	if (!due)
+		close(h->dfd);
 	return due;
 }
 
@@ -253,6 +265,7 @@ void gpumem_advised_hint(spank_t sp, const struct gpumem_site *site, const char 
 	}
 	/* Accounting down counts as nothing found today: at most one query a day. */
 	hint_note(&hf, lookup(site, name, &a) == 0 && found_profiled(&a));
+	close(hf.dfd);
 	if (a.policy[0]) {
 		base_name(a.policy, want, sizeof(want));
 		base_name(asked ? asked : "", got, sizeof(got));

@@ -41,13 +41,13 @@ static int id_number(const char *s, size_t len, unsigned long *id)
 }
 
 /*
- * check_user=NAME (its uid and primary gid) or UID[:GID] (GID: the uid's
- * primary group where it has an entry, else the same number).  Root is
- * refused: the check is a site helper out of everyone's reach but root's,
- * not root's own (no CUDA context as root).  The job's own uid is refused
- * when each job runs (jobcheck.c).
+ * check_user= or sample_user=: NAME (its uid and primary gid) or UID[:GID]
+ * (GID: the uid's primary group where it has an entry, else the same
+ * number).  Root is refused: the check and the sampler are site helpers
+ * out of everyone's reach but root's, not root's own (no CUDA context as
+ * root).  The job's own uid is refused when each job runs (jobcheck.c).
  */
-static int set_check_user(struct gpumem_args *a, const char *arg, const char *val)
+static int set_user(const char *key, const char *arg, const char *val, uid_t *uidp, gid_t *gidp)
 {
 	struct passwd pw, *res = NULL;
 	char buf[4096];
@@ -67,25 +67,54 @@ static int set_check_user(struct gpumem_args *a, const char *arg, const char *va
 		goto bad;
 	}
 	if (uid == 0 || gid == 0) {
-		slurm_error("gpumem: plugstack argument '%s': the checks must not run as root "
-			    "(uid and gid 0 are refused)", arg);
+		slurm_error("gpumem: plugstack argument '%s': the site's helpers must not run as "
+			    "root (uid and gid 0 are refused)", arg);
 		return -1;
 	}
-	a->check_uid = (uid_t)uid;
-	a->check_gid = (gid_t)gid;
+	*uidp = (uid_t)uid;
+	*gidp = (gid_t)gid;
 	return 0;
 bad:
-	slurm_error("gpumem: plugstack argument '%s': check_user is a user name of this node "
-		    "or UID[:GID] (numbers)", arg);
+	slurm_error("gpumem: plugstack argument '%s': %s is a user name of this node "
+		    "or UID[:GID] (numbers)", arg, key);
 	return -1;
+}
+
+/* The package's account NAME, where no argument named one: 0, or 1 when it is missing. */
+static int default_user(const char *name, uid_t *uidp, gid_t *gidp)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+
+	/* Never another account in its place: (uid_t)-1 cannot be become (proc.c). */
+	*uidp = (uid_t)-1;
+	*gidp = (gid_t)-1;
+	if (getpwnam_r(name, &pw, buf, sizeof(buf), &res) != 0 || res == NULL ||
+	    pw.pw_uid == 0 || pw.pw_gid == 0)
+		return 1;
+	*uidp = pw.pw_uid;
+	*gidp = pw.pw_gid;
+	return 0;
+}
+
+const char *gpumem_args_check_missing(const struct gpumem_args *a)
+{
+	return a->check_missing ? "the account " GPUMEM_CHECK_ACCOUNT " (made by gpumem's "
+		"package) is missing on this node and plugstack check_user= names none" : NULL;
+}
+
+const char *gpumem_args_sample_missing(const struct gpumem_args *a)
+{
+	return a->sample_missing ? "the account " GPUMEM_SAMPLE_ACCOUNT " (made by gpumem's "
+		"package) is missing on this node and plugstack sample_user= names none" : NULL;
 }
 
 int gpumem_args_parse(struct gpumem_args *a, int ac, char **av)
 {
+	int check_given = 0, sample_given = 0;
+
 	memset(a, 0, sizeof(*a));
 	a->timeout = 60;
-	a->check_uid = GPUMEM_DEFAULT_CHECK_UID;
-	a->check_gid = GPUMEM_DEFAULT_CHECK_GID;
 	for (int i = 0; i < ac; i++) {
 		const char *arg = av[i], *eq = strchr(arg, '=');
 		const char *val = eq ? eq + 1 : "";
@@ -109,8 +138,13 @@ int gpumem_args_parse(struct gpumem_args *a, int ac, char **av)
 			rc = set_path(&a->state_dir, arg, val);
 		else if (KEY("mps_dir") && eq)
 			rc = set_path(&a->mps_dir, arg, val);
-		else if (KEY("check_user") && eq)
-			rc = set_check_user(a, arg, val);
+		else if (KEY("check_user") && eq) {
+			check_given = 1;
+			rc = set_user("check_user", arg, val, &a->check_uid, &a->check_gid);
+		} else if (KEY("sample_user") && eq) {
+			sample_given = 1;
+			rc = set_user("sample_user", arg, val, &a->sample_uid, &a->sample_gid);
+		}
 		else if (KEY("gpus") && eq && (!strcmp(val, "gres") || !strcmp(val, "all")))
 			a->all_gpus = !strcmp(val, "all");
 		else if (KEY("gpus") && eq) {
@@ -136,14 +170,19 @@ int gpumem_args_parse(struct gpumem_args *a, int ac, char **av)
 		} else {
 			slurm_error("gpumem: unknown plugstack argument '%s' (known: site=, "
 				    "libexecdir=, check=, um_library=, mps_control=, nvidia_dev=, "
-				    "state_dir=, mps_dir=, check_user=, gpus=, timeout=, "
-				    "verbose)", arg);
+				    "state_dir=, mps_dir=, check_user=, sample_user=, gpus=, "
+				    "timeout=, verbose)", arg);
 			rc = -1;
 		}
 #undef KEY
 		if (rc < 0)
 			goto fail;
 	}
+	if (!check_given)
+		a->check_missing = default_user(GPUMEM_CHECK_ACCOUNT, &a->check_uid, &a->check_gid);
+	if (!sample_given)
+		a->sample_missing = default_user(GPUMEM_SAMPLE_ACCOUNT, &a->sample_uid,
+						 &a->sample_gid);
 	if ((!a->libexecdir && !(a->libexecdir = strdup(DEFAULT_LIBEXEC))) ||
 	    (!a->check && !(a->check = strdup(DEFAULT_CHECK))) ||
 	    (!a->um_library && !(a->um_library = strdup(DEFAULT_UM))) ||

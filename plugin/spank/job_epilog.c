@@ -67,6 +67,11 @@ static void l2_reset(const struct gpumem_jobctx *c)
 		return;
 	}
 	/* As the site's check_user, like the check: out of the user's reach. */
+	if (gpumem_args_check_missing(c->args)) {
+		gpumem_error("gpumem: job %u: L2 reset not run: check_user: %s", c->job,
+			     gpumem_args_check_missing(c->args));
+		return;
+	}
 	if (c->uid == c->args->check_uid) {
 		gpumem_error("gpumem: job %u: L2 reset not run: check_user (uid %u) is the job's "
 			     "own user", c->job, (unsigned)c->uid);

@@ -112,9 +112,10 @@ static void before_check(struct gpumem_jobctx *c, const struct gpumem_node *node
 static void start_sampler(struct gpumem_jobctx *c)
 {
 	char path[4200];
-	struct gpumem_sampler s = { path, c->dfd, c->job, c->ji.node, c->ngpus > 0 ? c->ji.gpus : NULL,
+	struct gpumem_sampler s = { path, c->args->sample_uid, c->args->sample_gid, c->dfd, c->job,
+				    c->ji.node, c->ngpus > 0 ? c->ji.gpus : NULL,
 				    c->have_site ? c->site.profile_interval_ms : 1000 };
-	const char *skip = NULL;
+	const char *skip = gpumem_args_sample_missing(c->args);
 
 	if (!c->eff.profile.enabled)
 		return;
@@ -123,9 +124,11 @@ static void start_sampler(struct gpumem_jobctx *c)
 			    "no GPU on this node" : "the job has no GPU on this node");
 		return;
 	}
-	for (int i = 0; i < c->ngpus; i++)
+	for (int i = 0; i < c->ngpus && !skip; i++)
 		if (gpumem_gpu_kind(c->list[i], NULL, 0) == GPUMEM_GPU_MIG)
 			skip = "a MIG instance: per-instance sampling is not supported";
+	if (!skip && c->ji.uid == c->args->sample_uid)
+		skip = "sample_user is the job's own user: the sampler would be within its reach";
 	snprintf(path, sizeof(path), "%s/gpumem-sample", c->args->libexecdir);
 	gpumem_sampler_start(&s, skip);
 }

@@ -289,6 +289,13 @@ void gpumem_jobcheck_run(const struct gpumem_jobctx *c, const char *phase, int l
 		set_result(r, "not_run", "error", why);
 		return;
 	}
+	if (gpumem_args_check_missing(c->args)) {
+		snprintf(why, sizeof(why), "check_user: %s: the check is not run (counted as "
+			 "failed)", gpumem_args_check_missing(c->args));
+		gpumem_error("gpumem: job %u: %s", c->ji.job, why);
+		set_result(r, "not_run", "error", why);
+		return;
+	}
 	if (c->ji.uid == c->args->check_uid) {
 		snprintf(why, sizeof(why), "check_user (uid %u) is the job's own user: the check "
 			 "would be within the job's reach, not run", (unsigned)c->ji.uid);

@@ -3,8 +3,8 @@
  * The per-job GPU sampler, root's side (sampler.h).  The job prolog forks
  * gpumem-sample in a session of its own (gpumem_proc_fork_session: out of
  * the prolog's process group, which Slurm kills when the prolog returns,
- * before the prolog goes on), as GPUMEM_SAMPLE_UID (never the
- * job's user: the user can neither signal it, trace it nor write what it
+ * before the prolog goes on), as sample_user (never the job's user, nor
+ * check_user: the user can neither signal it, trace it nor write what it
  * writes), outside the job's cgroup like the prolog itself; its stdout is
  * state_dir/prof.<JOB>.<NODE>, opened by root before the fork, so the document
  * lands in a file only root can open.  Root's record state_dir/sample.<JOB>.<NODE>
@@ -42,7 +42,7 @@ static void record(int sfd, unsigned job, const char *node, const char *text)
 }
 
 /*
- * The sampler's process (already in a session of its own): nobody, stdout
+ * The sampler's process (already in a session of its own): sample_user, stdout
  * the profile file, nothing else open.  The stop signals stay blocked
  * across exec until gpumem-sample reads them from its signalfd: an epilog
  * that signals a sampler still starting (a short job on a busy node) gets
@@ -60,7 +60,7 @@ static void child(const struct gpumem_sampler *s, int out, char **argv)
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &stop, NULL) < 0 || chdir("/") < 0 ||
-	    gpumem_proc_become(GPUMEM_SAMPLE_UID, GPUMEM_SAMPLE_GID, NULL, 0) < 0)
+	    gpumem_proc_become(s->uid, s->gid, NULL, 0) < 0)
 		_exit(126);
 	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (fd < 0 || dup2(out, 1) < 0 || dup2(fd, 0) < 0 || dup2(fd, 2) < 0)

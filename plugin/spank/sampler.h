@@ -3,19 +3,18 @@
  * The per-job GPU sampler (sampler.c): gpumem-sample started by the job
  * prolog for the job's GPUs, stopped by the job epilog, which takes the
  * profile it wrote into the job's report (doc/ADMIN.md, "The job's
- * profile").  Both as root; the sampler itself runs as GPUMEM_SAMPLE_UID.
+ * profile").  Both as root; the sampler itself runs as sample_user (the
+ * package's gpumem-sample account by default, args.h).
  */
 #ifndef GPUMEM_SAMPLER_H
 #define GPUMEM_SAMPLER_H
 #include <stddef.h>
 #include <sys/types.h>
 
-/* nobody: not the job's user (who cannot signal or trace it), not root. */
-#define GPUMEM_SAMPLE_UID 65534
-#define GPUMEM_SAMPLE_GID 65534
-
 struct gpumem_sampler {
 	const char *path;       /* libexecdir/gpumem-sample */
+	uid_t uid;              /* sample_user (args.h): not the job's user, not root */
+	gid_t gid;
 	int sfd;                /* root's state directory */
 	unsigned job;
 	const char *node;       /* SLURMD_NODENAME: nodes of one host share state_dir */

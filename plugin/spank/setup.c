@@ -59,6 +59,13 @@ int gpumem_plugin_setup(int ac, char **av, spank_context_t ctx)
 	if (gpumem_args_parse(&pl->args, ac, av) < 0)
 		return GPUMEM_SPANK_FAIL;
 	pl->has_dev = access(pl->args.nvidia_dev, F_OK) == 0;
+	/* Once, as slurmd loads the plugin: a missing account is never replaced (args.h). */
+	if (ctx == S_CTX_SLURMD && gpumem_args_check_missing(&pl->args))
+		gpumem_error("gpumem: check_user: %s: every check on this node is not run "
+			     "(counted as failed)", gpumem_args_check_missing(&pl->args));
+	if (ctx == S_CTX_SLURMD && gpumem_args_sample_missing(&pl->args))
+		gpumem_error("gpumem: sample_user: %s: no job on this node gets a profile",
+			     gpumem_args_sample_missing(&pl->args));
 	/*
 	 * Only where a job's policy is decided: srun/sbatch/salloc check it
 	 * here, the job prolog (jobctx.c) loads it for itself.  slurmd never

@@ -85,7 +85,7 @@ ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'; }
 # the loops run 20 s, and the checks take the p95 (the busy part).
 job copy "$PY" "$t/copyloop.py" 20
 like "$(fig "$f" 'p["state"]')" "^ran$" "copy loop: the job's report carries a profile (phase $(fig "$f" 'd["phase"]'))"
-is "$(fig "$f" 'gs[0]["source"]')" gpm "... sampled through NVML GPM, as nobody"
+is "$(fig "$f" 'gs[0]["source"]')" gpm "... sampled through NVML GPM, as gpumem-sample"
 diag "copy loop: $(summary "$f")"
 ge "$(fig "$f" 'm("dram_bw_util","p95")')" 80 && pass "copy loop: DRAM bandwidth utilisation p95 >= 80%" || fail "copy loop: DRAM p95 $(fig "$f" 'm("dram_bw_util","p95")')"
 a=$(advice "$f"); diag "advice: $a"

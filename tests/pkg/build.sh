@@ -7,7 +7,9 @@
 # the CLI and helpers, the man pages, the site file and plugstack snippet as
 # configuration files the package manager will not overwrite, no libtool
 # archives, and a dependency on the Slurm release series the plugin was
-# built against (Slurm refuses a SPANK plugin of another series).
+# built against (Slurm refuses a SPANK plugin of another series), and the
+# accounts the install makes (gpumem-check, gpumem-sample: the packaged
+# postinst, and the .rpm's systemd-sysusers, each in a root of its own).
 #
 #   GPUMEM_DIST_TARBALL=PATH  use this tarball instead of running `make dist`
 #   GPUMEM_PKG_CUDA=no        build without CUDA even where nvcc exists
@@ -100,6 +102,32 @@ if [ "${GPUMEM_PKG_CUDA:-yes}" != no ]; then
 fi
 diag "CUDA: $cuda"
 
+# accounts ROOT WHAT: the accounts the install made in ROOT/etc (it held only
+# root and nobody): gpumem-check and gpumem-sample, system users (uid below
+# 1000) with groups of their own, two uids, neither nobody's 65534.
+accounts() {
+	c=$(awk -F: '$1 == "gpumem-check" { print $3 ":" $4 ":" $7 }' "$1/etc/passwd")
+	s=$(awk -F: '$1 == "gpumem-sample" { print $3 ":" $4 ":" $7 }' "$1/etc/passwd")
+	diag "$2: gpumem-check $c, gpumem-sample $s"
+	like "$c" '^[1-9][0-9]{0,2}:[0-9]+:.*nologin$' "$2: the install makes the system account gpumem-check (no shell)"
+	like "$s" '^[1-9][0-9]{0,2}:[0-9]+:.*nologin$' "$2: ... and gpumem-sample"
+	is "$(grep -c -e '^gpumem-check:x:'"${c%%:*}"':$' -e '^gpumem-sample:x:'"${s%%:*}"':$' "$1/etc/group")" 2 \
+		"$2: ... each with a group of its own"
+	if [ -n "$c" ] && [ "${c%%:*}" != "${s%%:*}" ] && [ "${c%%:*}" != 65534 ] && [ "${s%%:*}" != 65534 ]; then
+		pass "$2: two uids, neither nobody's 65534"
+	else
+		fail "$2: two uids, neither nobody's 65534 ($c, $s)"
+	fi
+}
+# minimal_etc ROOT: an /etc with root and nobody only, for an install to add to.
+minimal_etc() {
+	mkdir -p "$1/etc"
+	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n' >"$1/etc/passwd"
+	printf 'root:x:0:\nnogroup:x:65534:\n' >"$1/etc/group"
+	printf 'root:*::0:99999:7:::\nnobody:*::0:99999:7:::\n' >"$1/etc/shadow"
+	printf 'root:*::\nnogroup:*::\n' >"$1/etc/gshadow"
+}
+
 # has LIST REGEX WHAT: one line of LIST matches ^REGEX$
 has() {
 	if printf '%s\n' "$1" | grep -Eq -- "^$2\$"; then pass "$3"
@@ -168,6 +196,21 @@ if [ $deb_built = yes ] && [ -f "$deb" ]; then
 	like "$(cat "$root/etc/slurm/plugstack.conf.d/gpumem.conf")" \
 		"^(required|optional) +([^ ]*/)?gpumem\.so .*site=/etc/slurm/gpumem\.yaml" \
 		".deb: the snippet loads gpumem.so with the packaged site file"
+	# The plugin's own accounts: the packaged postinst, run as dpkg runs it
+	# for an install into DPKG_ROOT (the root holding only root and nobody).
+	has "$files" "/usr/lib/sysusers\.d/gpumem\.conf" ".deb: the accounts' sysusers.d file"
+	postinst=$(dpkg-deb -I "$deb" postinst 2>/dev/null)
+	like "$postinst" "systemd-sysusers .*gpumem\.conf" ".deb: its postinst makes the accounts"
+	like "$(dpkg-deb -f "$deb" Depends)" "systemd-sysusers|systemd" ".deb: and depends on systemd-sysusers"
+	if command -v systemd-sysusers >/dev/null 2>&1; then
+		minimal_etc "$root"
+		printf '%s\n' "$postinst" >"$tmp/postinst"
+		run env DPKG_ROOT="$root" sh "$tmp/postinst" configure
+		is "$rc" 0 ".deb: the postinst runs (configure, DPKG_ROOT)" || diag "$out"
+		accounts "$root" ".deb"
+	else
+		skip ".deb: the accounts: no systemd-sysusers here to run the postinst"
+	fi
 	if [ $cuda = yes ]; then
 		if [ -f "$debcuda" ]; then
 			pass "gpumem-cuda_${ver}_$arch.deb"
@@ -228,6 +271,20 @@ if [ -n "$rpmf" ]; then
 	has "$requires" "slurm$(echo "$rpm_isa" | sed 's/[()]/\\&/g') < $next" ".rpm: and Slurm before $next"
 	unlike "$(rpm -qp --provides "$rpmf" 2>/dev/null)" "gpumem\.so" \
 		".rpm: the plugin is not offered as a library to link against"
+	has "$files" "/usr/lib/sysusers\.d/gpumem\.conf" ".rpm: the accounts' sysusers.d file"
+	like "$(rpm -qp --scripts "$rpmf" 2>/dev/null)" "postinstall scriptlet.*
+systemd-sysusers /usr/lib/sysusers\.d/gpumem\.conf" ".rpm: its %post makes the accounts"
+	# Unpacked by rpm2archive (rpm's own, a tar; Debian's rpm has no cpio).
+	if command -v systemd-sysusers >/dev/null 2>&1 && command -v rpm2archive >/dev/null 2>&1; then
+		rroot=$tmp/rpm/root
+		mkdir -p "$rroot" && rpm2archive -n - <"$rpmf" | tar -xf - -C "$rroot"
+		minimal_etc "$rroot"
+		run systemd-sysusers --root="$rroot" gpumem.conf
+		is "$rc" 0 ".rpm: its %post's systemd-sysusers, in a root of its own" || diag "$out"
+		accounts "$rroot" ".rpm"
+	else
+		skip ".rpm: the accounts: no systemd-sysusers or rpm2archive here"
+	fi
 	if [ $cuda = yes ]; then
 		if [ -n "$rpmcudaf" ]; then
 			pass "$(basename "$rpmcudaf")"

@@ -105,8 +105,8 @@ for prog in gpumem-probe nvidia-cuda-mps-control gpumem-check gpumem-l2reset; do
 	unlike "$s" "^cgroup .*/job_$jid(/|\$)" "$prog ran from the job prolog/epilog, outside the job's cgroup"
 	# The probe runs as root: its result is cached for every later job, so
 	# no user may tamper with it; the check and the L2 reset as check_user
-	# (default 65534, issue 32); the MPS daemon and its quit as the job's user.
-	case $prog in gpumem-probe) u=0 who=root ;; nvidia-cuda-mps-control) u=$uid who="the job's user" ;; *) u=65534 who="check_user (65534)" ;; esac
+	# (default the package's gpumem-check); the MPS daemon and its quit as the job's user.
+	case $prog in gpumem-probe) u=0 who=root ;; nvidia-cuda-mps-control) u=$uid who="the job's user" ;; *) u=$(id -u gpumem-check) who="check_user (gpumem-check)" ;; esac
 	is "$(printf '%s\n' "$s" | grep -c '^uid ')" "$(printf '%s\n' "$s" | grep -c "^uid $u\$")" "... as $who"
 	# The MPS quit needs no GPU (cvd unset); every other run is given GPU 1 only.
 	is "$(printf '%s\n' "$s" | grep '^cvd ' | grep -v '^cvd unset$' | sort -u)" "cvd 1" "... given the job's GPU in the node's numbering (CUDA_VISIBLE_DEVICES=1)"

@@ -112,7 +112,7 @@ like "$out" "DAEMON-UP" "a daemon 1 s slow to start: the task starts only once i
 log=$(grep -a -e "job $jid: per-job MPS daemon started" -e "check before job $jid\.prolog" "$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log")
 like "$(printf '%s\n' "$log" | head -1)" "check before job $jid\.prolog" "... the before-check runs first, on the bare GPU (as check_user: the job's daemon serves the job's user only)"
 like "$(printf '%s\n' "$log" | tail -1)" "per-job MPS daemon started" "... and the daemon starts after it"
-like "$(tail -1 "$B/runs" | cut -d' ' -f3,4)" "^/run/gpumem(-mps)?/nomps 65534$" "... the check had root's empty nomps as its MPS pipe directory, and ran as 65534"
+like "$(tail -1 "$B/runs" | cut -d' ' -f3,4)" "^/run/gpumem(-mps)?/nomps $(id -u gpumem-check)$" "... the check had root's empty nomps as its MPS pipe directory, and ran as gpumem-check"
 wait_idle gpumem1
 is "$(ls "$GPUMEM_CLUSTER_STATE_DIR" "$GPUMEM_CLUSTER_MPS_DIR" | grep -c -e "^mps\.$jid\." -e "^job$jid")" 0 "the epilog removed its directory and records"
 touch "$B/mps.fail"

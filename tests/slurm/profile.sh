@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The job's profile (issue 25) on a real local Slurm: the job prolog starts
-# the sampler as nobody in a session of its own, the user cannot signal
+# the sampler as gpumem-sample in a session of its own, the user cannot signal
 # it, the epilog stops it and puts its profile in the job's report (the
 # after-check's, else one of phase "job"), `gpumem advise --report` turns
 # it into advice; a sampler that writes garbage, hangs on SIGTERM or dies
@@ -53,7 +53,7 @@ report() {
 		sleep 0.25
 	done
 }
-# samplers: what runs as nobody of the sampler (the stand-in's 'sleep 600'
+# samplers: what runs as the sampler's gpumem-sample (the stand-in's 'sleep 600'
 # included) in this cluster's node, i.e. in its slurmd's mount namespace as it
 # is now (cluster_pids): another test run's samplers on the same machine (their
 # own clusters) are not ours.  Not a namespace noted once at the start: each
@@ -64,7 +64,7 @@ samplers() {
 	local p
 	for p in $(cluster_pids 'gpumem-sample|sleep 600'); do
 		ps -o uid=,stat=,args= -p "$p"
-	done | awk '$1 == 65534 && $2 !~ /^Z/ { $1 = ""; sub(/^ /, ""); print }'
+	done | awk -v u="$(id -u gpumem-sample)" '$1 == u && $2 !~ /^Z/ { $1 = ""; sub(/^ /, ""); print }'
 }
 
 # --- a job gets a profile, with no change to the job -----------------------------------
@@ -77,7 +77,8 @@ is "$(json "$f" 'd["profile"]["state"] + "|" + d["profile"]["gpus"][0]["source"]
 is "$(json "$f" 'float(d["profile"]["gpus"][0]["metrics"]["dram_bw_util"]["mean"])')" "70.0" "... with the GPU's figures (DRAM 70%)"
 is "$(json "$f" 'd["profile"]["gpus"][0]["samples"] >= 5')" True "... sampled every 200 ms over the 2 s job ($(json "$f" 'd["profile"]["gpus"][0]["samples"]') samples)"
 read -r uid gid groups pid sid rest <"$B/sample.runs"
-is "$uid $gid $groups" "65534 65534 [65534]" "the sampler ran as nobody, with no group of the user's"
+is "$uid $gid $groups" "$(id -u gpumem-sample) $(id -g gpumem-sample) [$(id -g gpumem-sample)]" "the sampler ran as the package's gpumem-sample, with no group of the user's"
+unlike "$uid" "^(65534|$(id -u gpumem-check))$" "... not nobody's uid, nor check_user's"
 is "$sid" "$pid" "... in a session of its own"
 like "$rest" "--interval-ms 200 --gpus 0" "... every interval_ms, on the job's GPU"
 is "$(samplers)" "" "... and is gone after the job"

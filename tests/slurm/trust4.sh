@@ -4,7 +4,7 @@
 # of doc/HARDENING.md, "Round four"), on a real local Slurm with one
 # stand-in GPU (GRES) and the plugin's defaults as installed; every attack
 # runs as the unprivileged test user:
-#   1. the site's checks run as check_user (default nobody, no groups, own
+#   1. the site's checks run as check_user (default gpumem-check, no groups, own
 #      session): the user's second job on the node can neither kill -9,
 #      kill -STOP, ptrace nor read /proc/PID/environ of the running
 #      after-check, which goes on to fail and drain the node; the L2 reset
@@ -41,6 +41,8 @@ plug "$t/interval.yaml" "$t/interval.conf"
 "$CL" start --nodes 1 --gpus 1 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 ||
 	{ cat "$t/start.log" >&2; skip_all "the local Slurm did not start"; }
 eval "$("$CL" env)"
+# check_user by default: the package's own account (made by the cluster as the package makes it).
+CU=$(id -u gpumem-check) || { fail "no gpumem-check account"; done_testing; }
 cd "$GPUMEM_CLUSTER_TMP" || exit 1
 LOG="$GPUMEM_CLUSTER_DIR/log/slurmd.gpumem1.log"
 uid=$(id -u "$U")
@@ -77,7 +79,7 @@ ja=$(jobid_of "$out")
 wait "$att"
 a=$(cat "$t/attack.out")
 diag "$(printf '%s\n' "$a" | head -1)"
-like "$a" "check=[0-9]+ uid=65534 " "1: the after-check runs as check_user (default 65534), not as the job's user ($uid)"
+like "$a" "check=[0-9]+ uid=$CU " "1: the after-check runs as check_user (default gpumem-check, uid $CU), not as the job's user ($uid)"
 pid=$(printf '%s\n' "$a" | sed -n 's/^check=\([0-9]*\) .*/\1/p')
 like "$a" "sid=$pid " "1: ... in a session of its own"
 like "$a" "groups=\[\]" "1: ... with no supplementary groups"
@@ -92,7 +94,7 @@ is "$(json "$f" 'd["status"] + "|" + d["verdict"] + "|" + str(d["drained"])' 2>&
 like "$(node_reason)" "^gpumem: GPU check failed .*job $ja\.epilog after" "1: ... with the reason of the job it ran after"
 rm -f "$B/delay" "$B/fail/gpumem1"
 resume
-is "$(cut -d' ' -f4 "$B/runs" | sort -u)" "65534" "1: every check so far ran as 65534"
+is "$(cut -d' ' -f4 "$B/runs" | sort -u)" "$CU" "1: every check so far ran as gpumem-check ($CU)"
 
 # --- 2. a check with no verdict: the GPU is suspect; twice in a row drains --------
 "$CL" restart-slurmd --plugstack "$t/short.conf" >/dev/null 2>&1
@@ -154,7 +156,7 @@ e=$jid
 is "$(ev "$e" before)" "ran|measured: gpu0: no measured pass on record" "3: min_interval 10, no pass on record: the before-check is measured"
 is "$(ev "$e" after)" "ran|measured: the job's own before-check is never reused for its after-check" "3: ... and the job's own after-check too (issue 32, finding 2)"
 is "$(wc -l <"$B/runs" | tr -d ' ')" 2 "3: ... two checks ran"
-is "$(cut -d' ' -f1 "$B/health.runs" | sort -u)" "65534" "3: gpumem-health runs as check_user"
+is "$(cut -d' ' -f1 "$B/health.runs" | sort -u)" "$CU" "3: gpumem-health runs as check_user (gpumem-check)"
 job both.yaml
 f2=$jid
 like "$(ev "$f2" before)" "^reused\|reused: bandwidth measured 0 min ago after job $e, NVML health unchanged since$" "3: the next job's before-check rests on job $e's after-check, NVML unchanged"
@@ -224,5 +226,5 @@ grep -aq "job $jid: L2 reset not needed" "$LOG" && fail "3: ... and no 'not need
 # --- 1, again: the L2 reset (last: its probe fills the probe cache)
 run asuser srun -w gpumem1 --gres=gpu:1 --gpumem-policy="$t/l2.yaml" true
 wait_idle
-is "$(cut -d' ' -f1 "$B/l2reset.runs" | sort -u)" "65534" "1: gpumem-l2reset runs as check_user too"
+is "$(cut -d' ' -f1 "$B/l2reset.runs" | sort -u)" "$CU" "1: gpumem-l2reset runs as check_user too"
 done_testing

@@ -6,7 +6,7 @@
 # 3), from a warm server as from a fresh process:
 #   1. check.warm: 60s: two jobs in a row are served by the same server pid
 #      (the log says so, the report's ran_by too), which runs as
-#      check_user (65534) in a session of its own; its socket is root's,
+#      check_user (gpumem-check) in a session of its own; its socket is root's,
 #      0600, and the test user cannot connect to it; each report says
 #      skipped with the reason a one-shot check gives;
 #   2. the server killed: the next job starts a new one;
@@ -78,7 +78,7 @@ p1=$(served "$j1")
 p2=$(served "$j2")
 like "$p1" '^[0-9]+$' "1: job $j1's check was served by a warm server (log: pid $p1)"
 is "$p2" "$p1" "1: job $j2's check by the same server pid"
-is "$(ps -o uid= -p "$p1" | tr -d ' ')" 65534 "1: the server runs as check_user (65534)"
+is "$(ps -o uid= -p "$p1" | tr -d ' ')" "$(id -u gpumem-check)" "1: the server runs as check_user (the package's gpumem-check, not nobody's 65534)"
 is "$(ps -o sid= -p "$p1" | tr -d ' ')" "$p1" "1: in a session of its own"
 is "$(sed -n 's/^Groups:[[:space:]]*//p' "/proc/$p1/status" | tr -d ' ')" "" "1: with no groups"
 like "$(tr '\0' '\n' <"/proc/$p1/environ" | sort | tr '\n' ' ')" \

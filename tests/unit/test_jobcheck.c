@@ -11,6 +11,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -304,6 +305,16 @@ int main(void)
 	gpumem_jobcheck_free(&r);
 	jc.ji.uid = getuid() + 1;
 
+	/* --- check_user's account missing: never run, never another uid -------- */
+	args.check_missing = 1;
+	gpumem_jobcheck_run(&jc, "after", 0, &r);
+	is_str(r.status, "not_run", "no gpumem-check account: not run");
+	like(r.reason, "the account gpumem-check (made by gpumem's package) is missing", "... saying the package's account "
+	     "is missing");
+	like(gpumem_jobcheck_no_verdict(&r), "could not run", "... no verdict: counted as failed");
+	gpumem_jobcheck_free(&r);
+	args.check_missing = 0;
+
 	/* --- check_user= (plugstack): a name, UID[:GID], never root ------------ */
 	{
 		struct gpumem_args a;
@@ -313,9 +324,40 @@ int main(void)
 						   "check_user=no-such-user-here", "check_user=12x",
 						   "check_user=-5" };
 
-		ok(gpumem_args_parse(&a, 0, NULL) == 0 && a.check_uid == 65534 &&
-		   a.check_gid == 65534, "check_user: default uid and gid 65534");
+		struct passwd *pw;
+
+		/* The default: the package's account by name, never 65534 in its place. */
+		ok(gpumem_args_parse(&a, 0, NULL) == 0, "no arguments: parsed");
+		pw = getpwnam("gpumem-check");
+		if (pw) {
+			ok(a.check_uid == pw->pw_uid && a.check_gid == pw->pw_gid &&
+			   !gpumem_args_check_missing(&a), "check_user: the gpumem-check account "
+			   "(uid %u) by default", (unsigned)pw->pw_uid);
+		} else {
+			ok(a.check_uid == (uid_t)-1 && gpumem_args_check_missing(&a),
+			   "check_user: no gpumem-check account here: none (not 65534)");
+			like(gpumem_args_check_missing(&a), "the account gpumem-check (made by gpumem's package) is missing",
+			     "... saying so");
+		}
+		ok(a.check_uid != 65534, "check_user's default is not nobody's uid");
+		pw = getpwnam("gpumem-sample");
+		if (pw)
+			ok(a.sample_uid == pw->pw_uid && a.sample_gid == pw->pw_gid &&
+			   !gpumem_args_sample_missing(&a), "sample_user: the gpumem-sample account "
+			   "(uid %u) by default", (unsigned)pw->pw_uid);
+		else
+			ok(a.sample_uid == (uid_t)-1 && gpumem_args_sample_missing(&a),
+			   "sample_user: no gpumem-sample account here: none (not 65534)");
+		ok(a.sample_uid != 65534 && (a.sample_uid != a.check_uid || a.sample_uid == (uid_t)-1),
+		   "the sampler's default is its own, not nobody's nor check_user's");
 		gpumem_args_free(&a);
+		snprintf(arg, sizeof(arg), "sample_user=4323:4324");
+		ok(gpumem_args_parse(&a, 1, (char *[]){ arg }) == 0 && a.sample_uid == 4323 &&
+		   a.sample_gid == 4324 && !gpumem_args_sample_missing(&a), "sample_user=4323:4324");
+		gpumem_args_free(&a);
+		snprintf(arg, sizeof(arg), "sample_user=0");
+		ok(gpumem_args_parse(&a, 1, (char *[]){ arg }) < 0, "sample_user=0: refused");
+		like(last_log, "'sample_user=0': the site's helpers must not run as root", "... the message names it");
 		snprintf(arg, sizeof(arg), "check_user=4321:4322");
 		ok(gpumem_args_parse(&a, 1, (char *[]){ arg }) == 0 && a.check_uid == 4321 &&
 		   a.check_gid == 4322, "check_user=4321:4322");

@@ -93,5 +93,19 @@ int main(void)
 	is_str(out, "hi\n", "... its output captured");
 	deadline();
 	fork_session();
+	/* An account that was never found ((uid_t)-1) is never "become": setresuid would keep root. */
+	if (geteuid() == 0) {
+		int st = 0;
+		pid_t pid = fork();
+
+		if (pid == 0)
+			_exit(gpumem_proc_become((uid_t)-1, 4321, NULL, 0) == 0 ||
+			      gpumem_proc_become(4321, (gid_t)-1, NULL, 0) == 0 || getuid() == 4321 ?
+			      1 : 0);
+		ok(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		   "become uid or gid -1 (no such account): refused, nothing changed");
+	} else {
+		ok(1, "# SKIP become -1: needs root");
+	}
 	return tap_done();
 }
