@@ -15,7 +15,10 @@
 #   2. the listen queue full (a listener root made at the socket, which
 #      accepts no one): neither the health nor the check is asked, at
 #      once, one log line each says why; the job completes and the node
-#      is idle;
+#      is idle; root's record of the server names a decoy (check_user's
+#      `sleep`, its start time right) one miss short of the limit: at the
+#      limit the decoy is not signalled, the log says why, and the socket
+#      is removed all the same;
 #   3. 30 jobs in a row, each meeting a stopped server (SIGSTOP, standing
 #      in for one stuck in the driver; each server is stopped before the
 #      next job): each job completes within a generous bound and the node
@@ -39,7 +42,8 @@ servers() { pgrep -f "^$B/gpumem-check --serve" || true; }
 # SIGKILL: a stopped server does not act on SIGTERM.
 stop_servers() { local p; for p in $(servers); do kill -KILL "$p" 2>/dev/null; done; }
 lpid=
-trap '[ -n "$lpid" ] && kill "$lpid" 2>/dev/null; rm -f "$t/hang"; stop_servers; "$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
+decoy=
+trap '[ -n "$lpid" ] && kill "$lpid" 2>/dev/null; [ -n "$decoy" ] && kill "$decoy" 2>/dev/null; rm -f "$t/hang"; stop_servers; "$CL" stop >/dev/null 2>&1; rm -rf "$t"' EXIT
 fake="$top_builddir/tests/fake-nvml/.libs"
 mkdir -p "$B/nvml"
 # The real gpumem-check over the stand-in NVML: its health path hangs while $t/hang exists
@@ -119,6 +123,13 @@ time.sleep(600)
 PY
 lpid=$!
 wait_file "$t/full"
+# The record names check_user's sleep, which is no server: it must never be signalled.
+setpriv --reuid=65534 --regid=65534 --clear-groups sleep 600 &
+decoy=$!
+for _ in $(seq 1 240); do [ "$(cat "/proc/$decoy/comm" 2>/dev/null)" = sleep ] && break; sleep 0.25; done
+REC=${SOCK%.sock}.server
+printf '%s %s 1 0\n' "$decoy" "$(awk '{print $22}' "/proc/$decoy/stat")" >"$REC"
+chmod 600 "$REC"
 j3=$(job)
 like "$j3" '^[0-9]+$' "2: the listen queue full: job $j3 completes"
 ok=yes; wait_idle || ok=no
@@ -128,6 +139,14 @@ is "$(grep -c "job $j3: NVML health not asked of the warm server (its listen que
 is "$(grep -c "job $j3: check not asked of the warm server (.*its listen queue is full: the server accepts no one): one-shot" "$LOG")" 2 \
 	"2: ... and that the check was not asked either"
 is "$(ran_by "$j3")" one-shot "2: ... the check ran one-shot"
+like "$(grep "job $j3: the warm check server missed its hello" "$LOG")" \
+	"3 times in a row \(last: its listen queue is full: the server accepts no one\): pid $decoy is not .gpumem-check --serve.: not signalled; its socket removed" \
+	"2: at the third miss, the record's pid (check_user's sleep) is not signalled, the log says why"
+ok=yes; kill -0 "$decoy" 2>/dev/null || ok=no
+is "$ok" yes "2: ... the decoy lives"
+ok=yes; [ -e "$SOCK" ] && ok=no
+is "$ok" yes "2: ... and the socket is removed all the same"
+kill "$decoy" 2>/dev/null
 kill "$lpid" 2>/dev/null
 wait "$lpid" 2>/dev/null
 lpid=
