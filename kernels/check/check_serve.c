@@ -31,7 +31,11 @@
  * (a package upgrade: the caller waiting for its hello then runs the new
  * one-shot check), on SIGTERM (after the check in hand), and at a
  * check's --timeout (SIGALRM: the caller sees no reply, counted as a check
- * that did not finish).
+ * that did not finish).  No step hangs for ever: its start (cuInit) and
+ * every request (the request's read, the NVML health read, the reply, the
+ * reset of the GPUs a check used) are under an alarm too (START_ALARM_S,
+ * SERVE_ALARM_S), which ends the process: stuck in the driver, it would
+ * keep the node's hooks waiting; the next hook starts a fresh server.
  */
 #include <config.h>
 
@@ -53,6 +57,15 @@
 #define PFX GPUMEM_CHECK_PFX
 #define LISTEN_FD 0
 #define REQUEST_MS 10000        /* a request must arrive whole within this */
+/*
+ * A stage of the server that is not a check (a request and its NVML health
+ * read, a reply and the reset of a check's GPUs) ends the process past
+ * this: each takes milliseconds to seconds; its start (cuInit with every
+ * GPU visible: seconds on a big node without persistence mode) past
+ * START_ALARM_S.
+ */
+#define SERVE_ALARM_S 30
+#define START_ALARM_S 120
 
 static volatile sig_atomic_t stop;
 
@@ -60,6 +73,30 @@ static void on_term(int sig)
 {
 	(void)sig;
 	stop = 1;
+}
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = PFX "serve: a request or the driver hung past the "
+		"server's alarm: ending\n";
+	ssize_t w;
+
+	(void)sig;
+	w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	(void)w;
+	_exit(GPUMEM_CHECK_EXIT_FAIL);
+}
+
+/* Arm the server's own alarm for the stage that follows (never over a check). */
+static void serve_alarm(unsigned int seconds)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(seconds);
 }
 
 /* /proc/self/exe deleted or replaced: a package upgrade; the next check must start the new one. */
@@ -259,7 +296,9 @@ static int serve_one(int fd, struct gpumem_check_io *io)
 		gpumem_cw_req_free(&req);
 		return -1;
 	}
+	alarm(0);               /* the check runs under its own --timeout alone, as one-shot */
 	rc = gpumem_check_run_one(argc, argv, io);
+	serve_alarm(SERVE_ALARM_S); /* the reply, then the GPUs' reset (teardown) */
 	if (fclose(io->json_out) != 0 || doc_len > GPUMEM_CW_DOC_MAX) {
 		doc_len = 0;
 		rc = GPUMEM_CHECK_EXIT_FAIL;
@@ -322,7 +361,9 @@ int gpumem_check_serve(int argc, char **argv)
 	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 0);
 	/* cuInit once, with every GPU of the node visible: what each request saves. */
 	memset(&rep, 0, sizeof(rep));
+	serve_alarm(START_ALARM_S);
 	r0 = gpumem_check_probe(&rep, &n, why, sizeof(why));
+	alarm(0);
 	if (r0 != 0 && r0 != GPUMEM_CHECK_EXIT_SKIPPED) {
 		/*
 		 * The driver will not start with every GPU visible (one GPU off
@@ -351,9 +392,11 @@ int gpumem_check_serve(int argc, char **argv)
 			close(fd);
 			continue;
 		}
+		serve_alarm(SERVE_ALARM_S); /* the request, and the NVML health read */
 		rc = serve_one(fd, &io);
 		close(fd);
 		teardown(&io);
+		alarm(0);
 		if (rc > 0 && rc != GPUMEM_CHECK_EXIT_SKIPPED && rc != GPUMEM_CHECK_EXIT_USAGE)
 			break;          /* not a pass: the next check starts in a fresh process */
 	}

@@ -113,4 +113,9 @@ int gpumem_proc_wait_gone(pid_t pid, unsigned long long start, long ms);
 pid_t gpumem_proc_parent(pid_t pid);
 /* The real uid, -1 when unknown. */
 long gpumem_proc_uid(pid_t pid);
+/*
+ * PID's arguments (/proc/PID/cmdline: each NUL-ended, then one more NUL)
+ * into BUF (LEN bytes, the rest cut); their length, or -1 when gone.
+ */
+int gpumem_proc_cmdline(pid_t pid, char *buf, size_t len);
 #endif

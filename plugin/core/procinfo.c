@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What root knows of a process from /proc, to act on the same process
- * later (mps.c, sampler.c): its start time (with its pid, the process's identity:
- * a pid can be reused, the pair cannot), its real uid, its parent.
+ * later (mps.c, sampler.c, checkwatch.c): its start time (with its pid, the
+ * process's identity: a pid can be reused, the pair cannot), its real uid,
+ * its parent, its command line.
  */
 #include <fcntl.h>
 #include <time.h>
@@ -96,4 +97,24 @@ int gpumem_proc_wait_gone(pid_t pid, unsigned long long start, long ms)
 	for (long waited = 0; gpumem_proc_alive(pid, start) && waited < ms; waited += 2)
 		gpumem_sleep_ms(2);
 	return !gpumem_proc_alive(pid, start);
+}
+
+int gpumem_proc_cmdline(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	if (len < 2)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 2);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = buf[n + 1] = '\0';
+	return (int)n;
 }

@@ -26,9 +26,17 @@
  * runs, but does not wait for its cuInit: the next job's finds it up.
  *
  * A server that cannot be reached or started is no verdict: the caller
- * runs the one-shot check, and the log says so in one line.  A server that
- * was asked and gave no whole reply in time is a check that did not
- * finish (counted as failed), like a one-shot check that was killed.
+ * runs the one-shot check, and the log says so in one line.  No wait here
+ * is unbounded, so that a server stuck in the driver (or stopped) never
+ * holds a node: connect() never waits (a full listen queue is "not
+ * asked" at once); a running server's hello is awaited CHECK_HELLO_MS
+ * (HEALTH_HELLO_MS for a health request), a fresh one's START_WAIT_MS
+ * (its cuInit) by the hook that started it alone; each wait within the
+ * hook's own deadline.  A server that misses its hello GPUMEM_CS_MISSES
+ * times in a row, while no hook is being served, is ended and replaced
+ * (checkwatch.c).  A server that was asked and gave no whole reply in
+ * time is a check that did not finish (counted as failed), like a
+ * one-shot check that was killed.
  * When gpumem drains the node, the server is stopped (gpumem_checkserve_stop).
  */
 #include <errno.h>
@@ -38,11 +46,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include "checkwatch.h"
 #include "checkwire.h"
 #include "jobctx.h"
 #include "log.h"
@@ -51,6 +59,12 @@
 
 #define LOCK_WAIT_MS 5000
 #define START_WAIT_MS 10000     /* a fresh server's cuInit: seconds on a big node */
+/*
+ * A running server's hello for a check: it comes at once from an idle
+ * server; a busy one (another job's check) or a stuck one costs the hook
+ * this long, and the check then runs one-shot.
+ */
+#define CHECK_HELLO_MS 2000
 /*
  * A health request waits this long for the hello (a server busy with
  * another job's check, or a fresh one in its cuInit: gpumem-health, 0.1 s,
@@ -73,20 +87,36 @@ static int sock_addr(const struct gpumem_jobctx *c, struct sockaddr_un *addr)
 	return n > 0 && (size_t)n < sizeof(addr->sun_path) ? 0 : -1;
 }
 
-/* A connected socket to the server, or -1. */
+/*
+ * A socket connected to the server, or -1 with errno.  Non-blocking: a
+ * unix socket connects at once or not at all (EAGAIN: the listen queue is
+ * full), so a server that accepts no one costs nothing here; the socket
+ * stays non-blocking (send_all and recv_all poll, within their deadline).
+ */
 static int server_connect(const struct sockaddr_un *addr)
 {
-	int on = 1, fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int on = 1, e, fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 
 	if (fd < 0)
 		return -1;
 	/* The kernel then tells who wrote each reply (check_reply_sender). */
 	if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0 ||
 	    connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) < 0) {
+		e = errno == EINPROGRESS ? EAGAIN : errno;
 		close(fd);
+		errno = e;
 		return -1;
 	}
 	return fd;
+}
+
+/* Set WHY for a full listen queue (errno EAGAIN after server_connect); 1 there, else 0. */
+static int queue_full(char *why, size_t wlen)
+{
+	if (errno != EAGAIN)
+		return 0;
+	snprintf(why, wlen, "its listen queue is full: the server accepts no one");
+	return 1;
 }
 
 /* A fresh listening socket at ADDR: root's, 0600 before anyone may connect. */
@@ -135,32 +165,24 @@ static pid_t server_spawn(const struct gpumem_jobctx *c, int lfd)
 
 /*
  * Connect to the node's server, starting one when none answers (under the
- * lock, so that two prologs start one).  A connected socket, or -1 with WHY.
+ * lock, so that two prologs start one; *FRESH then).  A connected socket,
+ * or -1 with WHY (*FULL: the listen queue is full, a miss).
  */
 static int server_reach(const struct gpumem_jobctx *c, const struct sockaddr_un *addr,
-			char *why, size_t wlen)
+			int *fresh, int *full, char *why, size_t wlen)
 {
-	char lname[128];
-	long until;
-	int fd, lk = -1, lfd;
+	int fd, lk, lfd;
 	pid_t pid;
 
+	*fresh = *full = 0;
 	fd = server_connect(addr);
-	if (fd >= 0)
+	if (fd >= 0 || (*full = queue_full(why, wlen)))
 		return fd;
-	snprintf(why, wlen, "state_dir is not open");
-	if (c->dfd < 0 || gpumem_sf_check(lname, sizeof(lname), GPUMEM_SF_CHECK_LOCK) < 0)
+	lk = gpumem_cs_lock(c, LOCK_WAIT_MS, why, wlen);
+	if (lk < 0)
 		return -1;
-	lk = openat(c->dfd, lname, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	until = gpumem_mono_ms() + gpumem_proc_left_ms(LOCK_WAIT_MS);
-	while (lk >= 0 && flock(lk, LOCK_EX | LOCK_NB) < 0 && gpumem_mono_ms() < until)
-		gpumem_sleep_ms(20);
-	if (lk < 0 || flock(lk, LOCK_EX | LOCK_NB) < 0) {
-		snprintf(why, wlen, "cannot take state_dir/%s", lname);
-		goto out;
-	}
 	fd = server_connect(addr);      /* another hook may have started it meanwhile */
-	if (fd >= 0)
+	if (fd >= 0 || (*full = queue_full(why, wlen)))
 		goto out;
 	lfd = listen_new(addr, why, wlen);
 	if (lfd < 0)
@@ -172,12 +194,13 @@ static int server_reach(const struct gpumem_jobctx *c, const struct sockaddr_un 
 		unlink(addr->sun_path);
 		goto out;
 	}
+	gpumem_cs_started(c, pid, START_WAIT_MS);
+	*fresh = 1;
 	fd = server_connect(addr);      /* queued until the server accepts */
 	if (fd < 0)
 		snprintf(why, wlen, "cannot connect to %s: %s", addr->sun_path, strerror(errno));
 out:
-	if (lk >= 0)
-		close(lk);
+	close(lk);
 	return fd;
 }
 
@@ -244,17 +267,23 @@ static int recv_all(int fd, unsigned char *b, size_t len, long deadline, struct 
 /*
  * The server's hello on FD within WAIT_MS, before it is told anything: who
  * it is, by the kernel's word (*WHO): check_user's, or 0 is not returned.
- * 0, or -1 with WHY.
+ * 0, or -1 with WHY (*LATE: none came in time, a miss).
  */
 static int server_hello(const struct gpumem_jobctx *c, int fd, long wait_ms, struct ucred *who,
-			char *why, size_t wlen)
+			int *late, char *why, size_t wlen)
 {
 	unsigned char hello[GPUMEM_CW_HELLO];
 	long deadline = gpumem_mono_ms() + gpumem_proc_left_ms(wait_ms);
 
+	*late = 0;
 	if (recv_all(fd, hello, sizeof(hello), deadline, who) < 0 || !gpumem_cw_hello_ok(hello)) {
-		snprintf(why, wlen, "%s gave no hello%s: not a warm check server", c->args->check,
-			 gpumem_mono_ms() >= deadline ? " in time" : "");
+		*late = gpumem_mono_ms() >= deadline;
+		if (*late)
+			snprintf(why, wlen, "%s gave no hello within %ld ms: busy or stuck",
+				 c->args->check, wait_ms);
+		else
+			snprintf(why, wlen, "%s gave no hello: not a warm check server",
+				 c->args->check);
 		return -1;
 	}
 	if (who->uid != c->args->check_uid) {
@@ -282,19 +311,61 @@ static int server_addr(const struct gpumem_jobctx *c, struct sockaddr_un *addr, 
 }
 
 /*
+ * The server that did not answer this hook (its job and hook): no hello
+ * in time, its queue full, or no health reply in time.  The hook's check
+ * then does not wait for it again: one stuck server costs a hook one
+ * wait.  A job prolog or epilog is a process of its own (slurmstepd spank
+ * prolog/epilog); the job and hook are kept in case one ever ran more.
+ */
+static struct {
+	uint32_t job;
+	char step[32];
+	char why[300];
+} unanswered;
+
+static void note_unanswered(const struct gpumem_jobctx *c, const char *why)
+{
+	unanswered.job = c->ji.job;
+	snprintf(unanswered.step, sizeof(unanswered.step), "%s", c->ji.step);
+	snprintf(unanswered.why, sizeof(unanswered.why), "%s", why);
+}
+
+/* Did the server not answer this hook already?  1 with WHY, else 0. */
+static int was_unanswered(const struct gpumem_jobctx *c, char *why, size_t wlen)
+{
+	if (!unanswered.why[0] || unanswered.job != c->ji.job || strcmp(unanswered.step, c->ji.step))
+		return 0;
+	snprintf(why, wlen, "it did not answer this hook's NVML health request: %.190s",
+		 unanswered.why);
+	return 1;
+}
+
+/* How long a request waits: for a running server's hello, a fresh one's, and its reply. */
+struct waits {
+	long hello_ms, fresh_ms, reply_ms;
+};
+
+/*
  * The server at ADDR, connected (started where none answers) and known by
- * its hello within HELLO_MS (*WHO): the socket, or -1 with WHY (the caller
- * then does without it).
+ * its hello (*WHO), within W: the socket, or -1 with WHY (the caller then
+ * does without it).  A full queue or a hello not in time is a miss
+ * (checkwatch.c); a hello marks the server busy for W's reply.
  */
 static int server_open(const struct gpumem_jobctx *c, const struct sockaddr_un *addr,
-		       long hello_ms, struct ucred *who, char *why, size_t wlen)
+		       const struct waits *w, struct ucred *who, char *why, size_t wlen)
 {
-	int fd = server_reach(c, addr, why, wlen);
+	int fresh, full, late = 0, fd = server_reach(c, addr, &fresh, &full, why, wlen);
 
-	if (fd >= 0 && server_hello(c, fd, hello_ms, who, why, wlen) < 0) {
+	if (fd >= 0 &&
+	    server_hello(c, fd, fresh ? w->fresh_ms : w->hello_ms, who, &late, why, wlen) < 0) {
 		close(fd);
 		fd = -1;
 	}
+	if (full || late) {
+		gpumem_cs_missed(c, why);
+		note_unanswered(c, why);
+	} else if (fd >= 0)
+		gpumem_cs_serving(c, who->pid, w->reply_ms);
 	return fd;
 }
 
@@ -367,23 +438,24 @@ int gpumem_checkserve_run(const struct gpumem_jobctx *c, int timeout, int l2_res
 	struct sockaddr_un addr;
 	struct ucred who = { 0 };
 	char why[300] = "";
+	/* A fresh one says hello after its cuInit. */
+	struct waits w = { CHECK_HELLO_MS, START_WAIT_MS, 0 };
 	size_t len;
-	long deadline;
 	int fd = -1, rv = 0, code;
 
 	if (!c->have_site || c->site.check_warm_s <= 0)
 		return 0;
-	/* A fresh one says hello after its cuInit. */
-	if (server_addr(c, &addr, why, sizeof(why)) < 0 ||
+	w.reply_ms = gpumem_proc_left_ms((timeout + 5) * 1000L);
+	if (was_unanswered(c, why, sizeof(why)) || server_addr(c, &addr, why, sizeof(why)) < 0 ||
 	    request(c, timeout, l2_reset, &req, &len, why, sizeof(why)) < 0 ||
-	    (fd = server_open(c, &addr, START_WAIT_MS, &who, why, sizeof(why))) < 0)
+	    (fd = server_open(c, &addr, &w, &who, why, sizeof(why))) < 0)
 		goto out;
 	/* From here the server was asked: no whole answer is a check that did not finish. */
 	rv = -1;
-	deadline = gpumem_mono_ms() + gpumem_proc_left_ms((timeout + 5) * 1000L);
-	if (exchange(fd, who.pid, req, len, deadline, gpumem_cw_reply_parse, &code, &p->out,
-		     "reply", "", why, sizeof(why)) < 0)
+	if (exchange(fd, who.pid, req, len, gpumem_mono_ms() + gpumem_proc_left_ms(w.reply_ms),
+		     gpumem_cw_reply_parse, &code, &p->out, "reply", "", why, sizeof(why)) < 0)
 		goto out;
+	gpumem_cs_served(c);
 	p->status = code;
 	snprintf(via, vlen, "warm server pid %d", (int)who.pid);
 	rv = 1;
@@ -405,6 +477,8 @@ int gpumem_checkserve_health(const struct gpumem_jobctx *c, char **doc, int *cod
 	struct sockaddr_un addr;
 	struct ucred who = { 0 };
 	char why[300] = "";
+	/* No wait for a fresh one's cuInit: gpumem-health is sooner. */
+	const struct waits w = { HEALTH_HELLO_MS, HEALTH_HELLO_MS, HEALTH_REPLY_MS };
 	size_t len;
 	long deadline;
 	int fd = -1, rv = 0;
@@ -414,12 +488,16 @@ int gpumem_checkserve_health(const struct gpumem_jobctx *c, char **doc, int *cod
 		return 0;
 	if (server_addr(c, &addr, why, sizeof(why)) < 0 ||
 	    gpumem_cw_health_encode(c->ji.gpus, &req, &len, why, sizeof(why)) < 0 ||
-	    (fd = server_open(c, &addr, HEALTH_HELLO_MS, &who, why, sizeof(why))) < 0)
+	    (fd = server_open(c, &addr, &w, &who, why, sizeof(why))) < 0)
 		goto out;
-	deadline = gpumem_mono_ms() + gpumem_proc_left_ms(HEALTH_REPLY_MS);
+	deadline = gpumem_mono_ms() + gpumem_proc_left_ms(w.reply_ms);
 	if (exchange(fd, who.pid, req, len, deadline, gpumem_cw_health_reply_parse, code, doc,
-		     "health reply", " (one older than the request?)", why, sizeof(why)) < 0)
+		     "health reply", " (one older than the request?)", why, sizeof(why)) < 0) {
+		if (gpumem_mono_ms() >= deadline)
+			note_unanswered(c, why);        /* stuck in the driver's health path */
 		goto out;
+	}
+	gpumem_cs_served(c);
 	gpumem_info("gpumem: job %u: NVML health served by the warm server pid %d", c->ji.job,
 		    (int)who.pid);
 	rv = 1;

@@ -18,7 +18,8 @@
  *           slurmstepd is told no node name it could trust, only the host
  *           it runs on (the steps' copy of the record, mps, l2); the
  *           prolog and epilog, on the same host, name them the same way;
- *           and the warm check server's socket (check.<HOST>.sock);
+ *           and the warm check server's socket and record (check.<HOST>.sock,
+ *           check.<HOST>.server);
  *   none    on what belongs to the host as a whole (slurmd.limits,
  *           probe.cache: its GPUs by UUID).
  * Both are made safe (gpumem_safe_name: letters, digits, '.', '-', '_';
@@ -43,11 +44,13 @@
 
 /*
  * The warm check server's socket (root's, 0600; the server holds its
- * listening end) and the lock its starter holds (checkserve.c):
- * check.<HOST>.sock, check.<HOST>.lock.
+ * listening end), the lock its starter holds (checkserve.c) and root's
+ * record of it, "PID START MISSES BUSY_UNTIL" (checkwatch.c):
+ * check.<HOST>.sock, check.<HOST>.lock, check.<HOST>.server.
  */
 #define GPUMEM_SF_CHECK_SOCK "sock"
 #define GPUMEM_SF_CHECK_LOCK "lock"
+#define GPUMEM_SF_CHECK_SERVER "server"
 int gpumem_sf_check(char *name, size_t len, const char *kind);
 
 /* A file of one job on one node. */

@@ -31,6 +31,8 @@
  *                    process that keeps NVML open (the warm check server)
  *   FAKE_NVML_PID=self  the one process holding a GPU (mem) is the caller
  *                    (default pid 4242)
+ *   FAKE_NVML_HANG_FILE=PATH  while PATH exists, a device lookup by index
+ *                    does not return: a driver stuck in the health path
  * UUIDs are GPU-fa4e0000-0000-4000-8000-00000000000I.  Not part of gpumem.
  */
 #include <stdio.h>
@@ -197,6 +199,10 @@ EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *n)
 
 EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int i, struct nvmlDevice_st **d)
 {
+	const char *hang = getenv("FAKE_NVML_HANG_FILE");
+
+	while (hang && access(hang, F_OK) == 0)
+		usleep(100000);
 	if (!inited)
 		return NVML_ERROR_UNINITIALIZED;
 	if (i >= ndev)
