@@ -140,6 +140,57 @@ for f in mds:
             bad.append("%s: %s#%s" % (os.path.relpath(f, top), m.group(1), m.group(2)))
 tap(not bad, "every link to a heading finds it (%d Markdown files)" % len(mds), *bad)
 
+# Every file of the tree that a document or a code comment names exists.
+# Documents: the Markdown files (not bench/results/ or tests/fuzz/RESULTS.md,
+# which record what was, with the names of then), the man pages, the shipped
+# site file and policies; code: the comments of plugin/ and kernels/.  A name
+# with a folder in it must be a file or folder of the tree (from the top, from
+# the naming file's folder, or as the tail of one); a bare name a file of the
+# tree by that name; a bare policy name (my.yaml) and a placeholder folder
+# (policy_dir/NAME.yaml) are examples, not files.  Names of Slurm's, CUDA's and the build system's own
+# files are not ours to check.
+FOREIGN = {"slurm.h", "spank.h", "slurm_version.h", "slurm/slurm.h", "slurm/spank.h",
+           "slurm/slurm_version.h", "include/slurm/spank.h", "PREFIX/include/slurm/spank.h",
+           "src/common/spank.c", "spank.c", "job_mgr.c", "job_functions.c", "slurmscriptd.c",
+           "prep_script_slurmd.c", "as_mysql_jobacct_process.c", "cuda.h", "nvml.h",
+           "config.h", "tap-driver.sh"}
+skipdirs = {".git", ".debs", ".debs-acct", ".gl", ".whl", "autom4te.cache"}
+tree, bases = set(), set()
+for d, subs, fs in os.walk(top):
+    rel = os.path.relpath(d, top)
+    subs[:] = [x for x in subs if x not in skipdirs and not x.startswith("_build")]
+    if rel != ".":
+        tree.add(rel)
+    for x in fs:
+        tree.add(os.path.normpath(os.path.join(rel, x)))
+        bases.add(x)
+name_re = re.compile(r"(?<![\w./$<>*{\\-])((?:[A-Za-z_.][\w.-]*/)*[A-Za-z_][\w-]*(?:\.[\w-]+)*"
+                     r"\.(?:c|h|cu|md|sh|py|yaml|am|ac))(?![\w/*<>{}-])")
+def named(rel):
+    text = read(rel)
+    if rel.endswith((".c", ".h", ".cu")):
+        text = "\n".join(re.findall(r"/\*.*?\*/|//[^\n]*", text, re.S))
+    for m in name_re.finditer(text):
+        name = m.group(1)
+        if name in FOREIGN or "://" in text[text.rfind("\n", 0, m.start()) + 1:m.start()]:
+            continue
+        first = name.split("/")[0]
+        if name.endswith(".yaml") and "/" not in name:
+            continue                  # a policy the reader writes (my.yaml, NAME.yaml)
+        if "/" in name and first not in (".", "..") and first not in tree and \
+           not any(t.endswith("/" + first) for t in tree):
+            continue                  # a placeholder folder (policy_dir/, POLICY_DIR/)
+        here = os.path.normpath(os.path.join(os.path.dirname(rel), name))
+        if name in tree or here in tree or ("/" not in name and name in bases) or \
+           ("/" in name and any(t.endswith("/" + name) for t in tree)):
+            continue
+        yield "%s names %s" % (rel, name)
+docs = sorted(t for t in tree if (t.endswith(".md") and not t.startswith(("bench/results/", "tests/"))) or
+              re.match(r"doc/.*\.[158]$", t) or t == "etc/gpumem.yaml" or re.match(r"policies/.*\.yaml$", t)
+              or (t.startswith(("plugin/", "kernels/")) and t.endswith((".c", ".h", ".cu"))))
+dead = [d for rel in docs for d in named(rel)]
+tap(not dead, "every file a document or code comment names exists (%d files read)" % len(docs), *dead)
+
 # Failure messages.
 def literals(stmt):
     """The first run of adjacent string literals in stmt, joined."""

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The helpers' own accounts (doc/ADMIN.md, "The helpers' own accounts";
-# HARDENING.md 9.G7) on a real local Slurm, the plugin's defaults as
+# HARDENING.md, G7) on a real local Slurm, the plugin's defaults as
 # installed: with the accounts the package makes (the cluster makes them
 # as it does), the after-check runs as gpumem-check and the sampler as
 # gpumem-sample, never nobody's 65534; on a node whose passwd lacks them (a

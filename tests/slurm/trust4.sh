@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Trust boundaries, round four (issue 32), findings 1 and 2 (the numbering
-# of doc/HARDENING.md, "Round four"), on a real local Slurm with one
+# Trust boundaries, round four, findings R4-1 and R4-2 (the ids
+# of doc/HARDENING.md), on a real local Slurm with one
 # stand-in GPU (GRES) and the plugin's defaults as installed; every attack
 # runs as the unprivileged test user:
 #   1. the site's checks run as check_user (default gpumem-check, no groups, own

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Trust boundaries, round five (doc/HARDENING.md, section 9): the
+# Trust boundaries, round five (doc/HARDENING.md: G1, G2, G6): the
 # findings about reuse on evidence, on a real local Slurm with one
 # stand-in GPU (GRES); every job is the unprivileged test user's unless
 # said otherwise:
