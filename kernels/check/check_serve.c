@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * gpumem-check --serve: the warm check server (doc/ADMIN.md, "The warm
+ * gpumem-check --serve: the warm check server (doc/admin/checks.md, "The warm
  * check server").  A fresh check pays the driver's start (cuInit: 0.56 s
  * on 4x H200, growing with each visible GPU) and the teardown of its
  * contexts at exit (0.21 s) on the node's time; the server pays cuInit
@@ -18,7 +18,7 @@
  * gpumem-health/1 document gpumem-health would print, from the same code
  * (plugin/core/health_doc.c), NVML started once (at the first such
  * request) and kept: the prolog and epilog then pay no nvmlInit for the
- * evidence a reused check rests on (doc/ADMIN.md, "Reuse").  One request
+ * evidence a reused check rests on (doc/admin/checks.md, "Reuse").  One request
  * per connection, served one at a time (a second prolog waits in the
  * listen queue: the driver serializes context creation anyway).  A peer other than root is refused; a request that
  * does not decode (plugin/core/checkwire.c) gets no check.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the parts of gpumem-acct share (doc/ADMIN.md, "Accounting"): the
+ * What the parts of gpumem-acct share (doc/admin/reports.md, "Accounting"): the
  * options, one node's record, the log line, and the two ways a record
  * reaches the job's AdminComment: dbd.c (sacct/sacctmgr, addressing exactly
  * one job record: a plain job, one array task, one het component) and

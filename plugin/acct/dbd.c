@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * gpumem-acct's side of slurmdbd (doc/ADMIN.md, "Accounting"): read, merge,
+ * gpumem-acct's side of slurmdbd (doc/admin/reports.md, "Accounting"): read, merge,
  * write and read back the AdminComment of exactly one job record.
  *
  * `sacct -j ID` and `sacctmgr modify job where jobid=ID` select with one

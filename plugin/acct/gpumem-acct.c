@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem-acct: puts what each job got on this node into Slurm's accounting
- * (doc/ADMIN.md, "Accounting").  Run as root from the node's job Epilog
+ * (doc/admin/reports.md, "Accounting").  Run as root from the node's job Epilog
  * (after gpumem.so's job epilog, which Slurm runs first): it builds this
  * node's record of the job from the node's own report files, and merges it
  * into the job's AdminComment with sacctmgr, keeping every other byte there

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * gpumem-acct's spool (doc/ADMIN.md, "Many-node jobs"): a directory the
+ * gpumem-acct's spool (doc/admin/reports.md, "Many-node jobs"): a directory the
  * nodes and slurmctld's host share.  Each node's Epilog leaves its record
  * of the job in SPOOL/JOB/NODE.seg, or NODE.none (no record here), JOB
  * being the job's own id (SLURM_JOB_ID: an array task's or het

@@ -49,7 +49,7 @@ static void usage(FILE *out)
 		"          --rules: the advice rules in force (the site file's advice:)\n"
 		"--gpu-model NAME: the GPU model (as nvidia-smi names it, 'NVIDIA H200') whose\n"
 		"          cap on l2.persisting_limit applies; without it, the cap for a model\n"
-		"          not known (doc/ADMIN.md, \"The L2 set-aside's cost\")\n"
+		"          not known (doc/admin/lifecycle.md, \"The L2 set-aside's cost\")\n"
 		"Without --site, $GPUMEM_SITE or %s is used when it exists.\n"
 		"Exit status: 0 valid, 1 invalid input, 64 usage error.\n", DEFAULT_SITE);
 }

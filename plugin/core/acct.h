@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Per-job records in Slurm's accounting (doc/ADMIN.md, "Accounting").
+ * Per-job records in Slurm's accounting (doc/admin/reports.md, "Accounting").
  *
  * One record per node and job: the effective policy, the check verdicts
  * with their main figures, a drain if any, the GPU memory profile in short.  It is built from the node's

@@ -3,7 +3,7 @@
  * The accounting record's content (acct.h): built from one node's report
  * files of one job (the newest "before" and "after" report, and the newest
  * report with a GPU memory profile: "after", or "job" where no after-check
- * ran), and checked on the way back.  The record (doc/ADMIN.md, "Accounting"):
+ * ran), and checked on the way back.  The record (doc/admin/reports.md, "Accounting"):
  *
  *   {"v":1,"node":"gpu01","job":12,"user":"bob","policy":"stream.yaml",
  *    "eff":{"l2":"25%","mps":50,"daemon":"job","um":"pl=gpu ab=cpu rm pf=gpu stripe=auto"},

@@ -4,7 +4,7 @@
  * out, under a table of rules, the first rule that matches winning.  The
  * built-in table is here, as data in the site file's own words (a site's
  * advice: section replaces it: advise_site.c); its thresholds are here and
- * nowhere else, and doc/ADMIN.md's table and etc/gpumem.yaml's commented
+ * nowhere else, and doc/admin/profile.md's table and etc/gpumem.yaml's commented
  * advice: section follow them (tests/cli/advise_rules.sh compares the
  * latter with `gpumem advise --rules`).  A figure the summary does not
  * have (null: NAN here) never makes a rule match, so a GPU sampled without

@@ -11,7 +11,7 @@
  * The built-in table (advise.c) is today's rules; a site file's advice:
  * section replaces it (advise_site.c); the condition language and the
  * table's printing are advise_rules.c's.  Evaluation is pure: no I/O, the
- * same figures always give the same advice.  doc/ADMIN.md has the
+ * same figures always give the same advice.  doc/admin/profile.md has the
  * built-in rules as a table with the measurements behind them.
  */
 #ifndef GPUMEM_ADVISE_H

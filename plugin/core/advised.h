@@ -6,7 +6,7 @@
  * gpumem_advised_argv): the rows of the user's jobs of one name, each
  * job's records decoded and checked by the accounting record's own reader
  * (acct.h), advice per GPU from advise.h.  The rules, written once here and
- * in doc/ADMIN.md ("Advised"):
+ * in doc/admin/profile.md ("Advised"):
  *
  *   which GPU wins  among the GPUs of every node of a job that were used
  *                   (rule not unsampled, short or idle), the rule earliest

@@ -22,7 +22,7 @@
  *           as gpumem-check --l2-setaside takes it (needs flag 1).
  * Reply:    "GMCA" u8 version (1) u8 exit code u16 0, u32 document length,
  *           then the document (the bytes `gpumem-check --json -` prints).
- * Health request (the job's NVML health, doc/ADMIN.md "Reuse"):
+ * Health request (the job's NVML health, doc/admin/checks.md "Reuse"):
  *           "GMHQ" u8 version (1) u8 0 u16 0, u32 body length, then the
  *           body: one string, gpus ("0,1,3", as `gpumem-health --gpus`).
  * Health reply: "GMHA" u8 version (1) u8 exit code (gpumem-health's: 0,

@@ -7,7 +7,7 @@
  * started once and kept), from this one code, so that both give the same
  * document.  Also each GPU's "evidence" (the counters, as one string the
  * plugin compares with the one kept with the GPU's last measured pass)
- * and its "alarms" (what forbids reusing any pass now): doc/ADMIN.md,
+ * and its "alarms" (what forbids reusing any pass now): doc/admin/checks.md,
  * "Reuse: a check that rests on evidence".
  */
 #include <stdio.h>

@@ -2,7 +2,7 @@
 /*
  * The cap on the persisting-L2 set-aside (l2.persisting_limit) per GPU
  * model.  On the GPUs measured, a set-aside past 3/16 of L2 slows every
- * kernel that writes and does not use it (doc/ADMIN.md, "The L2
+ * kernel that writes and does not use it (doc/admin/lifecycle.md, "The L2
  * set-aside's cost"), so gpumem keeps it below that point unless the site
  * says otherwise.  The table below is data: each model's cap and the
  * measured points its messages quote (bench/results/gpu/ holds the runs).

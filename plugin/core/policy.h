@@ -26,7 +26,7 @@
 #define GPUMEM_MAX_REFS         64
 #define GPUMEM_MAX_GPUS         64
 #define GPUMEM_MAX_L2CAPS       16
-/* check.min_interval's default, minutes (doc/ADMIN.md, "Reuse: a check that rests on evidence"). */
+/* check.min_interval's default, minutes (doc/admin/checks.md, "Reuse: a check that rests on evidence"). */
 #define GPUMEM_CHECK_MIN_INTERVAL_DEFAULT 60
 
 /* ------------------------------------------------------------ diagnostics */

@@ -120,7 +120,7 @@ static const struct gpumem_key profilecfg_keys[] = {
 	{ 0 }
 };
 
-/* advised: --gpumem-policy=advised (srun side, plugin/spank/advised.c; doc/ADMIN.md "Advised"). */
+/* advised: --gpumem-policy=advised (srun side, plugin/spank/advised.c; doc/admin/profile.md "Advised"). */
 static const struct gpumem_key advisedcfg_keys[] = {
 	{ .name = "by_default", .type = GPUMEM_KT_BOOL, .off = S(advised.by_default) },
 	{ .name = "days", .type = GPUMEM_KT_INT, .off = S(advised.days), .min = 1, .max = 366 },
@@ -235,7 +235,7 @@ void gpumem_site_init(struct gpumem_site *s)
 	s->limits.placements_allowed = (1u << GPUMEM_PLACE_NONE) | (1u << GPUMEM_PLACE_STRIPE);
 	s->limits.um_max_gpu_fraction = 1;
 	s->check_timeout_s = 60;
-	/* A measured pass is reused on unchanged NVML evidence for an hour (doc/ADMIN.md, "Reuse"). */
+	/* A measured pass is reused on unchanged NVML evidence for an hour (doc/admin/checks.md, "Reuse"). */
 	s->check_min_interval_min = GPUMEM_CHECK_MIN_INTERVAL_DEFAULT;
 	s->profile_interval_ms = 1000;
 	s->advised.days = 30;

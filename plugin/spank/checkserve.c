@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The job prolog's and epilog's side of the warm check server (site key
- * check.warm, doc/ADMIN.md "The warm check server"): a check of the job's
+ * check.warm, doc/admin/checks.md "The warm check server"): a check of the job's
  * GPUs asked of a running `gpumem-check --serve` instead of a fresh
  * process, which pays the driver's start (cuInit) and the teardown of its
  * contexts on the node's time.

@@ -12,7 +12,7 @@ struct gpumem_jobctx;
 
 /*
  * Hellos a server may miss in a row, while no hook is being served by it,
- * before it is ended and its socket removed (doc/ADMIN.md, "The warm check
+ * before it is ended and its socket removed (doc/admin/checks.md, "The warm check
  * server").
  */
 #define GPUMEM_CS_MISSES 3

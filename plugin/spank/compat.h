@@ -10,7 +10,7 @@
  * return fails a callback, and only for a `required` plugin (25.05: any
  * non-zero), so every callback fails with GPUMEM_SPANK_FAIL (-1), which all
  * of them read as failure.  Slurm loads a plugin only into the major.minor it
- * was built for ("spank: ...: Incompatible plugin version"; doc/ADMIN.md).
+ * was built for ("spank: ...: Incompatible plugin version"; doc/admin/slurm.md).
  */
 #ifndef GPUMEM_SPANK_COMPAT_H
 #define GPUMEM_SPANK_COMPAT_H

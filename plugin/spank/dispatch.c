@@ -21,7 +21,7 @@ SPANK_PLUGIN(gpumem, 1);
 /*
  * slurm_spank_init fails only on the site's own mistake (plugstack
  * arguments gpumem cannot use): every job on such a node would fail, so
- * Slurm drains it, its reason naming the plugin (doc/ADMIN.md, "Slurm
+ * Slurm drains it, its reason naming the plugin (doc/admin/slurm.md, "Slurm
  * series").  Nothing a user sends fails init: the option's text is taken
  * as is and judged later, a failure of the job alone.
  */
@@ -66,7 +66,7 @@ static int slurmd_init(int setup_rv)
 		     "prolog or epilog, where gpumem decides each job's policy, starts its MPS "
 		     "daemon, checks and resets its GPUs; every step would fail. Remove RunInJob "
 		     "from PrologFlags (Contain and Alloc are fine) or gpumem from plugstack.conf "
-		     "(doc/ADMIN.md, \"Slurm series\")");
+		     "(doc/admin/slurm.md, \"Slurm series\")");
 	return GPUMEM_SPANK_FAIL;
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Reuse that rests on evidence (doc/ADMIN.md, "Reuse: a check
+ * Reuse that rests on evidence (doc/admin/checks.md, "Reuse: a check
  * that rests on evidence"), replacing check.min_interval's blind reuse.
  * With the site's check.min_interval above 0, a check of the job's GPUs
  * (before or after the job) measures their bandwidth only when it is due;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Reuse that rests on evidence (evidence.c; doc/ADMIN.md, "Reuse: a check
+ * Reuse that rests on evidence (evidence.c; doc/admin/checks.md, "Reuse: a check
  * that rests on evidence"): whether a job's check must measure the GPUs'
  * bandwidth, or may rest on the GPUs' last measured pass, and what it rests
  * on, for the report.  The state it keeps per GPU lives in root's

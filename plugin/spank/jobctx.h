@@ -96,7 +96,7 @@ int gpumem_suspect_find(const struct gpumem_jobctx *c, char *what, size_t len);
 /*
  * After check R ran on the job's GPUs: a pass or warn clears their marks;
  * no verdict (gpumem_jobcheck_no_verdict) marks them, and drains the node
- * when they were marked already (doc/ADMIN.md, "A check that gives no
+ * when they were marked already (doc/admin/checks.md, "A check that gives no
  * verdict"), setting r->drained.
  */
 void gpumem_suspect_update(const struct gpumem_jobctx *c, const struct gpumem_node *node,

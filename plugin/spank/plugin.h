@@ -15,7 +15,7 @@
  * dispatch.c routes Slurm's callbacks to them; setup.c is the one setup and
  * teardown they share.  The job prolog and epilog, each one call of
  * Slurm's, keep their state in their own struct gpumem_jobctx (jobctx.h),
- * passed down; of this struct they use only the arguments.  The lifecycle is told once, in doc/ADMIN.md
+ * passed down; of this struct they use only the arguments.  The lifecycle is told once, in doc/admin/lifecycle.md
  * ("Per job, not per step").
  */
 #ifndef GPUMEM_PLUGIN_H

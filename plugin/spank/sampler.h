@@ -2,7 +2,7 @@
 /*
  * The per-job GPU sampler (sampler.c): gpumem-sample started by the job
  * prolog for the job's GPUs, stopped by the job epilog, which takes the
- * profile it wrote into the job's report (doc/ADMIN.md, "The job's
+ * profile it wrote into the job's report (doc/admin/profile.md, "The job's
  * profile").  Both as root; the sampler itself runs as sample_user (the
  * package's gpumem-sample account by default, args.h).
  */

@@ -13,7 +13,7 @@
  *   slurm_spank_job_prolog/_epilog (src/common/spank.c sets has_prolog
  *   only for slurmd's own stack; tests/slurm/prolog-facts.sh shows it on
  *   24.11 and 26.05).  gpumem's per-job work would silently not happen and
- *   every step fail, so slurmd's init refuses it (doc/ADMIN.md, "Slurm
+ *   every step fail, so slurmd's init refuses it (doc/admin/slurm.md, "Slurm
  *   series").
  * - PrologTimeout/EpilogTimeout (25.05; PrologEpilogTimeout before, and
  *   still their default): past it Slurm kills the hook and drains the

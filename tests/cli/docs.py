@@ -10,11 +10,13 @@ Keys (from the code's own tables, never re-parsed from C):
                       in etc/gpumem.yaml
   "N sections"        in the docs: N is the number of policy sections
 
-ADMIN.md's contents list links every heading of the guide, and every
-link to an anchor of a Markdown file of the tree (README.md, doc/,
+The admin guide is doc/admin/, one page per topic, and doc/ADMIN.md its
+index: the index links every page, and every page with three sections
+or more has a contents list that links each of them.  Every link to an
+anchor of a Markdown file of the tree (README.md, doc/ with doc/admin/,
 policies/, contrib/, bench/) finds that heading (GitHub's anchors).
 
-Failure messages (the rule ADMIN.md's Troubleshooting states): the format
+Failure messages (the rule doc/admin/troubleshooting.md states): the format
 string of every
   - defer() / defer_lines() call in plugin/spank (the reason every step of
     the job fails with), and every reason stored for it: asprintf into
@@ -27,7 +29,7 @@ string of every
     "left no word", "no node".
 A message counts as documented when its longest fixed piece (the text
 between its conversions, %s and the like; its first 60 characters, cut at
-a word) is in the Troubleshooting section, whitespace and backquotes
+a word) is in doc/admin/troubleshooting.md, whitespace and backquotes
 aside.  Messages with no fixed piece of 12 characters or more (pure
 pass-throughs such as "%s") are not counted.
 """
@@ -78,6 +80,7 @@ man = read("doc/gpumem-policy.5")
 readme = read("policies/README.md")
 yaml = read("etc/gpumem.yaml")
 admin = read("doc/ADMIN.md")
+admin_pages = sorted(os.path.relpath(p, top) for p in glob.glob(os.path.join(top, "doc/admin/*.md")))
 
 # Policy keys.
 tap(len(policy) > 10 and len(site) > 15, "list_keys printed the key tables (%d policy, %d site keys)"
@@ -94,7 +97,7 @@ for key in policy:
 # How many sections the docs say a policy has.
 words = "zero one two three four five six seven eight nine ten".split()
 want = words[len(sections)] if len(sections) < len(words) else str(len(sections))
-for rel in ("doc/gpumem-policy.5", "doc/ADMIN.md", "policies/README.md", "README.md"):
+for rel in ["doc/gpumem-policy.5", "doc/ADMIN.md"] + admin_pages + ["policies/README.md", "README.md"]:
     said = re.findall(r"\b(" + "|".join(words[1:]) + r") (?:policy )?sections\b", read(rel))
     wrong = [w for w in said if w != want]
     tap(not wrong, "%s says %s sections where it counts them (%s)" % (rel, want, ", ".join(said) or "none"),
@@ -109,7 +112,7 @@ for key in site:
     ok = all(re.search(r"^[ \t]*(#[ \t]*)?(-[ \t]+)?" + re.escape(p) + r":", yaml, re.M) for p in parts)
     tap(ok, "etc/gpumem.yaml has site key %s" % key)
 
-# ADMIN.md's contents, and every link to an anchor.
+# The admin guide's index and each page's contents, and every link to an anchor.
 def anchor(title):
     a = re.sub(r"[^\w\- ]", "", title.strip().lower())
     return a.replace(" ", "-")
@@ -126,9 +129,16 @@ def headings(text):
     return out
 
 
-contents = block(admin, r"^Contents:", r"^## ")
-missing = [t for lvl, t in headings(admin) if lvl >= 2 and "(#%s)" % anchor(t) not in contents]
-tap(not missing, "ADMIN.md's contents list every section", *["not listed: " + t for t in missing])
+unlisted = [p for p in admin_pages if "(%s)" % os.path.relpath(p, "doc") not in admin]
+tap(len(admin_pages) > 5 and not unlisted, "doc/ADMIN.md links every page of doc/admin/ (%d)"
+    % len(admin_pages), *["not linked: " + p for p in unlisted])
+for rel in admin_pages:
+    page = read(rel)
+    secs = [t for lvl, t in headings(page) if lvl >= 2]
+    contents = block(page, r"^Contents:", r"^## ")
+    missing = [t for t in secs if "(#%s)" % anchor(t) not in contents] if len(secs) >= 3 else []
+    tap(not missing and (len(secs) < 3 or contents), "%s's contents list every section" % rel,
+        *["not listed: " + t for t in missing])
 bad = []
 mds = [f for f in glob.glob(os.path.join(top, "**", "*.md"), recursive=True)
        if not os.path.relpath(f, top).startswith(("_build", "tests/", ".git"))]
@@ -236,7 +246,7 @@ for path in sorted(glob.glob(os.path.join(top, "plugin/acct/*.c"))):
             if acct_fail.search(m):
                 msgs.append(("%s:%d" % (os.path.relpath(path, top), i + 1), m))
 
-trouble = block(admin, r"^## Troubleshooting", r"^## ")
+trouble = read("doc/admin/troubleshooting.md")
 norm = lambda s: re.sub(r"\s+", " ", s.replace("`", "").replace("\\|", "|"))
 trouble_n = norm(trouble)
 tap(len(msgs) > 10, "found the failure messages by the rule (%d)" % len(msgs))
@@ -251,7 +261,7 @@ for where, fmt in msgs:
     if len(piece) < 12 or piece in seen:
         continue
     seen.add(piece)
-    tap(norm(piece) in trouble_n, "ADMIN.md Troubleshooting has \"%s\" (%s)" % (piece, where))
+    tap(norm(piece) in trouble_n, "doc/admin/troubleshooting.md has \"%s\" (%s)" % (piece, where))
 
 print("1..%d" % n)
 sys.exit(1 if failed else 0)

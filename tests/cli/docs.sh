@@ -4,9 +4,9 @@
 # key tables, as the code lists them (tests/unit/list_keys), is in
 # gpumem-policy(5), policies/README.md (policy keys) and etc/gpumem.yaml
 # (site keys); every message a step, a hook or gpumem-acct fails with is in
-# doc/ADMIN.md's Troubleshooting; ADMIN.md's contents list every section,
+# doc/admin/troubleshooting.md; each page of doc/admin/ lists its sections,
 # and every link to a heading of a Markdown file finds it.  Which messages
-# count: docs.py says, and so does ADMIN.md's Troubleshooting.
+# count: docs.py says, and so does doc/admin/troubleshooting.md.
 . "$top_srcdir/tests/lib.sh"
 command -v python3 >/dev/null || skip_all "python3 is needed to read the docs"
 keys="$top_builddir/tests/unit/list_keys"

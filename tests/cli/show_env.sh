@@ -86,7 +86,7 @@ like "$out" "nosuch.yaml: error: cannot open" "missing named policy"
 run "$GPUMEM" env --site "$site" persist
 like "$out" "policies/persist.yaml|cannot open" "named policy with the example site resolves into its policy_dir"
 
-# The cap on the L2 set-aside per GPU model (doc/ADMIN.md, "The L2 set-aside's cost"):
+# The cap on the L2 set-aside per GPU model (doc/admin/lifecycle.md, "The L2 set-aside's cost"):
 # show and validate say it, with what the asked share would cost, off the node.
 printf 'version: 1\nl2:\n  persisting_limit: 50%%\n' >"$t/half.yaml"
 run "$GPUMEM" show --site "$site" --gpu-model "NVIDIA H200" "$t/half.yaml"

@@ -72,7 +72,7 @@ ver=$(basename "$tarball" .tar.gz)
 ver=${ver#gpumem-}
 listing=$(tar -tzf "$tarball")
 for f in debian/control debian/rules debian/changelog debian/source/format contrib/gpumem.spec \
-	 doc/ADMIN.md contrib/nhc/gpumem.nhc; do
+	 doc/ADMIN.md doc/admin/troubleshooting.md contrib/nhc/gpumem.nhc; do
 	like "$listing" "^gpumem-$ver/$f\$" "the dist tarball has $f" ||
 		diag "add it to EXTRA_DIST (Makefile.am)"
 done
@@ -168,6 +168,7 @@ if [ $deb_built = yes ] && [ -f "$deb" ]; then
 	has "$files" "/usr/share/gpumem/policies/stream\.yaml" ".deb: the example policies"
 	has "$files" "/var/lib/gpumem/reports" ".deb: the report directory"
 	has "$files" "/usr/share/doc/gpumem/ADMIN\.md(\.gz)?" ".deb: the admin guide"
+	has "$files" "/usr/share/doc/gpumem/admin/troubleshooting\.md(\.gz)?" ".deb: the admin guide's pages"
 	has "$files" "/usr/share/doc/gpumem/examples/nhc/gpumem\.nhc" ".deb: the NHC check, uncompressed"
 	has "$files" "/usr/share/doc/gpumem/examples/slurm/epilog\.d/gpumem-check" ".deb: the example Epilog"
 	unlike "$files" '\.la$' ".deb: no libtool archives"
@@ -259,6 +260,7 @@ if [ -n "$rpmf" ]; then
 	has "$files" "/usr/share/gpumem/policies/stream\.yaml" ".rpm: the example policies"
 	has "$files" "/var/lib/gpumem/reports" ".rpm: the report directory"
 	has "$files" "/usr/share/doc/gpumem(-$ver)?/ADMIN\.md" ".rpm: the admin guide"
+	has "$files" "/usr/share/doc/gpumem(-$ver)?/admin/troubleshooting\.md" ".rpm: the admin guide's pages"
 	has "$files" "/usr/share/doc/gpumem(-$ver)?/examples/nhc/gpumem\.nhc" ".rpm: the NHC check"
 	unlike "$files" '\.la$' ".rpm: no libtool archives"
 	flags=$(rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$rpmf" 2>/dev/null)

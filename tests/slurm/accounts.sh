@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The helpers' own accounts (doc/ADMIN.md, "The helpers' own accounts";
+# The helpers' own accounts (doc/admin/checks.md, "The helpers' own accounts";
 # HARDENING.md, G7) on a real local Slurm, the plugin's defaults as
 # installed: with the accounts the package makes (the cluster makes them
 # as it does), the after-check runs as gpumem-check and the sampler as

@@ -73,7 +73,7 @@ cd "$GPUMEM_CLUSTER_TMP" || exit 1
 # Its log, not sacct: root's sacct polled while jobs start makes Slurm
 # 22.05's database record about one job in three as "allocation" with uid
 # 0 (a step's start reaching slurmdbd before its job's), which its user then
-# never sees (doc/ADMIN.md, "Advised").
+# never sees (doc/admin/profile.md, "Advised").
 # Then until the job shows COMPLETED (its epilog done) and as the user's:
 # Slurm 22.05's database may have it for a while as "allocation" of uid 0
 # (a step's start before its job's), which the user's own sacct does not list.

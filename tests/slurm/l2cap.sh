@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The cap on the persisting-L2 set-aside per GPU model (plugin/core/l2cap.c;
-# doc/ADMIN.md, "The L2 set-aside's cost") on a real local Slurm: a step on
+# doc/admin/lifecycle.md, "The L2 set-aside's cost") on a real local Slurm: a step on
 # a GPU the probe names "NVIDIA H200" whose policy asks for 50% of L2 gets
 # the H200's cap, and slurmd's log and the user say so, with what 50% would
 # have cost; a site's limits.l2_model_max_percent raises the cap for the

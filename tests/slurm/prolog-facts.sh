@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # What Slurm's job prolog and epilog give a SPANK plugin, shown on the real
-# local Slurm (doc/ADMIN.md, "Job prolog and epilog: what Slurm gives"):
+# local Slurm (doc/admin/slurm.md, "Job prolog and epilog: what Slurm gives"):
 # a throw-away plugin (tests/slurm/spank-facts.c, built here) writes what it
 # sees in slurm_spank_job_prolog/_epilog and fails when told to.  gpumem's
 # per-job work (plugin/spank/job_prolog.c, job_epilog.c) is built on these facts.

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # What gpumem does with Slurm's own settings, on the real local Slurm of each
-# series (doc/ADMIN.md, "Slurm series"; plugin/spank/slurmconf.c):
+# series (doc/admin/slurm.md, "Slurm series"; plugin/spank/slurmconf.c):
 # - PrologFlags=RunInJob (24.05+), under which Slurm calls no SPANK job
 #   prolog or epilog (prolog-facts.sh): slurmd refuses to start with gpumem
 #   `required`, its log naming the setting, alone and with Contain or Alloc;
@@ -118,7 +118,7 @@ stopped_at_limit before prolog "$name" "... its report: stopped at the prolog's 
 
 # A check cut at the hook's limit gave no verdict: the GPU is suspect ("cut": the
 # time may have gone to the user's MPS daemon, so it never counts towards a drain,
-# doc/ADMIN.md "A check that gives no verdict"); the next job's before-check is forced.
+# doc/admin/checks.md "A check that gives no verdict"); the next job's before-check is forced.
 like "$(cat "${GPUMEM_CLUSTER_STATE_DIR:-/run/gpumem}"/gpus/suspect.gpumem1.* 2>&1)" " before cut stopped at the job prolog's time limit" "a check cut at the limit marks the GPU suspect (cut)"
 run asuser timeout 60 srun -N1 --gres=gpu:1 --gpumem-policy="$t/after.yaml" echo task-ran
 [ "$rc" != 0 ] && pass "... the next job (after-check only) gets a forced before-check, cut too: its step fails" || fail "the step ran: $out"

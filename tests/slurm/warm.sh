@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The warm check server (issue 35; doc/ADMIN.md, "The warm check server")
+# The warm check server (issue 35; doc/admin/checks.md, "The warm check server")
 # on a real local Slurm with one stand-in GPU (GRES) and the real
 # gpumem-check, which finds no CUDA driver here and answers "skipped" (exit
 # 3), from a warm server as from a fresh process:

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# A stuck warm check server never holds a node (doc/ADMIN.md, "The warm
+# A stuck warm check server never holds a node (doc/admin/checks.md, "The warm
 # check server"; doc/HARDENING.md), on a real local Slurm with one
 # stand-in GPU, the real gpumem-check (no CUDA driver here: it answers
 # "skipped") over the stand-in NVML, check.warm on, a check before and
