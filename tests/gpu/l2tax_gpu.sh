@@ -5,7 +5,8 @@
 # model's cap, the task's context reports it, and the step says so; a site
 # that raises the cap gets what it asked.  Then the benchmark: the same
 # STREAM-style program (bench/l2-setaside.cu, --mode env) in alternating
-# jobs with the site's defaults, persist.yaml and 50% with the cap raised,
+# jobs with the site's defaults, persist (the shipped persist.yaml, by
+# name) and 50% with the cap raised,
 # each figure's median and its ratio to the defaults (printed, not
 # asserted).  GPUMEM_L2TAX_PROGRAM="PATH ARGS" adds another program (its
 # output is printed per job; a carried BabelStream, say).
@@ -48,7 +49,7 @@ diag "$name; bench/l2-setaside --mode env in jobs"
 # limit LINE: the bytes the task's context reports.
 limit() { printf '%s' "$1" | sed -n 's/.* limit=\([0-9]*\) .*/\1/p' | tail -1; }
 l2=$("$t/l2sa" --mode env --mib 64 | sed -n 's/.*L2 \([0-9]*\) bytes.*/\1/p')
-run srun -N1 --gres=gpu:1 --gpumem-policy=persist.yaml "$t/l2sa" --mode env --mib 256; diag "persist.yaml: $out"
+run srun -N1 --gres=gpu:1 --gpumem-policy=persist "$t/l2sa" --mode env --mib 256; diag "persist.yaml: $out"
 got=$(limit "$out")
 case $name in
 *H200*) [ -n "$got" ] && [ "$got" -le $((l2 * 3 / 16)) ] &&
@@ -66,23 +67,30 @@ run srun -N1 --gres=gpu:1 --gpumem-policy="$t/p50.yaml" "$t/l2sa" --mode env --m
 [ "$(limit "$out")" = $((l2 / 2)) ] && pass "with the site's cap raised, 50% gets half of L2" || fail "raised: $(limit "$out") against $((l2 / 2))"
 
 # The benchmark: rounds of defaults / persist.yaml / 50% raised, alternating.
-fig() { printf '%s' "$1" | sed -n "s/.* $2=\([0-9]*\).*/\1/p" | tail -1; }
+fig() { printf '%s\n' "$1" | sed -n "s/.* $2=\([0-9]*\).*/\1/p" | tail -1; }
 for r in 1 2 3 4 5; do
 	"$CL" restart-slurmd --plugstack "$t/site.conf" >/dev/null 2>&1
 	for p in defaults persist; do
 		o=$(if [ $p = defaults ]; then srun -N1 --gres=gpu:1 "$t/l2sa" --mode env --mib 1024; else
-			srun -N1 --gres=gpu:1 --gpumem-policy=persist.yaml "$t/l2sa" --mode env --mib 1024; fi 2>&1)
+			srun -N1 --gres=gpu:1 --gpumem-policy=persist "$t/l2sa" --mode env --mib 1024; fi 2>&1)
 		for k in read write copy triad; do fig "$o" $k >>"$t/$p.$k"; done
 		[ -z "${GPUMEM_L2TAX_PROGRAM:-}" ] || { if [ $p = defaults ]; then srun -N1 --gres=gpu:1 $GPUMEM_L2TAX_PROGRAM; else
-			srun -N1 --gres=gpu:1 --gpumem-policy=persist.yaml $GPUMEM_L2TAX_PROGRAM; fi 2>&1 | sed "s/^/# round $r $p: /" | grep -i 'triad\|copy\|round.*:.*[0-9]' | head -8; }
+			srun -N1 --gres=gpu:1 --gpumem-policy=persist $GPUMEM_L2TAX_PROGRAM; fi 2>&1 | grep -iE '^(copy|triad)[ ,:]' | tee -a "$t/prog.$p" | sed "s/^/# round $r $p: /"; }
 	done
 	"$CL" restart-slurmd --plugstack "$t/raised.conf" >/dev/null 2>&1
 	o=$(srun -N1 --gres=gpu:1 --gpumem-policy="$t/p50.yaml" "$t/l2sa" --mode env --mib 1024 2>&1)
 	for k in read write copy triad; do fig "$o" $k >>"$t/raised50.$k"; done
 done
-med() { sort -n "$1" | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+med() { sort -n "$1" | awk '{ a[NR] = $1 } END { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; print m }'; }
 for k in read write copy triad; do
 	d=$(med "$t/defaults.$k"); p=$(med "$t/persist.$k"); h=$(med "$t/raised50.$k")
 	diag "$k GB/s, median of 5 alternating jobs: defaults $d, persist.yaml $p ($(awk -v a="$p" -v b="$d" 'BEGIN{printf "%.3f", a/b}')x), 50% with the cap raised $h ($(awk -v a="$h" -v b="$d" 'BEGIN{printf "%.3f", a/b}')x)"
+done
+# The other program's Triad and Copy, where it printed BabelStream's CSV (MB/s in the fifth field).
+for k in Copy Triad; do
+	[ -s "$t/prog.defaults" ] || break
+	for p in defaults persist; do awk -F, -v k=$k '$1 == k { print $5 / 1000 }' "$t/prog.$p" >"$t/prog.$p.$k"; done
+	d=$(med "$t/prog.defaults.$k"); p=$(med "$t/prog.persist.$k")
+	[ -n "$d" ] && [ -n "$p" ] && diag "$GPUMEM_L2TAX_PROGRAM: $k GB/s, median of 5: defaults $d, persist.yaml $p ($(awk -v a="$p" -v b="$d" 'BEGIN{printf "%.3f", a/b}')x)"
 done
 done_testing
