@@ -23,7 +23,10 @@ trap '"$CL" stop --dir "$A_DIR" >/dev/null 2>&1; "$CL" stop --dir "$CB_DIR" >/de
 
 # incl DIR CMD...: CMD with the environment of the cluster in DIR.
 incl() { local d=$1; shift; (eval "$("$CL" env --dir "$d")"; "$@"); }
-# A file of the host's own /run/gpumem, which no cluster may touch.
+# A file of the host's own /run/gpumem, which no cluster may touch.  Hidden
+# and not a plugin's temporary (.NAME.PID.tmp): a --tmpfs cluster of a suite
+# beside this one uses the host's /run/gpumem and on its stop removes only
+# what its jobs may have made there (tests/slurm/cluster, hostrun_new).
 [ -d /run/gpumem ] || mkdir -m 0700 /run/gpumem
 mark=$(mktemp /run/gpumem/.isolation.XXXXXX)
 
