@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "callerfile.h"
+#include "hash.h"
 #include "report_cli.h"
 
 #define MAGIC "gpumem-report-cache/2\n"
@@ -41,11 +42,7 @@ static const uint32_t byte_order = 0x01020304;
 /* ------------------------------------------------------------ where */
 static uint64_t fnv1a(const char *s)
 {
-	uint64_t h = 14695981039346656037ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
+	return gpumem_fnv1a(GPUMEM_FNV1A_BASIS, s, strlen(s));
 }
 
 /* Ours alone: owned by us, not a link (fstat of an O_NOFOLLOW fd), no one else writes. */

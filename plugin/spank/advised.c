@@ -23,6 +23,7 @@
 #include "advise.h"
 #include "advised.h"
 #include "callerfile.h"
+#include "hash.h"
 #include "plugin.h"
 #include "proc.h"
 #include "trust.h"
@@ -161,12 +162,12 @@ struct hintfile {
  */
 static int hint_file(const char *name, struct hintfile *h)
 {
-	unsigned long long v = 1469598103934665603ULL;
+	/* The hint files' own seed (one digit short of FNV's basis): kept, so
+	 * that the hashes already in users' files still match. */
+	uint64_t v = gpumem_fnv1a(1469598103934665603ULL, name, strlen(name));
 	char why[300];
 
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		v = (v ^ *p) * 1099511628211ULL;
-	snprintf(h->hash, sizeof(h->hash), "%016llx", v);
+	snprintf(h->hash, sizeof(h->hash), "%016llx", (unsigned long long)v);
 	if (getuid() == 0)
 		return -1;
 	h->dfd = gpumem_cache_dir_open(why, sizeof(why));

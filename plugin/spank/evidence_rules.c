@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "evidence_rules.h"
+#include "hash.h"
 
 /* How far a fraction written with %.15g and read back may differ from itself. */
 #define FRACTION_EPS 1e-9
@@ -66,17 +67,9 @@ int gpumem_pass_format(const struct gpumem_pass *p, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-/* FNV-1a, 64 bits, over LEN bytes of S into H. */
-static uint64_t fnv1a(uint64_t h, const void *s, size_t len)
-{
-	for (const unsigned char *c = s; len--; c++)
-		h = (h ^ *c) * 1099511628211ULL;
-	return h;
-}
-
 void gpumem_pass_refs(const struct gpumem_site *s, char out[GPUMEM_PASS_REFS_LEN])
 {
-	uint64_t h = 14695981039346656037ULL;
+	uint64_t h = GPUMEM_FNV1A_BASIS;
 	char fig[400];
 
 	for (int i = 0; s && i < s->nrefs; i++) {
@@ -85,7 +78,7 @@ void gpumem_pass_refs(const struct gpumem_site *s, char out[GPUMEM_PASS_REFS_LEN
 				 r->model ? r->model : "", r->read, r->write, r->copy, r->triad,
 				 r->d2d, r->h2d, r->d2h);
 
-		h = fnv1a(h, fig, n > 0 && (size_t)n < sizeof(fig) ? (size_t)n : sizeof(fig) - 1);
+		h = gpumem_fnv1a(h, fig, n > 0 && (size_t)n < sizeof(fig) ? (size_t)n : sizeof(fig) - 1);
 	}
 	snprintf(out, GPUMEM_PASS_REFS_LEN, "%016llx", (unsigned long long)h);
 }
