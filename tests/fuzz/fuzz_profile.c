@@ -80,7 +80,7 @@ static int same(double a, double b)
 static int is_rule(const char *r)
 {
 	static const char *const rules[] = { "unsampled", "short", "idle", "faulting",
-					     "link-bound", "hbm-bound", "underused",
+					     "link-bound", "setaside", "hbm-bound", "underused",
 					     "compute-bound" };
 
 	for (size_t i = 0; r && i < sizeof(rules) / sizeof(rules[0]); i++)
