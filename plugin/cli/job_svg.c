@@ -56,9 +56,13 @@ static struct json_object *load(int dfd, const char *name, char *err, size_t ele
 	if (fd < 0 || buf == NULL || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    gpumem_read_fd(fd, buf, GPUMEM_REPORT_MAX_FILE_BYTES + 1, &len) < 0 ||
 	    len > GPUMEM_REPORT_MAX_FILE_BYTES) {
-		snprintf(err, elen, "%s: %s", name, fd < 0 ? strerror(errno) :
-			 len > GPUMEM_REPORT_MAX_FILE_BYTES ? "larger than a report may be" :
-			 "not a readable regular file");
+		const char *why = fd < 0 ? strerror(errno) :
+				  len > GPUMEM_REPORT_MAX_FILE_BYTES ? "larger than a report may be" :
+				  "not a readable regular file";
+
+		/* The name is a report's file name: cut to fit, never overrun. */
+		if (snprintf(err, elen, "%s: %s", name, why) >= (int)elen && elen > 4)
+			memcpy(err + elen - 4, "...", 4);
 	} else {
 		buf[len] = '\0';
 		if (gpumem_json_parse_report(buf, len, &doc, err, elen) < 0)
