@@ -124,7 +124,8 @@ PY
 lpid=$!
 wait_file "$t/full"
 # The record names check_user's sleep, which is no server: it must never be signalled.
-setpriv --reuid=65534 --regid=65534 --clear-groups sleep 600 &
+# check_user is the package's account by default (the cluster makes it).
+setpriv --reuid="$(id -u gpumem-check)" --regid="$(id -g gpumem-check)" --clear-groups sleep 600 &
 decoy=$!
 for _ in $(seq 1 240); do [ "$(cat "/proc/$decoy/comm" 2>/dev/null)" = sleep ] && break; sleep 0.25; done
 REC=${SOCK%.sock}.server
