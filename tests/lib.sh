@@ -289,7 +289,7 @@ acct_cluster_start() {
 # logging "uid args" of each run in DIR/health.runs.  Skips the whole test
 # where either was not built.
 health_standin() {
-	local fake="$top_builddir/tests/fake-nvml/.libs" real="$top_builddir/plugin/probe/gpumem-health"
+	local fake="$top_builddir/tests/fake-nvml/.libs" real="$top_builddir/plugin/health/gpumem-health"
 	[ -e "$fake/libnvidia-ml.so.1" ] || skip_all "the stand-in NVML library was not built (make check builds it)"
 	[ -x "$real" ] || skip_all "gpumem-health was not built"
 	: >"$1/health.runs"; chmod 666 "$1/health.runs"

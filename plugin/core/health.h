@@ -4,7 +4,7 @@
  * makes the document of it): per GPU, what NVML says of its health without
  * a CUDA context, in milliseconds.  -1 (or "") where NVML did not say.
  * The document is gpumem-health/1, doc/CHECK-JSON.md ("gpumem-health/1"),
- * printed by gpumem-health (plugin/probe/health.c) and answered by the
+ * printed by gpumem-health (plugin/health/health.c) and answered by the
  * warm check server (kernels/check/check_serve.c) alike: both link this
  * code (core/libgpumemhealth, not the plugin).
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The gpumem-health/1 document (doc/CHECK-JSON.md) built from NVML's
- * reads (health_nvml.c): what gpumem-health prints (plugin/probe/health.c,
+ * reads (health_nvml.c): what gpumem-health prints (plugin/health/health.c,
  * a fresh process that starts NVML each time) and what the warm check
  * server answers a health request with (kernels/check/check_serve.c, NVML
  * started once and kept), from this one code, so that both give the same

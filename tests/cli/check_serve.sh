@@ -107,7 +107,7 @@ sa=$(python3 -c 'import struct; b=b"".join(struct.pack(">I",len(f))+f for f in (
 is "$(ask "$t/a.sock" "$sa")" "$hello" "a set-aside without the L2 A/B's flag: the hello and nothing more"
 
 # --- the NVML health request ------------------------------------------------------
-HEALTH="$top_builddir/plugin/probe/gpumem-health"
+HEALTH="$top_builddir/plugin/health/gpumem-health"
 fake="$top_builddir/tests/fake-nvml/.libs"
 # hreq LIST [VERSION]: a health request for the GPUs LIST, as hex.
 hreq() { python3 -c 'import struct,sys; g=sys.argv[1].encode(); b=struct.pack(">I",len(g))+g; print((b"GMHQ"+struct.pack(">BBHI",int(sys.argv[2]),0,0,len(b))+b).hex())' "$1" "${2:-1}"; }

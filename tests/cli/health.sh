@@ -6,7 +6,7 @@
 # alarm, --gpus (a GPU NVML lacks, a bad list), no NVML at all.
 . "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib.sh"
 
-H="$top_builddir/plugin/probe/gpumem-health"
+H="$top_builddir/plugin/health/gpumem-health"
 FAKE="$top_builddir/tests/fake-nvml/.libs"
 [ -x "$H" ] || skip_all "gpumem-health was not built"
 [ -f "$FAKE/libnvidia-ml.so.1" ] || skip_all "the stand-in NVML (tests/fake-nvml) was not built: make check builds it"

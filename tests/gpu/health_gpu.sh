@@ -11,7 +11,7 @@ top_srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 export top_srcdir top_builddir=$B
 . "$top_srcdir/tests/lib.sh"
 [ -e /dev/nvidiactl ] || skip_all "no GPU here: run tests/gpu/run on a GPU machine"
-H="$B/plugin/probe/gpumem-health"
+H="$B/plugin/health/gpumem-health"
 [ -x "$H" ] || skip_all "gpumem-health not built"
 n=$(nvidia-smi -L | grep -c '^GPU')
 out=$("$H"); rc=$?

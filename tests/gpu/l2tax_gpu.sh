@@ -36,7 +36,7 @@ printf 'version: 1\nl2:\n  persisting_limit: 50%%\n' >"$t/p50.yaml"
 ln -s "$B/plugin/probe/gpumem-probe" "$t/libexec/gpumem-probe"
 [ -x "$B/kernels/l2reset/gpumem-l2reset" ] && ln -s "$B/kernels/l2reset/gpumem-l2reset" "$t/libexec/gpumem-l2reset"
 [ -x "$B/plugin/sample/gpumem-sample" ] && ln -s "$B/plugin/sample/gpumem-sample" "$t/libexec/gpumem-sample"
-[ -x "$B/plugin/probe/gpumem-health" ] && ln -s "$B/plugin/probe/gpumem-health" "$t/libexec/gpumem-health"
+[ -x "$B/plugin/health/gpumem-health" ] && ln -s "$B/plugin/health/gpumem-health" "$t/libexec/gpumem-health"
 for s in site raised; do
 	echo "required $B/plugin/spank/.libs/gpumem.so site=$t/$s.yaml libexecdir=$t/libexec check=$B/kernels/check/gpumem-check" >"$t/$s.conf"
 done

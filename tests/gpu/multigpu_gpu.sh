@@ -29,7 +29,7 @@ top_srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 export top_srcdir top_builddir=$B
 . "$top_srcdir/tests/lib.sh"
 [ -e /dev/nvidiactl ] || skip_all "no GPU here: run tests/gpu/run on a GPU machine"
-for f in plugin/spank/.libs/gpumem.so plugin/sample/gpumem-sample plugin/probe/gpumem-health \
+for f in plugin/spank/.libs/gpumem.so plugin/sample/gpumem-sample plugin/health/gpumem-health \
 	plugin/acct/gpumem-acct plugin/cli/gpumem kernels/check/gpumem-check; do
 	[ -e "$B/$f" ] || skip_all "$f not built"
 done
@@ -47,7 +47,7 @@ nvidia-smi -L | sed 's/^/# /'
 
 "$NVCC" -O2 -o "$t/ctxhold" "$top_srcdir/tests/gpu/ctxhold.cu" || { fail "nvcc ctxhold"; done_testing; }
 gpu_profile_site
-ln -s "$B/plugin/probe/gpumem-health" "$t/libexec/gpumem-health"
+ln -s "$B/plugin/health/gpumem-health" "$t/libexec/gpumem-health"
 # The default check.min_interval (60) with gpumem-health: a GPU's first
 # check is measured (no pass on record) and leaves a pass there.
 printf 'check:\n  timeout: 60\n' >>"$t/site.yaml"

@@ -54,7 +54,7 @@ p.terminate(); p.wait(timeout=30)
 PY
 like "$(cat "$d/out")" "^exit [0-4] held no" "after its reply and 3 s, the server holds no CUDA context on any GPU (its teardown ran with no one waiting)"
 # The NVML health from the server against gpumem-health, all GPUs.
-H="$B/plugin/probe/gpumem-health"
+H="$B/plugin/health/gpumem-health"
 all=$(seq -s, 0 $last)
 python3 - "$d/h" "$C" "$all" "$H" >"$d/hout" 2>"$d/herr" <<'PY'
 import json, os, socket, struct, subprocess, sys, time
