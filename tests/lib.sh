@@ -306,6 +306,16 @@ SH
 	chmod 755 "$1/gpumem-health"
 }
 
+# helpers_libexec: this build's gpumem-probe and gpumem-health linked side
+# by side into $t/libexec, as a package installs them in one libexecdir
+# (the build keeps each in its own program's folder); prints the folder.
+helpers_libexec() {
+	mkdir -p "$t/libexec" &&
+		ln -sf "$top_builddir/plugin/probe/gpumem-probe" "$t/libexec/gpumem-probe" &&
+		ln -sf "$top_builddir/plugin/health/gpumem-health" "$t/libexec/gpumem-health" &&
+		echo "$t/libexec"
+}
+
 # site_checks FILE [TIMEOUT [MIN_INTERVAL]]: a site file for the checks'
 # tests: reports in $t/reports, drain on, every on_fail allowed, the check
 # timeout (default 20 s) and min_interval (default 0) given.

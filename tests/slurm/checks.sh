@@ -34,14 +34,10 @@ printf 'version: 1\ncheck:\n  after: true\n  on_fail: drain\n' >"$t/drain.yaml"
 printf 'version: 1\ncheck:\n  before: true\n  on_fail: fail\n' >"$t/before-fail.yaml"
 printf 'version: 1\ncheck:\n  after: true\n' >"$t/after.yaml"
 chmod 644 "$t"/*.yaml
-# The helpers as installed side by side in one libexecdir (the build
-# keeps gpumem-probe and gpumem-health in folders of their own).
-mkdir -p "$t/libexec"
-ln -s "$top_builddir/plugin/probe/gpumem-probe" "$t/libexec/gpumem-probe"
-ln -s "$top_builddir/plugin/health/gpumem-health" "$t/libexec/gpumem-health"
+lx=$(helpers_libexec) || exit 1
 # "No GPU here", on any machine: the device that says "GPUs" does not exist.
-plugstack "$t/real.conf" site=$t/site.yaml libexecdir=$t/libexec nvidia_dev=$t/no-such-device
-plugstack "$t/standin.conf" site=$t/site.yaml libexecdir=$t/libexec check=$t/standin-check nvidia_dev=$t/nvidiactl
+plugstack "$t/real.conf" site=$t/site.yaml libexecdir=$lx nvidia_dev=$t/no-such-device
+plugstack "$t/standin.conf" site=$t/site.yaml libexecdir=$lx check=$t/standin-check nvidia_dev=$t/nvidiactl
 chmod 644 "$t"/*.conf
 
 # Two GPUs a node: two jobs with a GPU each share a node (the drain tests).

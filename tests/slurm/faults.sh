@@ -21,7 +21,7 @@ printf 'version: 1\ncheck:\n  before: true\n  after: true\n' >"$t/both.yaml"
 printf 'version: 1\nl2:\n  persisting_limit: 15%%\nmps:\n  active_thread_percentage: 30\ncheck:\n  after: true\n' >"$t/load.yaml"
 chmod 644 "$t"/*.yaml
 # No GRES on these nodes: gpus=all (the job may use every GPU of the node).
-plugstack "$t/plugstack.conf" site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/standin-check nvidia_dev=$t/nvidiactl gpus=all
+plugstack "$t/plugstack.conf" site=$t/site.yaml libexecdir=$(helpers_libexec) check=$t/standin-check nvidia_dev=$t/nvidiactl gpus=all
 chmod 644 "$t/plugstack.conf"
 "$CL" start --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 ||
 	{ cat "$t/start.log" >&2; skip_all "the local Slurm did not start"; }

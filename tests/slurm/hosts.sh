@@ -32,7 +32,7 @@ site site 50
 site strict 10
 printf 'version: 1\nl2:\n  persisting_limit: 15%%\n' >"$t/l2-15.yaml"
 printf 'version: 1\ncheck:\n  after: true\n  on_fail: drain\n' >"$t/drain.yaml"
-base="required $so libexecdir=$top_builddir/plugin/probe"
+base="required $so libexecdir=$(helpers_libexec)"
 echo "$base site=$t/site.yaml" >"$t/plug1.conf"
 echo "$base site=$t/strict.yaml" >"$t/plug2.conf"
 echo "$base" >"$t/plug3.conf"

@@ -28,7 +28,7 @@ limits:
 policy_dir: $top_srcdir/policies
 YAML
 um="$top_builddir/kernels/um/.libs/libgpumem-um.so"
-plug="required $so site=$t/site.yaml libexecdir=$top_builddir/plugin/probe"
+plug="required $so site=$t/site.yaml libexecdir=$(helpers_libexec)"
 [ -f "$um" ] && plug="$plug um_library=$um"
 echo "$plug" >"$t/plugstack.conf"
 chmod 644 "$t"/*
@@ -192,7 +192,7 @@ run srun -N1 true
 like "$out" "unknown plugstack argument 'bogus=1'" "... naming the argument"
 pgrep -f "slurmd.*$GPUMEM_CLUSTER_DIR" >/dev/null && pass "slurmd still running" || fail "slurmd still running"
 printf 'version: 1\nlimits:\n  l2_max_percent: lots\n' >"$t/badsite.yaml"; chmod 644 "$t/badsite.yaml"
-plugstack "$t/badsite-plugstack.conf" site=$t/badsite.yaml libexecdir=$top_builddir/plugin/probe
+plugstack "$t/badsite-plugstack.conf" site=$t/badsite.yaml libexecdir=$(helpers_libexec)
 "$CL" restart-slurmd --plugstack "$t/badsite-plugstack.conf" >/dev/null 2>&1
 run srun -N1 true
 like "$out" "badsite.yaml:3:19: error: limits.l2_max_percent: 'lots' is not a number" "bad site file: the error names file, line, column"

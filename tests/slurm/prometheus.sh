@@ -60,7 +60,7 @@ check:
   timeout: 5
 YAML
 printf 'version: 1\ncheck:\n  after: true\n' >"$t/after.yaml"
-plugstack "$t/standin.conf" site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/standin-check nvidia_dev=$t/nvidiactl
+plugstack "$t/standin.conf" site=$t/site.yaml libexecdir=$(helpers_libexec) check=$t/standin-check nvidia_dev=$t/nvidiactl
 chmod 644 "$t"/*.yaml "$t"/*.conf
 "$CL" start --nodes 2 --gpus 1 --plugstack "$t/standin.conf" >"$t/start.log" 2>&1 ||
 	{ cat "$t/start.log" >&2; skip_all "the local Slurm did not start"; }

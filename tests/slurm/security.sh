@@ -74,7 +74,7 @@ chmod 644 "$t/mps.yaml"
 site_requiring_checks "$t/site.yaml" "$t/pub/reports" 2 "$t/pub/textfile"
 chmod 644 "$t/site.yaml"
 # No GRES on this node: gpus=all (a job may use every GPU of the node).
-plugstack "$t/plugstack.conf" site=$t/site.yaml libexecdir=$top_builddir/plugin/probe check=$t/check nvidia_dev=$t/nvidiactl mps_control=$t/mpsctl gpus=all
+plugstack "$t/plugstack.conf" site=$t/site.yaml libexecdir=$(helpers_libexec) check=$t/check nvidia_dev=$t/nvidiactl mps_control=$t/mpsctl gpus=all
 chmod 644 "$t/plugstack.conf"
 "$CL" start --nodes 1 --plugstack "$t/plugstack.conf" >"$t/start.log" 2>&1 ||
 	{ cat "$t/start.log" >&2; skip_all "the local Slurm did not start"; }

@@ -28,8 +28,8 @@ else
 	unlike "$syms" "slurm_spank_init_failure_mode" "$SLURM_SERIES: no slurm_spank_init_failure_mode (this series does not read it)"
 fi
 
-plugstack "$t/required.conf" libexecdir=$top_builddir/plugin/probe
-echo "optional $so libexecdir=$top_builddir/plugin/probe" >"$t/optional.conf"
+plugstack "$t/required.conf" libexecdir=$(helpers_libexec)
+echo "optional $so libexecdir=$(helpers_libexec)" >"$t/optional.conf"
 printf '#!/bin/sh\nsrun -N1 true\n' >"$t/job.sh"
 chmod 644 "$t"/*.conf "$t/job.sh"
 "$CL" start --plugstack "$t/required.conf" >"$t/start.log" 2>&1 ||
