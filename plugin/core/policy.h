@@ -229,6 +229,7 @@ struct gpumem_site {
 	int check_timeout_s;
 	int check_min_interval_min;     /* 0: measure every check; default below */
 	int check_warm_s;               /* the warm check server's idle time; 0: off (default) */
+	int check_warm_min_gpus;        /* the server only on nodes with at least this many GPUs */
 	int profile_interval_ms;        /* gpumem-sample's interval, >= 100 */
 	struct gpumem_advice_table *advice;     /* advice:, or NULL: built in (advise.h) */
 	struct {

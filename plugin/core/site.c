@@ -110,6 +110,9 @@ static const struct gpumem_key checkcfg_keys[] = {
 	  .min = 0, .max = 10080 },
 	/* seconds: the warm check server's idle time (plugin/spank/checkserve.c); 0: off */
 	{ .name = "warm", .type = GPUMEM_KT_CUSTOM, .custom = check_warm },
+	/* the warm server only where the node has at least this many GPUs (its device files) */
+	{ .name = "warm_min_gpus", .type = GPUMEM_KT_INT, .off = S(check_warm_min_gpus), .min = 1,
+	  .max = 64 },
 	{ 0 }
 };
 
@@ -237,6 +240,7 @@ void gpumem_site_init(struct gpumem_site *s)
 	s->check_timeout_s = 60;
 	/* A measured pass is reused on unchanged NVML evidence for an hour (doc/admin/checks.md, "Reuse"). */
 	s->check_min_interval_min = GPUMEM_CHECK_MIN_INTERVAL_DEFAULT;
+	s->check_warm_min_gpus = 1;
 	s->profile_interval_ms = 1000;
 	s->advised.days = 30;
 }

@@ -54,6 +54,7 @@
 #include "checkwire.h"
 #include "jobctx.h"
 #include "log.h"
+#include "nodegpus.h"
 #include "proc.h"
 #include "statefiles.h"
 
@@ -431,6 +432,30 @@ static int exchange(int fd, pid_t pid, const unsigned char *req, size_t len, lon
 	return 0;
 }
 
+/*
+ * Whether this node asks a warm server at all: check.warm on, and the node
+ * has at least check.warm_min_gpus GPUs (a server's trade-offs, a held
+ * device file that blocks a GPU reset, buy little on one GPU).  LOG: say
+ * once, for a check, why a configured server is not used.
+ */
+static int warm_on(const struct gpumem_jobctx *c, int log)
+{
+	int n;
+
+	if (!c->have_site || c->site.check_warm_s <= 0)
+		return 0;
+	if (c->site.check_warm_min_gpus <= 1)
+		return 1;
+	n = gpumem_node_gpus(c->args->nvidia_dev);
+	if (n >= c->site.check_warm_min_gpus)
+		return 1;
+	if (log)
+		gpumem_info("gpumem: job %u: check not asked of the warm server (this node has %d "
+			    "GPU%s, check.warm_min_gpus is %d): one-shot", c->ji.job, n, n == 1 ? "" : "s",
+			    c->site.check_warm_min_gpus);
+	return 0;
+}
+
 int gpumem_checkserve_run(const struct gpumem_jobctx *c, int timeout, int l2_reset,
 			  struct gpumem_proc *p, char *via, size_t vlen)
 {
@@ -443,7 +468,7 @@ int gpumem_checkserve_run(const struct gpumem_jobctx *c, int timeout, int l2_res
 	size_t len;
 	int fd = -1, rv = 0, code;
 
-	if (!c->have_site || c->site.check_warm_s <= 0)
+	if (!warm_on(c, 1))
 		return 0;
 	w.reply_ms = gpumem_proc_left_ms((timeout + 5) * 1000L);
 	if (was_unanswered(c, why, sizeof(why)) || server_addr(c, &addr, why, sizeof(why)) < 0 ||
@@ -484,7 +509,7 @@ int gpumem_checkserve_health(const struct gpumem_jobctx *c, char **doc, int *cod
 	int fd = -1, rv = 0;
 
 	*doc = NULL;
-	if (!c->have_site || c->site.check_warm_s <= 0)
+	if (!warm_on(c, 0))
 		return 0;
 	if (server_addr(c, &addr, why, sizeof(why)) < 0 ||
 	    gpumem_cw_health_encode(c->ji.gpus, &req, &len, why, sizeof(why)) < 0 ||

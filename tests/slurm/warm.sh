@@ -26,7 +26,11 @@
 #      still reused on its evidence;
 #   8. a server older than the health request (a stand-in that says hello
 #      as check_user and, as gpumem-check --serve before it did, answers a
-#      request that is no check request with nothing): the same fallback.
+#      request that is no check request with nothing): the same fallback;
+#   9. check.warm_min_gpus: 2 (the shipped site file's): a node whose
+#      device files show one GPU runs its check one-shot, one log line
+#      saying why, and starts no server; with a second device file, the
+#      check is served.
 . "$top_srcdir/tests/lib.sh"
 real="$top_builddir/kernels/check/gpumem-check"
 [ -x "$real" ] || skip_all "gpumem-check was not built (no CUDA at configure time)"
@@ -215,4 +219,26 @@ is "$(hruns)" "$((n0 + 1))" "8: gpumem-health ran instead"
 like "$(ev "$jf")" "^reused\|reused: .* NVML health unchanged since$" "8: the check is reused on gpumem-health's evidence"
 old=$(printf '%s\n' "$line" | grep -o 'server pid [0-9]*' | grep -o '[0-9]*$')
 [ -n "$old" ] && kill "$old" 2>/dev/null
+# --- 9. check.warm_min_gpus: the server only on a node with enough GPUs -----------
+stop_servers
+mkdir -p "$t/dev1"
+: >"$t/dev1/nvidiactl"
+: >"$t/dev1/nvidia0"
+: >"$t/dev1/nvidia-uvm"
+site_warm "$t/min2.yaml" 60s
+printf '  warm_min_gpus: 2\n' >>"$t/min2.yaml"
+chmod 644 "$t/min2.yaml"
+plugstack "$t/min2.conf" site=$t/min2.yaml libexecdir=$B check=$B/gpumem-check nvidia_dev=$t/dev1/nvidiactl \
+	mps_control=$B/nvidia-cuda-mps-control
+"$CL" restart-slurmd --plugstack "$t/min2.conf" >/dev/null 2>&1
+jg=$(job)
+is "$(grep -o "job $jg: check not asked of the warm server.*" "$LOG")" \
+	"job $jg: check not asked of the warm server (this node has 1 GPU, check.warm_min_gpus is 2): one-shot" \
+	"9: warm_min_gpus 2 on a node of 1 GPU (nvidia0; nvidiactl, nvidia-uvm are no GPUs): one-shot, and why"
+is "$(served "$jg")|$(servers)" "|" "9: ... no server asked, none started"
+is "$(json "$(report "$jg")" 'd["ran_by"]' 2>&1)" "one-shot" "9: ... the report says one-shot"
+: >"$t/dev1/nvidia1"
+jh=$(job)
+like "$(served "$jh")" '^[0-9]+$' "9: with a second GPU's device file, job $jh's check is served by a warm server"
+stop_servers
 done_testing
