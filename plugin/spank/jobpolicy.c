@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "advised.h"
+#include "advice_history.h"
 #include "jobpolicy.h"
 #include "proc.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * libFuzzer target: the per-job profile (plugin/core/profile.c) and the
- * advice drawn from it (plugin/core/advise.c).
+ * libFuzzer target: the per-job profile (plugin/core/record/profile.c) and the
+ * advice drawn from it (plugin/core/advice/advise.c).
  *
  * The gpumem-profile/1 document comes from gpumem-sample, which runs as
  * nobody in the job's reach, and reports carrying it sit in a directory

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The accounting record's transport (plugin/core/acct_codec.c): encode and
+ * The accounting record's transport (plugin/core/record/acct_codec.c): encode and
  * decode, the merge that keeps every byte of other content, what sacctmgr
  * would store unchanged, and clear refusals of garbled segments.
  */

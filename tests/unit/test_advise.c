@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The advice rules (plugin/core/advise.c): every rule at its threshold and
+ * The advice rules (plugin/core/advice/advise.c): every rule at its threshold and
  * just under it, the order (the first rule that matches wins), a figure
  * the summary lacks never making a rule match, the reasons with their
  * figures, and the job's effective policy already doing what is advised.

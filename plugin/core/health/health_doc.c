@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include "cudadl.h"
-#include "health.h"
+#include "nvhealth.h"
 #include "json.h"
 
 #ifndef PACKAGE_VERSION

@@ -4,7 +4,7 @@
  * site configuration, merging, clamping and the task environment.  The SPANK
  * plugin, the gpumem CLI and gpumem-check all link it (libgpumemcore).
  *
- * Builds: libgpumemcore (plugin/core/core.am), linked into every program.
+ * Builds: libgpumempolicy (plugin/core/core.am), in libgpumemcore, linked into every program.
  * Runs as: whoever links it (root in slurmstepd, the user in srun and gpumem).
  * Includes: system and libyaml headers only; this folder's headers are the
  * only ones other folders may include.
