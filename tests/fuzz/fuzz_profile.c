@@ -32,6 +32,7 @@
 #include "fuzz.h"
 #include "advise.h"
 #include "profile.h"
+#include "report.h"
 
 /* The record's eff (acct.h) as the tests and the sampler's runs write it. */
 static const char *const fixed_effs[] = {
