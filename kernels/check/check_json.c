@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "json.h"
+#include "core_base.h"
 
 typedef struct json_object jo;
 

@@ -50,9 +50,8 @@
 #include <unistd.h>
 
 #include "check_main.h"
-#include "checkwire.h"
-#include "nvhealth.h"
-#include "proc.h"
+#include "core_health.h"
+#include "core_base.h"
 
 #define PFX GPUMEM_CHECK_PFX
 #define LISTEN_FD 0

@@ -9,7 +9,7 @@
 #define GPUMEM_NVML_DL_H
 
 #include "check.h"
-#include "nvmldl.h"
+#include "core_base.h"
 
 struct gpumem_check_nvml {
 	void *lib;

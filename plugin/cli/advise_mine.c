@@ -23,12 +23,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "acct.h"
+#include "core_record.h"
 #include "advise_mine.h"
-#include "advice_history.h"
+#include "core_advice.h"
 #include "job_cli.h"
-#include "json.h"
-#include "proc.h"
+#include "core_base.h"
 #include "report_cli.h"
 
 #define OUT_CAP (32 * 1024 * 1024)

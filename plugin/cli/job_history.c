@@ -14,10 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "advice_history.h"
+#include "core_advice.h"
 #include "job_cli.h"
-#include "policy.h"
-#include "proc.h"
+#include "core_policy.h"
+#include "core_base.h"
 
 #define DEFAULT_SITE GPUMEM_SYSCONFDIR "/slurm/gpumem.yaml"
 

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/stat.h>
-#include "report.h"
+#include "core_record.h"
 
 int gpumem_report_main(int argc, char **argv);
 

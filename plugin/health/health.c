@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "nvhealth.h"
+#include "core_health.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"

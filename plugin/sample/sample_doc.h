@@ -8,7 +8,7 @@
 #ifndef GPUMEM_SAMPLE_DOC_H
 #define GPUMEM_SAMPLE_DOC_H
 #include <stddef.h>
-#include "json.h"
+#include "core_base.h"
 #include "sample_nvml.h"
 
 #define SAMPLE_SCHEMA "gpumem-profile/1"

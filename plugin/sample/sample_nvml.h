@@ -12,7 +12,7 @@
 #ifndef GPUMEM_SAMPLE_NVML_H
 #define GPUMEM_SAMPLE_NVML_H
 #include <stddef.h>
-#include "nvmldl.h"
+#include "core_base.h"
 #include "sample_stats.h"
 
 /* ------------------------------------------------------------ NVML ABI */

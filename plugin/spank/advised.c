@@ -20,13 +20,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "advise.h"
-#include "advice_history.h"
-#include "callerfile.h"
-#include "hash.h"
+#include "core_advice.h"
+#include "core_base.h"
 #include "plugin.h"
-#include "proc.h"
-#include "trust.h"
 
 #define SACCT_TIMEOUT_S 10
 

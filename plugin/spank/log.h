@@ -8,7 +8,7 @@
 #ifndef GPUMEM_LOG_H
 #define GPUMEM_LOG_H
 #include <slurm/spank.h>
-#include "trust.h"
+#include "core_base.h"
 
 #define GPUMEM_LOG_(fn, ...) do {						\
 		char gpumem_log_line_[4096];					\

@@ -30,9 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz.h"
-#include "advise.h"
-#include "profile.h"
-#include "report.h"
+#include "core_advice.h"
+#include "core_record.h"
 
 /* The record's eff (acct.h) as the tests and the sampler's runs write it. */
 static const char *const fixed_effs[] = {

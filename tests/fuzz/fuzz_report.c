@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz.h"
-#include "report.h"
+#include "core_record.h"
 
 /* Check one value and below; returns how many values it holds. */
 static size_t check_value(struct json_object *v, int depth)

@@ -8,7 +8,7 @@
  * a key added to a table and not to the docs fails the suite.
  */
 #include <stdio.h>
-#include "schema.h"
+#include "core_policy.h"
 
 static void put(const char *name, const struct gpumem_key *k, void *arg)
 {

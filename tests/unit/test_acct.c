@@ -6,7 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "acct.h"
+#include "core_record.h"
 #include "tap.h"
 
 static const char rec1[] = "{\"v\":1,\"node\":\"gpu01\",\"job\":7,\"user\":\"bob\",\"policy\":null,"

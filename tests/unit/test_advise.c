@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "advise.h"
+#include "core_advice.h"
 #include "tap.h"
 
 static char *dump(struct json_object *o)

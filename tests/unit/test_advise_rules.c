@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "advise.h"
-#include "schema.h"
+#include "core_advice.h"
+#include "core_policy.h"
 #include "tap.h"
 
 static struct gpumem_prof_gpu base(void)

@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "acct.h"
-#include "advice_history.h"
+#include "core_record.h"
+#include "core_advice.h"
 #include "tap.h"
 
 /* Figures of one GPU: [index, samples, "gpm", dram mean, p95, sm mean, p95, occ, rx mean, p95, tx, nvrx, nvtx, mem]. */

@@ -10,7 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "checkwire.h"
+#include "core_health.h"
 #include "tap.h"
 
 static void put32(unsigned char *p, unsigned v)

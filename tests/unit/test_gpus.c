@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "gpus.h"
+#include "core_policy.h"
 #include "tap.h"
 
 struct fakeenv { const char *names[4], *values[4]; };

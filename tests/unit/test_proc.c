@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "proc.h"
+#include "core_base.h"
 #include "tap.h"
 
 /* A program that would outlive the process's deadline is killed there; after it, none starts. */

@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "acct.h"
-#include "profile.h"
+#include "core_record.h"
 #include "tap.h"
 
 #define M(name, unit, mean, p95, mx, lv) \

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "tap.h"
-#include "trust.h"
+#include "core_base.h"
 
 static const char *esc(const char *in)
 {

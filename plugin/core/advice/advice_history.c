@@ -11,11 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "acct.h"
-#include "policy.h"
+#include "core_record.h"
+#include "core_policy.h"
 #include "advise.h"
 #include "advice_history.h"
-#include "profile.h"
 
 #define TAG " (advised from job "
 /* What Slurm 22.05's database may name a job srun started (advice_history.h). */

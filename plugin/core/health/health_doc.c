@@ -14,9 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "cudadl.h"
+#include "core_base.h"
 #include "nvhealth.h"
-#include "json.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"

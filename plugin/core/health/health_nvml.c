@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "nvhealth.h"
-#include "nvmldl.h"
+#include "core_base.h"
 
 #define NVLINK_MAX 18           /* NVML_NVLINK_MAX_LINKS */
 

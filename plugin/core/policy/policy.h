@@ -15,9 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stddef.h>
-#include "diag.h"
-#include "fileio.h"
-#include "units.h"
+#include "core_base.h"
 
 #define GPUMEM_NAME "gpumem"
 

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <time.h>
-#include "json.h"
+#include "core_base.h"
 
 #define GPUMEM_REPORT_SCHEMA    "gpumem-report/1"
 #define GPUMEM_REPORT_DEFAULT_DIR "/var/lib/gpumem/reports"

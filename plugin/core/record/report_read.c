@@ -6,7 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "json.h"
+#include "core_base.h"
 #include "report.h"
 
 static const struct gpumem_json_caps report_caps = {
