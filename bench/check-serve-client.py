@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # bench/check-serve-client.py: start `gpumem-check --serve` on a listening
 # unix socket this script makes (in a private temporary directory), send it
-# requests in the warm server's wire format (plugin/core/checkwire.h) and
+# requests in the warm server's wire format (plugin/core/health/checkwire.h) and
 # time each request -> reply, the first one after the start included.  Used
 # by bench/check-timing --warm and tests/slurm/warm.sh; needs no GPU (a node
 # without one gets the "skipped" answer, exit 3, as a one-shot check does).

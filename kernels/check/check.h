@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include "policy.h"
+#include "core_policy.h"
 
 #define GPUMEM_CHECK_PROG      "gpumem-check"
 #define GPUMEM_CHECK_SCHEMA    "gpumem-check/1"

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "check_gpu_ctx.h"
-#include "cudadl.h"
+#include "core_base.h"
 
 int gpumem_check_identify(int ordinal, struct gpumem_check_device *d)
 {

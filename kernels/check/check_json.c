@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem-check's JSON document, built with the project's JSON module
- * (plugin/core/json.h, on json-c) and written compact, as the plugin and
+ * (plugin/core/base/json.h, on json-c) and written compact, as the plugin and
  * the tests read it.  The document is described in doc/CHECK-JSON.md; any
  * change of meaning there bumps GPUMEM_CHECK_SCHEMA.  Figures keep their
  * decimals ("%.2f" GB/s); NaN and infinity are written as null.
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "json.h"
+#include "core_base.h"
 
 typedef struct json_object jo;
 

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
-#include "cudadl.h"
+#include "core_base.h"
 
 typedef int (*cu_init_fn)(unsigned int);
 typedef int (*cu_count_fn)(int *);

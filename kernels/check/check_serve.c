@@ -16,12 +16,12 @@
  * its document is the one a fresh `CUDA_VISIBLE_DEVICES=LIST gpumem-check`
  * prints.  It also answers the NVML health request (checkwire.h) with the
  * gpumem-health/1 document gpumem-health would print, from the same code
- * (plugin/core/health_doc.c), NVML started once (at the first such
+ * (plugin/core/health/health_doc.c), NVML started once (at the first such
  * request) and kept: the prolog and epilog then pay no nvmlInit for the
  * evidence a reused check rests on (doc/admin/checks.md, "Reuse").  One request
  * per connection, served one at a time (a second prolog waits in the
  * listen queue: the driver serializes context creation anyway).  A peer other than root is refused; a request that
- * does not decode (plugin/core/checkwire.c) gets no check.
+ * does not decode (plugin/core/health/checkwire.c) gets no check.
  *
  * Where the driver will not start with every GPU visible, it serves
  * nothing (each check then runs one-shot, on the job's GPUs alone).
@@ -50,9 +50,8 @@
 #include <unistd.h>
 
 #include "check_main.h"
-#include "checkwire.h"
-#include "health.h"
-#include "proc.h"
+#include "core_health.h"
+#include "core_base.h"
 
 #define PFX GPUMEM_CHECK_PFX
 #define LISTEN_FD 0
@@ -198,7 +197,7 @@ fail:
 
 /*
  * A health request for GPUS: the gpumem-health/1 document, from the code
- * gpumem-health runs (plugin/core/health_doc.c), over NVML started at the
+ * gpumem-health runs (plugin/core/health/health_doc.c), over NVML started at the
  * first such request and kept.  The server's own pid is left out of
  * "node_held": it holds no context here (each check's contexts are reset
  * before the next request is accepted), and must not stop the epilog's

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * NVML, loaded at run time (plugin/core/nvmldl.h has the loader and the ABI
+ * NVML, loaded at run time (plugin/core/base/nvmldl.h has the loader and the ABI
  * types): the functions the check uses.  A missing library is not an
  * error: that part of the health report says "skipped: NVML not found" and
  * the rest of the check runs.
@@ -9,7 +9,7 @@
 #define GPUMEM_NVML_DL_H
 
 #include "check.h"
-#include "nvmldl.h"
+#include "core_base.h"
 
 struct gpumem_check_nvml {
 	void *lib;

@@ -3,7 +3,7 @@
 #ifndef GPUMEM_L2RESET_H
 #define GPUMEM_L2RESET_H
 #include <stddef.h>
-#include "cudadl.h"
+#include "core_base.h"
 
 /*
  * Does any process hold a GPU of this node (NVML's compute processes)?  1

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "l2reset.h"
-#include "nvmldl.h"
+#include "core_base.h"
 
 struct nvml {
 	void *h;

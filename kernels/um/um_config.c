@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "um_advice.h"
+#include "core_policy.h"
 #include "um_config.h"
 
 enum {

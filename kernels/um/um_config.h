@@ -16,8 +16,8 @@
  * Fractions are decimals with at most 6 digits after the point, read
  * without strtod (no locale): the library keeps them in parts per million.
  * Pure C, no CUDA: the parser is unit-tested without a GPU, and the plugin
- * side (plugin/core/env.c, gpumem_um_format) writes the same grammar; the
- * versions and which one a string needs are plugin/core/um_advice.h's.
+ * side (plugin/core/policy/env.c, gpumem_um_format) writes the same grammar; the
+ * versions and which one a string needs are plugin/core/policy/um_advice.h's.
  */
 #ifndef GPUMEM_UM_CONFIG_H
 #define GPUMEM_UM_CONFIG_H

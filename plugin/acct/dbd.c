@@ -24,9 +24,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "acct.h"
+#include "core_record.h"
 #include "acctcmd.h"
-#include "proc.h"
+#include "core_base.h"
 
 #define COMMENT_CAP (64 * 1024 + 2)
 /* sacct's answer for every task of an array (-o JobIDRaw,JobID): 1 MiB, about 40,000 tasks. */

@@ -32,10 +32,10 @@
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
-#include "acct.h"
+#include "core_record.h"
 #include "acctcmd.h"
 #include "config.h"
-#include "policy.h"
+#include "core_policy.h"
 
 #define DEFAULT_SITE GPUMEM_SYSCONFDIR "/slurm/gpumem.yaml"
 #define SPOOL_WAIT_S 60

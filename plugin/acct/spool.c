@@ -23,10 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <json-c/json.h>
-#include "acct.h"
+#include "core_record.h"
 #include "acctcmd.h"
-#include "proc.h"
-#include "trust.h"
+#include "core_base.h"
 
 /* Late job directories merged (each one slurmdbd pass) per controller run. */
 #define SWEEP_MAX 8

@@ -11,7 +11,7 @@
  * gres/gpu times the elapsed time; where accounting does not track
  * gres/gpu (AccountingStorageTRES), the GPUs of the job's profile records.
  * Each name's advised runs (--gpumem-policy=advised) of the window, judged
- * as the advised lookup judges them (advised.h: the loop), from the same
+ * as the advised lookup judges them (advice_history.h: the loop), from the same
  * rows: "tried: ..." lines, --json's "history".
  * Job names are the user's own and may hold anything: the terminal gets
  * them cleaned (gpumem_job_text), --json gets them as JSON strings.
@@ -23,12 +23,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "acct.h"
+#include "core_record.h"
 #include "advise_mine.h"
-#include "advised.h"
+#include "core_advice.h"
 #include "job_cli.h"
-#include "json.h"
-#include "proc.h"
+#include "core_base.h"
 #include "report_cli.h"
 
 #define OUT_CAP (32 * 1024 * 1024)
@@ -172,7 +171,7 @@ static int add_row(struct group *g, const char *id, const char *elapsed, const c
 }
 
 /*
- * G's advised runs, judged (advised.h) from its rows: 0 with A read
+ * G's advised runs, judged (advice_history.h) from its rows: 0 with A read
  * (gpumem_advised_free it), or -1.  The rows are read once: a copy.
  */
 static int history(const struct group *g, struct gpumem_advised *a)

@@ -12,10 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "config.h"
-#include "advise.h"
-#include "callerfile.h"
-#include "l2cap.h"
-#include "policy.h"
+#include "core_advice.h"
+#include "core_base.h"
+#include "core_policy.h"
 #include "job_cli.h"
 #include "report_cli.h"
 

@@ -25,15 +25,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "acct.h"
-#include "policy.h"
+#include "core_record.h"
+#include "core_policy.h"
 #include "advise_mine.h"
-#include "callerfile.h"
+#include "core_base.h"
 #include "job_cli.h"
 #include "job_svg.h"
-#include "json.h"
-#include "proc.h"
-#include "trust.h"
 
 #define SACCT_CAP (1024 * 1024)
 #define MAX_RECORDS 4096

@@ -7,7 +7,7 @@
  */
 #ifndef GPUMEM_JOB_CLI_H
 #define GPUMEM_JOB_CLI_H
-#include "json.h"
+#include "core_base.h"
 
 struct gpumem_advice_table;
 

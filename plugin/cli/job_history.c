@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpumem advise JOBID: after the advice, the history of the advised runs
- * of the job's name (core/advised.h: which policy was tried, from which
+ * of the job's name (core/advice/advice_history.h: which policy was tried, from which
  * job, the gain, kept or not advised again), from the same sacct query
  * --gpumem-policy=advised makes at submission, run as the caller (Slurm
  * decides what they may see) for the job's user.  Names and texts reach
@@ -14,10 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "advised.h"
+#include "core_advice.h"
 #include "job_cli.h"
-#include "policy.h"
-#include "proc.h"
+#include "core_policy.h"
+#include "core_base.h"
 
 #define DEFAULT_SITE GPUMEM_SYSCONFDIR "/slurm/gpumem.yaml"
 
@@ -38,7 +38,7 @@ static int days_of_site(void)
 
 /*
  * The job's name from ROWS (JobIDRaw|JobName, the job then its steps): the
- * job's, or where Slurm's database named it "allocation" (advised.h), its
+ * job's, or where Slurm's database named it "allocation" (advice_history.h), its
  * first step's.  0, or -1.
  */
 static int name_of(char *rows, char *name, size_t len)

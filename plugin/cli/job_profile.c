@@ -12,9 +12,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "advise.h"
+#include "core_advice.h"
 #include "job_cli.h"
-#include "profile.h"
+#include "core_record.h"
 
 /* A percent figure ("62%") or "-". */
 static const char *pct(char *buf, size_t len, double v)

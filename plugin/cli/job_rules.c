@@ -13,10 +13,10 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "advise.h"
+#include "core_advice.h"
 #include "job_cli.h"
-#include "report.h"
-#include "policy.h"
+#include "core_record.h"
+#include "core_policy.h"
 
 #define DEFAULT_SITE GPUMEM_SYSCONFDIR "/slurm/gpumem.yaml"
 

@@ -20,12 +20,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "acct.h"
-#include "callerfile.h"
+#include "core_record.h"
+#include "core_base.h"
 #include "job_cli.h"
 #include "job_svg.h"
-#include "policy.h"
-#include "profile.h"
+#include "core_policy.h"
 #include "report_svg.h"
 
 #define MAX_NODES 64

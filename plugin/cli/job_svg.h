@@ -9,8 +9,8 @@
 #ifndef GPUMEM_JOB_SVG_H
 #define GPUMEM_JOB_SVG_H
 #include <stdio.h>
-#include "advise.h"
-#include "json.h"
+#include "core_advice.h"
+#include "core_base.h"
 
 #define JSVG_PLOT_W 300         /* one plot, labels included */
 #define JSVG_PLOT_H 150

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "job_svg.h"
-#include "profile.h"
+#include "core_record.h"
 #include "report_svg.h"
 
 #define IL 34           /* a plot's inner area: left, right (line labels), top, bottom */

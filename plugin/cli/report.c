@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "config.h"
-#include "policy.h"
+#include "core_policy.h"
 #include "report_cli.h"
 #include "report_opts.h"
 

@@ -28,8 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "callerfile.h"
-#include "hash.h"
+#include "core_base.h"
 #include "report_cli.h"
 
 #define MAGIC "gpumem-report-cache/2\n"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What the files of `gpumem report` share among themselves (plugin/cli
- * only; the report file's format and head line are plugin/core/report.h):
+ * only; the report file's format and head line are plugin/core/record/report.h):
  * the rows (one per report and GPU) and the directory loader
  * (report_load.c, report_dir.c), the names and times they share
  * (report_model.c), the cache (report_cache.c), the table and JSON writers
@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/stat.h>
-#include "report.h"
+#include "core_record.h"
 
 int gpumem_report_main(int argc, char **argv);
 

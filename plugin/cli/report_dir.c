@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "callerfile.h"
+#include "core_base.h"
 #include "report_cli.h"
 
 #define MAX_READERS 8

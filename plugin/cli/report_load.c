@@ -15,8 +15,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "policy.h"
-#include "trust.h"
+#include "core_policy.h"
+#include "core_base.h"
 #include "report_cli.h"
 
 /* Where this thread's warnings go (report_dir.c gives each reader its own). */

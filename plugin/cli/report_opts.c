@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "config.h"
-#include "policy.h"
+#include "core_policy.h"
 #include "report_cli.h"
 #include "report_opts.h"
 

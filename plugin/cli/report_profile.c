@@ -12,11 +12,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "acct.h"
-#include "advise.h"
-#include "profile.h"
+#include "core_record.h"
+#include "core_advice.h"
 #include "report_cli.h"
-#include "trust.h"
+#include "core_base.h"
 
 /* One GPU of a profile and the advice for it (rule and policy point into adv). */
 struct prof_gpu {

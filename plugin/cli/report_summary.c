@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "trust.h"
+#include "core_base.h"
 #include "report_cli.h"
 
 static const double quantiles[] = { 0, 0.01, 0.10, 0.50, 0.90, 1 };

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "callerfile.h"
+#include "core_base.h"
 #include "report_svg.h"
 
 static int cmp_ptr(const void *a, const void *b)

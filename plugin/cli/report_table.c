@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include "report_cli.h"
-#include "trust.h"
+#include "core_base.h"
 
 static size_t utf8_chars(const char *s)
 {

@@ -4,7 +4,7 @@
  * in milliseconds (health_nvml.c reads it): ECC counters, remapped rows,
  * retired pages, clock event (throttle) reasons, the PCIe link against its
  * maximum, NVLink state, memory held by no process.  Prints one
- * gpumem-health/1 document (doc/CHECK-JSON.md; plugin/core/health_doc.c
+ * gpumem-health/1 document (doc/CHECK-JSON.md; plugin/core/health/health_doc.c
  * builds it, the warm check server answers the same one) with, per GPU, its
  * "evidence" (the counters, as one string the plugin compares with the one
  * of the GPU's last measured pass) and its "alarms" (what forbids reusing
@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "health.h"
+#include "core_health.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"

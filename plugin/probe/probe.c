@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cudadl.h"
+#include "core_base.h"
 
 /* The few driver entry points we use, declared here: no toolkit needed. */
 typedef int CUresult;

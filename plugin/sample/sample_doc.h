@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The gpumem-profile/1 document gpumem-sample writes (checked
- * by plugin/core/profile.c when the epilog reads it): one compact JSON line
+ * by plugin/core/record/profile.c when the epilog reads it): one compact JSON line
  * built from the run and its GPUs' statistics.  Kept apart from the main
  * loop so the shape of the document is in one place.
  */
 #ifndef GPUMEM_SAMPLE_DOC_H
 #define GPUMEM_SAMPLE_DOC_H
 #include <stddef.h>
-#include "json.h"
+#include "core_base.h"
 #include "sample_nvml.h"
 
 #define SAMPLE_SCHEMA "gpumem-profile/1"

@@ -7,12 +7,12 @@
  * ABI (nvml.h, API version 13, "GPM Enums/Structs/Functions"; the GPM part
  * is the same since R520: version 1 of nvmlGpmMetricsGet_t and
  * nvmlGpmSupport_t).  The generic ones (return codes, the device handle,
- * gpumem_nvml_open) are plugin/core/nvmldl.h's.
+ * gpumem_nvml_open) are plugin/core/base/nvmldl.h's.
  */
 #ifndef GPUMEM_SAMPLE_NVML_H
 #define GPUMEM_SAMPLE_NVML_H
 #include <stddef.h>
-#include "nvmldl.h"
+#include "core_base.h"
 #include "sample_stats.h"
 
 /* ------------------------------------------------------------ NVML ABI */

@@ -4,7 +4,7 @@
  * site's advised.by_default) and the hint (advised.hint).  One sacct
  * query, run as the user with no shell (proc.c's runner: Slurm decides
  * which jobs they may see), finds their jobs of this name in the last
- * advised.days days; core/advised.c reads the records and chooses.  The
+ * advised.days days; core/advice/advice_history.c reads the records and chooses.  The
  * job name is Slurm's own, after its option processing (slurm_option_get
  * on the command's option table), else SLURM_JOB_NAME, SBATCH_JOB_NAME or
  * SALLOC_JOB_NAME.  Every message is escaped (the name is the user's, the
@@ -20,13 +20,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "advise.h"
-#include "advised.h"
-#include "callerfile.h"
-#include "hash.h"
+#include "core_advice.h"
+#include "core_base.h"
 #include "plugin.h"
-#include "proc.h"
-#include "trust.h"
 
 #define SACCT_TIMEOUT_S 10
 

@@ -51,11 +51,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "checkwatch.h"
-#include "checkwire.h"
+#include "core_health.h"
 #include "jobctx.h"
 #include "log.h"
+#include "core_base.h"
 #include "nodegpus.h"
-#include "proc.h"
 #include "statefiles.h"
 
 #define LOCK_WAIT_MS 5000

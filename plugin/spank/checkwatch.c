@@ -32,7 +32,7 @@
 #include "checkwatch.h"
 #include "jobctx.h"
 #include "log.h"
-#include "proc.h"
+#include "core_base.h"
 #include "statedir.h"
 #include "statefiles.h"
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "drain.h"
-#include "proc.h"
+#include "core_base.h"
 
 extern char **environ;
 

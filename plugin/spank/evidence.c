@@ -37,13 +37,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "checkwire.h"
+#include "core_health.h"
 #include "evidence.h"
 #include "jobcheck.h"
-#include "json.h"
+#include "core_base.h"
 #include "log.h"
-#include "proc.h"
-#include "profile.h"
+#include "core_record.h"
 
 #define HEALTH_TIMEOUT_S 10
 #define HEALTH_NO_NVML 3                /* gpumem-health's exit: no NVML here */

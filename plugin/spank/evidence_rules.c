@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "evidence_rules.h"
-#include "hash.h"
+#include "core_base.h"
 
 /* How far a fraction written with %.15g and read back may differ from itself. */
 #define FRACTION_EPS 1e-9

@@ -10,8 +10,8 @@
 #ifndef GPUMEM_EVIDENCE_RULES_H
 #define GPUMEM_EVIDENCE_RULES_H
 #include <stddef.h>
-#include "policy.h"
-#include "profile.h"
+#include "core_policy.h"
+#include "core_record.h"
 
 /* Longest evidence string kept (gpumem-health's is about 330 characters). */
 #define GPUMEM_EVIDENCE_MAX 700

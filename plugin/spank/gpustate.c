@@ -36,7 +36,7 @@
 #include "evidence_rules.h"
 #include "jobctx.h"
 #include "log.h"
-#include "trust.h"
+#include "core_base.h"
 
 #define GPUDIR GPUMEM_SF_GPUS
 

@@ -33,7 +33,7 @@
 #include "jobctx.h"
 #include "log.h"
 #include "mps.h"
-#include "proc.h"
+#include "core_base.h"
 #include "sampler.h"
 
 static void l2_reset(const struct gpumem_jobctx *c)

@@ -23,7 +23,7 @@
 #include "jobctx.h"
 #include "log.h"
 #include "mps.h"
-#include "proc.h"
+#include "core_base.h"
 #include "sampler.h"
 
 /* What the child (or the prolog itself) does: start, log, record. */

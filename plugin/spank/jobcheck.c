@@ -25,9 +25,8 @@
 #include <unistd.h>
 #include "jobctx.h"
 #include "log.h"
-#include "proc.h"
-#include "report.h"
-#include "trust.h"
+#include "core_base.h"
+#include "core_record.h"
 
 static const char *const verdict_of_exit[] = { "pass", "warn", "fail", "skipped", "unusable" };
 

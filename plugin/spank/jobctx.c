@@ -23,9 +23,8 @@
 #include "jobpolicy.h"
 #include "log.h"
 #include "mps.h"
-#include "proc.h"
+#include "core_base.h"
 #include "slurmconf.h"
-#include "trust.h"
 
 void gpumem_stdio_open(void)
 {

@@ -10,7 +10,7 @@
 #ifndef GPUMEM_JOBCTX_H
 #define GPUMEM_JOBCTX_H
 #include <time.h>
-#include "gpus.h"
+#include "core_policy.h"
 #include "jobcheck.h"
 #include "plugin.h"
 #include "statedir.h"

@@ -17,9 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "advised.h"
+#include "core_advice.h"
 #include "jobpolicy.h"
-#include "proc.h"
+#include "core_base.h"
 
 #define FWD "forwarded policy (SPANK_GPUMEM_POLICY_DATA)"
 

@@ -8,7 +8,7 @@
 #ifndef GPUMEM_JOBPOLICY_H
 #define GPUMEM_JOBPOLICY_H
 #include <sys/types.h>
-#include "policy.h"
+#include "core_policy.h"
 #include "statedir.h"
 
 /* Where the policy may come from in the process at hand. */

@@ -23,11 +23,10 @@
 #include "drain.h"
 #include "evidence_rules.h"
 #include "jobctx.h"
-#include "json.h"
+#include "core_base.h"
 #include "log.h"
-#include "report.h"
+#include "core_record.h"
 #include "statefiles.h"
-#include "trust.h"
 
 /*
  * Write BUF to NAME in the directory open at DFD (see gpumem_dir_open_safe)

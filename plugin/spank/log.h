@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Every line the plugin writes to Slurm's logs on the node goes through
- * these: the whole line is escaped (plugin/core/trust.h), so no string a
+ * these: the whole line is escaped (plugin/core/base/trust.h), so no string a
  * user chose (a policy name, a check's output, a job variable) can add
  * lines to slurmd's log or send terminal escapes to whoever reads it.
  */
 #ifndef GPUMEM_LOG_H
 #define GPUMEM_LOG_H
 #include <slurm/spank.h>
-#include "trust.h"
+#include "core_base.h"
 
 #define GPUMEM_LOG_(fn, ...) do {						\
 		char gpumem_log_line_[4096];					\

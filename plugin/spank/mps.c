@@ -46,10 +46,9 @@
 #include <unistd.h>
 #include "log.h"
 #include "mps.h"
-#include "proc.h"
+#include "core_base.h"
 #include "statedir.h"
 #include "statefiles.h"
-#include "trust.h"
 
 #define TMPFS_OPTS "size=16m,nr_inodes=4096,mode=0755"
 

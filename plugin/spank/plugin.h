@@ -24,7 +24,7 @@
 #include "compat.h"
 #include "args.h"
 #include "mps.h"
-#include "policy.h"
+#include "core_policy.h"
 
 #define GPUMEM_OPT_POLICY "gpumem-policy"
 /* Names under which srun/sbatch/salloc forward the validated user policy. */

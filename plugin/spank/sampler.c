@@ -21,13 +21,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "json.h"
+#include "core_base.h"
 #include "log.h"
-#include "proc.h"
-#include "profile.h"
+#include "core_record.h"
 #include "sampler.h"
 #include "statedir.h"
-#include "trust.h"
 
 #define TERM_WAIT_MS 2000
 #define KILL_WAIT_MS 500

@@ -30,7 +30,7 @@
 #include <slurm/slurm.h>
 #include "compat.h"
 #include "log.h"
-#include "proc.h"
+#include "core_base.h"
 #include "slurmconf.h"
 #include "statedir.h"
 

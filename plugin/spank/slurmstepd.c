@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "gpus.h"
+#include "core_policy.h"
 #include "jobpolicy.h"
 #include "log.h"
 #include "mps.h"

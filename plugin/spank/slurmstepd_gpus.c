@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "gpus.h"
+#include "core_policy.h"
 #include "log.h"
-#include "proc.h"
+#include "core_base.h"
 #include "slurmstepd.h"
 #include "statedir.h"
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "advised.h"
+#include "core_advice.h"
 #include "jobpolicy.h"
 #include "plugin.h"
 

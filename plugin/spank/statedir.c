@@ -16,12 +16,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "gpus.h"
-#include "json.h"
-#include "policy.h"
-#include "proc.h"
+#include "core_policy.h"
+#include "core_base.h"
 #include "statedir.h"
-#include "trust.h"
 
 static int root_only(const struct stat *st)
 {

@@ -15,7 +15,7 @@
 #define GPUMEM_STATEDIR_H
 #include <stddef.h>
 #include <sys/types.h>
-#include "policy.h"
+#include "core_policy.h"
 #include "statefiles.h"
 
 /*

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <unistd.h>
 #include "statefiles.h"
-#include "trust.h"
+#include "core_base.h"
 
 /* snprintf that says whether it fit: 0, or -1 (NAME then holds the cut text). */
 static int fit(char *name, size_t len, const char *fmt, ...)

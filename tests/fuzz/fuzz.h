@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "policy.h"
+#include "core_policy.h"
 
 /* Print where and why before aborting: the artifact alone says neither. */
 #define FUZZ_CHECK(cond, ...) do { \

@@ -7,7 +7,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include "fuzz.h"
-#include "um_advice.h"
+#include "core_policy.h"
 #include "um_config.h"
 
 struct gpumem_node fuzz_node_two, fuzz_node_many, fuzz_node_noprobe;

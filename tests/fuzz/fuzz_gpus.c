@@ -10,7 +10,7 @@
  * the rest is the probe output.
  */
 #include "fuzz.h"
-#include "gpus.h"
+#include "core_policy.h"
 
 struct fake_env {
 	unsigned which;

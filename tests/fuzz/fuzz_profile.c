@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * libFuzzer target: the per-job profile (plugin/core/profile.c) and the
- * advice drawn from it (plugin/core/advise.c).
+ * libFuzzer target: the per-job profile (plugin/core/record/profile.c) and the
+ * advice drawn from it (plugin/core/advice/advise.c).
  *
  * The gpumem-profile/1 document comes from gpumem-sample, which runs as
  * nobody in the job's reach, and reports carrying it sit in a directory
@@ -30,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz.h"
-#include "advise.h"
-#include "profile.h"
+#include "core_advice.h"
+#include "core_record.h"
 
 /* The record's eff (acct.h) as the tests and the sampler's runs write it. */
 static const char *const fixed_effs[] = {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * libFuzzer target: the JSON module's reader (plugin/core/json.c, on
+ * libFuzzer target: the JSON module's reader (plugin/core/base/json.c, on
  * json-c), as `gpumem report` and the plugin use it.
  *
  * Report files sit in a directory that every node writes and jobs can
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz.h"
-#include "report.h"
+#include "core_record.h"
 
 /* Check one value and below; returns how many values it holds. */
 static size_t check_value(struct json_object *v, int depth)

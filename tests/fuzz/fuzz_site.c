@@ -17,7 +17,7 @@
  */
 #include <ctype.h>
 #include <strings.h>
-#include "advise.h"
+#include "core_advice.h"
 #include "fuzz.h"
 
 static const char *const user_texts[] = {

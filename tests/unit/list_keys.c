@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Prints every key of the policy and site file formats, from the key tables
- * themselves (plugin/core/policy.c, site.c), one per line: "section NAME"
+ * themselves (plugin/core/policy/policy.c, site.c), one per line: "section NAME"
  * for each policy section, "policy SECTION.KEY" and "site KEY" (the keys of
  * one rule of the site's advice: list as "site advice.KEY").  Not a test
  * by itself: tests/cli/docs.sh checks the docs against what it prints, so
  * a key added to a table and not to the docs fails the suite.
  */
 #include <stdio.h>
-#include "schema.h"
+#include "core_policy.h"
 
 static void put(const char *name, const struct gpumem_key *k, void *arg)
 {

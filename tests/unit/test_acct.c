@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The accounting record's transport (plugin/core/acct_codec.c): encode and
+ * The accounting record's transport (plugin/core/record/acct_codec.c): encode and
  * decode, the merge that keeps every byte of other content, what sacctmgr
  * would store unchanged, and clear refusals of garbled segments.
  */
 #include <stdlib.h>
 #include <string.h>
-#include "acct.h"
+#include "core_record.h"
 #include "tap.h"
 
 static const char rec1[] = "{\"v\":1,\"node\":\"gpu01\",\"job\":7,\"user\":\"bob\",\"policy\":null,"

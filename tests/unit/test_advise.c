@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The advice rules (plugin/core/advise.c): every rule at its threshold and
+ * The advice rules (plugin/core/advice/advise.c): every rule at its threshold and
  * just under it, the order (the first rule that matches wins), a figure
  * the summary lacks never making a rule match, the reasons with their
  * figures, and the job's effective policy already doing what is advised.
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "advise.h"
+#include "core_advice.h"
 #include "tap.h"
 
 static char *dump(struct json_object *o)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The advice rules as data (plugin/core/advise_rules.c,
+ * The advice rules as data (plugin/core/advice/advise_rules.c,
  * advise_site.c): the built-in table, each of its rules hit at its
  * threshold and missed just past it, a NAN figure never matching whatever
  * the operator, the condition language's errors, reason templates, the
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "advise.h"
-#include "schema.h"
+#include "core_advice.h"
+#include "core_policy.h"
 #include "tap.h"
 
 static struct gpumem_prof_gpu base(void)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * --gpumem-policy=advised's choice (plugin/core/advised.c) on sacct answers
+ * --gpumem-policy=advised's choice (plugin/core/advice/advice_history.c) on sacct answers
  * built here from real records (gpumem_acct_encode): which GPU wins, the
  * loop (kept, slower, still faulting, did not complete), names sacct's
  * database changed (a backquote for a quote, '?' for other UTF-8), a job
@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "acct.h"
-#include "advised.h"
+#include "core_record.h"
+#include "core_advice.h"
 #include "tap.h"
 
 /* Figures of one GPU: [index, samples, "gpm", dram mean, p95, sm mean, p95, occ, rx mean, p95, tx, nvrx, nvtx, mem]. */

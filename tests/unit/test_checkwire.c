@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The warm check server's request and reply codec (plugin/core/checkwire.c):
+ * The warm check server's request and reply codec (plugin/core/health/checkwire.c):
  * a request round-trips; every bad length, truncation, oversize, version,
  * flag and field is refused with a reason, and nothing is kept then.  The
  * NVML health request and reply likewise, and neither kind passes for the
@@ -10,7 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "checkwire.h"
+#include "core_health.h"
 #include "tap.h"
 
 static void put32(unsigned char *p, unsigned v)

@@ -2,8 +2,7 @@
 /* The task environment, the UM advice string and GPU matching. */
 #include <stdlib.h>
 #include <string.h>
-#include "gpus.h"
-#include "policy.h"
+#include "core_policy.h"
 #include "tap.h"
 
 static const char *env_get(const struct gpumem_env *e, const char *name)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * GPU lists as Slurm and CUDA write them (plugin/core/gpus.c): indices,
+ * GPU lists as Slurm and CUDA write them (plugin/core/policy/gpus.c): indices,
  * GPU UUIDs, MIG instances in both spellings, PCI bus ids; the tasks' list
  * under ConstrainDevices (renumbered from 0) against the node's; and
  * matching probe output by each form.  The UUIDs are shaped like those of
@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "gpus.h"
+#include "core_policy.h"
 #include "tap.h"
 
 struct fakeenv { const char *names[4], *values[4]; };

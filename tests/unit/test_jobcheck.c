@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include "args.h"
 #include "jobctx.h"
-#include "report.h"
+#include "core_record.h"
 #include "tap.h"
 
 /* ------------------------------------------------------------ Slurm stand-ins */

@@ -16,7 +16,7 @@
 #include "jobpolicy.h"
 #include "statedir.h"
 #include "tap.h"
-#include "trust.h"
+#include "core_base.h"
 
 static const char site_yaml[] =
 	"version: 1\n"

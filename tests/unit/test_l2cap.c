@@ -5,7 +5,7 @@
  * cost between measured points and the words of the warning.
  */
 #include <string.h>
-#include "l2cap.h"
+#include "core_policy.h"
 #include "tap.h"
 
 static int site(const char *text, struct gpumem_site *s, struct gpumem_diags *d)

@@ -2,7 +2,7 @@
 /* Policy parsing, overlay and the JSON round trip used for forwarding. */
 #include <stdlib.h>
 #include <string.h>
-#include "policy.h"
+#include "core_policy.h"
 #include "tap.h"
 
 static int parse(const char *text, struct gpumem_policy *p, struct gpumem_diags *d)

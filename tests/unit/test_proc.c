@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * plugin/core/proc.c's lookup of the programs gpumem runs by name (sacct,
+ * plugin/core/base/proc.c's lookup of the programs gpumem runs by name (sacct,
  * sacctmgr, scontrol): absolute PATH entries only, and the system's default
  * path where there is no PATH at all, as in a Slurm Epilog (execvp's rule;
  * gpumem-acct found no sacct there once the lookup stopped using execvp);
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "proc.h"
+#include "core_base.h"
 #include "tap.h"
 
 /* A program that would outlive the process's deadline is killed there; after it, none starts. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The GPU memory profile (plugin/core/profile.c, acct_record.c): a good
+ * The GPU memory profile (plugin/core/record/profile.c, acct_record.c): a good
  * gpumem-profile/1 document passes and a table of broken or hostile ones
  * is refused, each naming the member; the compact summary and its check;
  * the accounting record's "prof" (newest profile of an "after" or "job"
@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "acct.h"
-#include "profile.h"
+#include "core_record.h"
 #include "tap.h"
 
 #define M(name, unit, mean, p95, mx, lv) \

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "schema.h"
+#include "core_policy.h"
 #include "tap.h"
 
 /* limits.min_fraction: a floor under a user's check.bandwidth.min_fraction. */

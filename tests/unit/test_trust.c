@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * plugin/core/trust.c: the escaper every log line and report string goes
+ * plugin/core/base/trust.c: the escaper every log line and report string goes
  * through, and the directory opener root writes reports with.
  */
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "tap.h"
-#include "trust.h"
+#include "core_base.h"
 
 static const char *esc(const char *in)
 {

@@ -138,7 +138,7 @@ int main(void)
 	char buf[256];
 	struct gpumem_um_config back;
 
-	/* What the plugin writes (plugin/core/env.c, gpumem_um_format). */
+	/* What the plugin writes (plugin/core/policy/env.c, gpumem_um_format). */
 	is_int(parse("v1;preferred=cpu;accessed_by=gpu;read_mostly=0;prefetch=none;min_bytes=1048576"),
 	       0, "the plugin's string parses");
 	is_int(c.preferred, GPUMEM_UM_CPU, "preferred=cpu");

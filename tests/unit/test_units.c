@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Sizes, units and names. */
 #include <stdint.h>
-#include "policy.h"
+#include "core_policy.h"
 #include "tap.h"
 
 static uint64_t size_of(const char *s, int *ok_)

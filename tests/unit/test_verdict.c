@@ -11,7 +11,7 @@
 
 #include "tap.h"
 #include "check.h"
-#include "json.h"
+#include "core_base.h"
 
 /* Strict JSON (RFC 8259), by the parser the plugin reads these documents with. */
 static int json_valid(const char *s)

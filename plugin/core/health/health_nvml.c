@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * gpumem-health's NVML reads (health.h), for gpumem-health and the warm
+ * gpumem-health's NVML reads (nvhealth.h), for gpumem-health and the warm
  * check server alike (health_doc.c): dlopened (nvmldl.h),
  * each query optional (an old driver without a symbol, a GPU that answers
  * "not supported" leaves the field at -1).  No CUDA, no context: NVML's
@@ -21,8 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "health.h"
-#include "nvmldl.h"
+#include "nvhealth.h"
+#include "core_base.h"
 
 #define NVLINK_MAX 18           /* NVML_NVLINK_MAX_LINKS */
 

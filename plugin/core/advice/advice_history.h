@@ -35,8 +35,8 @@
  * "POLICY (advised from job A: RULE)" (gpumem_advised_name): the record's
  * "policy" field carries it to AdminComment unchanged.
  */
-#ifndef GPUMEM_ADVISED_H
-#define GPUMEM_ADVISED_H
+#ifndef GPUMEM_ADVICE_HISTORY_H
+#define GPUMEM_ADVICE_HISTORY_H
 #include <stddef.h>
 
 struct gpumem_advice_table;     /* advise.h */

@@ -18,7 +18,7 @@
 #define GPUMEM_ACCT_H
 
 #include <stddef.h>
-#include "json.h"
+#include "core_base.h"
 #include "report.h"
 
 #define GPUMEM_ACCT_VERSION 1

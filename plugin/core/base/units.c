@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Sizes with units, numbers and UTF-8 as text (the enum names are policy.c's, from its key tables). */
+/* Sizes with units, numbers and UTF-8 as text (units.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "policy.h"
+#include "units.h"
 
 /*
  * Binary units only, as Slurm reads --mem: K, KiB = 1024 bytes and so on.

@@ -14,9 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "cudadl.h"
-#include "health.h"
-#include "json.h"
+#include "core_base.h"
+#include "nvhealth.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 #include "l2cap.h"
-#include "trust.h"
+#include "core_base.h"
 
 /*
  * Each figure's share kept, by the set-aside the driver grants: it grants

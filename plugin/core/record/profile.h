@@ -22,7 +22,7 @@
 #ifndef GPUMEM_PROFILE_H
 #define GPUMEM_PROFILE_H
 #include <stddef.h>
-#include "json.h"
+#include "core_base.h"
 
 #define GPUMEM_PROFILE_SCHEMA "gpumem-profile/1"
 /* Caps for a profile document. */

@@ -6,10 +6,10 @@
  * The document is gpumem-health/1, doc/CHECK-JSON.md ("gpumem-health/1"),
  * printed by gpumem-health (plugin/health/health.c) and answered by the
  * warm check server (kernels/check/check_serve.c) alike: both link this
- * code (core/libgpumemhealth, not the plugin).
+ * code (core/health/libgpumemhealth, not the plugin).
  */
-#ifndef GPUMEM_HEALTH_H
-#define GPUMEM_HEALTH_H
+#ifndef GPUMEM_NVHEALTH_H
+#define GPUMEM_NVHEALTH_H
 #include <stddef.h>
 #include <time.h>
 

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "advise.h"
-#include "schema.h"
+#include "core_policy.h"
 
 #define RULE(w) ((struct gpumem_advice_rule *)(w)->base)
 

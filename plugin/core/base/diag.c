@@ -3,7 +3,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include "policy.h"
+#include "diag.h"
 #include "trust.h"
 
 void gpumem_diag_add(struct gpumem_diags *d, enum gpumem_sev sev, const char *file,

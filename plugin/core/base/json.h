@@ -72,17 +72,7 @@ int gpumem_json_parse(const char *buf, size_t len, const struct gpumem_json_caps
 int gpumem_json_parse_with(struct json_tokener **keep, const char *buf, size_t len,
 			   const struct gpumem_json_caps *caps, struct json_object **out,
 			   char *err, size_t errlen);
-/* A gpumem-report/1 file under the report caps (report.h). */
-int gpumem_json_parse_report(const char *buf, size_t len, struct json_object **out,
-			     char *err, size_t errlen);
-int gpumem_json_parse_report_with(struct json_tokener **keep, const char *buf, size_t len,
-				  struct json_object **out, char *err, size_t errlen);
-/*
- * A gpumem-check/1 document (doc/CHECK-JSON.md) under the GPUMEM_CHECK_*
- * caps: an object whose "schema" is "gpumem-check/1".
- */
-int gpumem_json_parse_check(const char *buf, size_t len, struct json_object **out,
-			    char *err, size_t errlen);
+/* A report and a gpumem-check document under their caps: report.h. */
 
 /* ------------------------------------------------------------ reading */
 /* Member KEY of an object; NULL when absent, null, or OBJ is no object. */

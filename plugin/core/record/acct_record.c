@@ -33,7 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "acct.h"
-#include "policy.h"
+#include "core_policy.h"
 #include "profile.h"
 
 #define MAX_GPUS 64

@@ -10,7 +10,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include "json.h"
+#include "core_base.h"
 #include "schema.h"
 
 struct emitter {

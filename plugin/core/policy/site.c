@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
-#include "advise.h"
+#include "core_advice.h"
 #include "l2cap.h"
 #include "schema.h"
 

@@ -11,7 +11,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include "json.h"
+#include "core_base.h"
 #include "schema.h"
 
 void gpumem_walk_error(struct gpumem_walk *w, const struct gpumem_ynode *n,

@@ -17,8 +17,8 @@
 #ifndef GPUMEM_ADVISE_H
 #define GPUMEM_ADVISE_H
 #include <stdio.h>
-#include "json.h"
-#include "profile.h"
+#include "core_base.h"
+#include "core_record.h"
 
 #define GPUMEM_ADVICE_MAX_RULES 32      /* rules in a table */
 #define GPUMEM_ADVICE_MAX_ITEMS 8       /* conditions in a rule's when (or in_effect) */

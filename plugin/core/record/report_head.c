@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "json.h"
+#include "core_base.h"
 #include "report.h"
 
 const char *const gpumem_report_metric_names[GPUMEM_REPORT_NMETRICS] = {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The report file the plugin writes for each check of a job (schema
- * gpumem-report/1, doc/REPORT-JSON.md): its caps, and its head line
+ * gpumem-report/1, doc/REPORT-JSON.md): its caps, its reading under them
+ * and the check document's (report_read.c), and its head line
  * (report_head.c), which the plugin writes and `gpumem report` reads.
  * Core defines all of it; the reader's rows, loader and pictures are the
  * CLI's (plugin/cli/report_cli.h).
@@ -12,7 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <time.h>
-#include "json.h"
+#include "core_base.h"
 
 #define GPUMEM_REPORT_SCHEMA    "gpumem-report/1"
 #define GPUMEM_REPORT_DEFAULT_DIR "/var/lib/gpumem/reports"
@@ -35,6 +36,19 @@
 #define GPUMEM_CHECK_MAX_BYTES (GPUMEM_REPORT_MAX_FILE_BYTES - 16 * 1024)
 #define GPUMEM_CHECK_JSON_MAX_DEPTH (GPUMEM_REPORT_JSON_MAX_DEPTH - 1)
 #define GPUMEM_CHECK_JSON_MAX_VALUES (GPUMEM_REPORT_JSON_MAX_VALUES - 64)
+
+/* ------------------------------------------------------------ reading (report_read.c) */
+/* A gpumem-report/1 file under the report caps above (json.h's parse). */
+int gpumem_json_parse_report(const char *buf, size_t len, struct json_object **out,
+			     char *err, size_t errlen);
+int gpumem_json_parse_report_with(struct json_tokener **keep, const char *buf, size_t len,
+				  struct json_object **out, char *err, size_t errlen);
+/*
+ * A gpumem-check/1 document (doc/CHECK-JSON.md) under the GPUMEM_CHECK_*
+ * caps: an object whose "schema" is "gpumem-check/1".
+ */
+int gpumem_json_parse_check(const char *buf, size_t len, struct json_object **out,
+			    char *err, size_t errlen);
 
 /* ------------------------------------------------------------ the head line's rows */
 enum gpumem_report_metric_id {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * --gpumem-policy=advised (advised.h): sacct's rows of a user's jobs of one
+ * --gpumem-policy=advised (advice_history.h): sacct's rows of a user's jobs of one
  * name -> each job's winning advice, the history of its advised runs (did
  * they gain?) and the choice for the next job with the one line that says
  * why.  No I/O: srun's side (plugin/spank/advised.c) and `gpumem advise`
@@ -11,14 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "acct.h"
-#include "policy.h"
+#include "core_record.h"
+#include "core_policy.h"
 #include "advise.h"
-#include "advised.h"
-#include "profile.h"
+#include "advice_history.h"
 
 #define TAG " (advised from job "
-/* What Slurm 22.05's database may name a job srun started (advised.h). */
+/* What Slurm 22.05's database may name a job srun started (advice_history.h). */
 #define ALLOC_NAME "allocation"
 
 /*
@@ -97,7 +96,7 @@ int gpumem_advised_parse_name(const char *name, char *policy, size_t plen, long 
 }
 
 /* Rank of RULE in GPUMEM_ADVISED_ORDER (a rule the order does not know: after it). */
-/* RULE's place in table T: its order decides between used GPUs (advised.h). */
+/* RULE's place in table T: its order decides between used GPUs (advice_history.h). */
 static int rank_of(const struct gpumem_advice_table *t, const char *rule)
 {
 	int i;
@@ -120,7 +119,7 @@ struct pick {
 	int best_used;
 };
 
-/* One GPU's advice into the job's winner (advised.h: which GPU wins). */
+/* One GPU's advice into the job's winner (advice_history.h: which GPU wins). */
 static void consider(struct pick *k, const char *node, long gpu, const struct gpumem_advice *a)
 {
 	struct gpumem_advised_job *j = k->j;
@@ -269,7 +268,7 @@ static const struct gpumem_advised_job *find(const struct gpumem_advised *a, lon
 	return NULL;
 }
 
-/* The verdict on advised job J (advised.h: gain). */
+/* The verdict on advised job J (advice_history.h: gain). */
 static void judge(const struct gpumem_advised *a, const struct gpumem_advised_job *j,
 		  struct gpumem_advised_history *h)
 {
@@ -347,7 +346,7 @@ int gpumem_advised_read(char *text, const char *name, const struct gpumem_advice
 		if (!r.step) {
 			pending = NULL;
 			if (nl < 0 && strncmp(r.rest, ALLOC_NAME "|", strlen(ALLOC_NAME) + 1) == 0) {
-				/* Named by a step that follows? (advised.h: "allocation") */
+				/* Named by a step that follows? (advice_history.h: "allocation") */
 				alloc = r;
 				pending = &alloc;
 				continue;

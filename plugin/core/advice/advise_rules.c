@@ -23,8 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "advise.h"
-#include "policy.h"
-#include "schema.h"
+#include "core_policy.h"
 
 enum unit { U_PCT, U_GBPS, U_GIB, U_COUNT, U_EFF, U_WORDS };
 static const char *const unit_names[] = { "%", "GB/s", "GiB", "samples", "", "" };

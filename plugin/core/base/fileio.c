@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "policy.h"
+#include "fileio.h"
 
 int gpumem_read_fd(int fd, char *buf, size_t room, size_t *len)
 {

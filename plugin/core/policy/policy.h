@@ -4,10 +4,10 @@
  * site configuration, merging, clamping and the task environment.  The SPANK
  * plugin, the gpumem CLI and gpumem-check all link it (libgpumemcore).
  *
- * Builds: libgpumemcore (plugin/core/core.am), linked into every program.
+ * Builds: libgpumempolicy (plugin/core/core.am), in libgpumemcore, linked into every program.
  * Runs as: whoever links it (root in slurmstepd, the user in srun and gpumem).
- * Includes: system and libyaml headers only; this folder's headers are the
- * only ones other folders may include.
+ * Includes: system headers and base's diag.h, fileio.h and units.h (the
+ * diagnostics, file reads and units every policy reader uses).
  */
 #ifndef GPUMEM_POLICY_H
 #define GPUMEM_POLICY_H
@@ -15,11 +15,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stddef.h>
+#include "core_base.h"
 
 #define GPUMEM_NAME "gpumem"
 
-/* Hard caps that keep a hostile file cheap to reject. */
-#define GPUMEM_MAX_FILE_BYTES   (64 * 1024)
+/* Hard caps that keep a hostile file cheap to reject (its bytes: fileio.h). */
 #define GPUMEM_MAX_DEPTH        16
 #define GPUMEM_MAX_NODES        4096
 #define GPUMEM_MAX_SCALAR       1024
@@ -28,31 +28,6 @@
 #define GPUMEM_MAX_L2CAPS       16
 /* check.min_interval's default, minutes (doc/admin/checks.md, "Reuse: a check that rests on evidence"). */
 #define GPUMEM_CHECK_MIN_INTERVAL_DEFAULT 60
-
-/* ------------------------------------------------------------ diagnostics */
-enum gpumem_sev { GPUMEM_SEV_ERROR, GPUMEM_SEV_WARNING };
-
-struct gpumem_diag {
-	struct gpumem_diag *next;
-	enum gpumem_sev sev;
-	int line, col;          /* 1-based; 0 when the problem has no place */
-	char *file;
-	char *msg;
-};
-
-struct gpumem_diags {
-	struct gpumem_diag *head, *tail;
-	int nerrors, nwarnings;
-};
-
-void gpumem_diag_add(struct gpumem_diags *d, enum gpumem_sev sev, const char *file,
-		     int line, int col, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
-/* One line per diagnostic: "FILE:LINE:COL: error: MESSAGE". */
-void gpumem_diags_print(const struct gpumem_diags *d, FILE *out);
-/* Same lines joined with '\n' in a malloc'd string (NULL when empty). */
-char *gpumem_diags_join(const struct gpumem_diags *d, int errors_only);
-void gpumem_diags_free(struct gpumem_diags *d);
 
 /* ------------------------------------------------------------ the policy */
 enum gpumem_loc { GPUMEM_LOC_NONE = 0, GPUMEM_LOC_CPU, GPUMEM_LOC_GPU };
@@ -167,20 +142,6 @@ int gpumem_policy_parse(const char *buf, size_t len, const char *name,
 int gpumem_policy_parse_json(const char *buf, size_t len, const char *name,
 			     struct gpumem_policy *p, struct gpumem_diags *d);
 
-/*
- * Read a file safely (regular file only, size-capped, no blocking on FIFOs)
- * into a malloc'd, NUL-terminated buffer.  Errors name the path.
- */
-int gpumem_read_file(const char *path, char **buf, size_t *len, struct gpumem_diags *d);
-/* The same for FD, already opened (and closed here), its errors naming PATH. */
-int gpumem_read_opened(int fd, const char *path, char **buf, size_t *len,
-		       struct gpumem_diags *d);
-/*
- * Read FD until end of file or ROOM bytes into BUF (retrying EINTR): 0 and
- * *len, or -1 with errno.  Callers give one byte more than they accept, so
- * a file that grew past its cap shows as *len over it.
- */
-int gpumem_read_fd(int fd, char *buf, size_t room, size_t *len);
 int gpumem_policy_load(const char *path, struct gpumem_policy *p, struct gpumem_diags *d);
 
 /* Overlay: every key set in 'top' replaces the one in 'base'. */
@@ -321,15 +282,7 @@ int gpumem_l2_hw_max_percent(const struct gpumem_node *node);
 /* The value of GPUMEM_UM_ADVICE, parsed by libgpumem-um; see kernels/um/um_config.c. */
 int gpumem_um_format(const struct gpumem_policy *p, char *buf, size_t len);
 
-/* ------------------------------------------------------------ helpers */
-/* "40GiB", "512 KiB", "1M", "1073741824": 0 on success, else -1 and *why. */
-int gpumem_parse_size(const char *s, uint64_t *out, const char **why);
-void gpumem_format_size(uint64_t v, char *buf, size_t len);
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is invalid
- * (overlong forms, surrogates and code points past U+10FFFF included). */
-size_t gpumem_utf8_len(const unsigned char *s, size_t avail);
-/* A double that parses back to itself (no %g rounding to 6 digits). */
-void gpumem_format_double(double v, char *buf, size_t len);
+/* ------------------------------------------------------------ enum names */
 /*
  * Each enum's names in enum order, NULL-ended: the one list the policy and
  * site key tables (policy.c, site.c), the name functions below and merge's
