@@ -347,29 +347,20 @@ static int spawn_prepare(const struct gpumem_mps *m, struct spawn *s,
 	return 0;
 }
 
-/* The daemon's process: its own session, the user's uid, GPUMEM_MPS_GID as real gid. */
-static void spawn_child(const struct gpumem_mps *m, const struct spawn *s)
+/*
+ * The daemon's process: its own session, the user's uid and groups,
+ * GPUMEM_MPS_GID as real and saved gid, its output in the user's own log/
+ * (opened as the user).
+ */
+static pid_t spawn_daemon(const struct gpumem_mps *m, const struct spawn *s)
 {
 	char *argv[] = { (char *)s->control, "-f", NULL };
-	int fd;
+	struct gpumem_spawn sp = { .path = s->control, .argv = argv, .envp = s->envp,
+				   .uid = m->uid, .gid = m->gid, .rgid = GPUMEM_MPS_GID,
+				   .groups = s->groups, .ngroups = s->ngroups, .in = -1,
+				   .out = -1, .err = -1, .out_path = s->out };
 
-	gpumem_proc_reset_signals();
-	setsid();
-	if (chdir("/") < 0 || setgroups((size_t)s->ngroups, s->groups) < 0 ||
-	    setresgid(GPUMEM_MPS_GID, m->gid, GPUMEM_MPS_GID) < 0 ||
-	    setresuid(m->uid, m->uid, m->uid) < 0 || (setuid(0) == 0 && m->uid != 0))
-		_exit(126);
-	/* Opened as the user: the file is theirs, in their own log/. */
-	fd = open(s->out, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
-		_exit(126);
-	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || dup2(fd, 0) < 0)
-		_exit(126);
-	for (fd = 3; fd < 1024; fd++)
-		close(fd);
-	execve(s->control, argv, s->envp);
-	_exit(127);
+	return gpumem_proc_spawn(&sp);
 }
 
 /* Why the daemon ended before it listened: its status and its last words. */
@@ -452,13 +443,11 @@ int gpumem_mps_start(const struct gpumem_mps *m, char *why, size_t wlen)
 
 	if (spawn_prepare(m, &s, why, wlen) < 0)
 		goto fail;
-	pid = fork();
+	pid = spawn_daemon(m, &s);
 	if (pid < 0) {
 		snprintf(why, wlen, "fork: %s", strerror(errno));
 		goto fail;
 	}
-	if (pid == 0)
-		spawn_child(m, &s);
 	if (wait_listening(m, pid, why, wlen) < 0)
 		goto fail;
 	start = gpumem_proc_start_time(pid);
