@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "env.h"
 
 #define DEFAULT_SITE      GPUMEM_CHECK_DEFAULT_SITE
 #define SITE_STDIN        "the site file (standard input)"
@@ -305,7 +306,7 @@ static void report_start(struct run *r)
 	 * doubles the context's creation time (H200: 0.11 s -> 0.05 s with 1,
 	 * bench/check-timing).  A value the caller set is kept.
 	 */
-	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 0);
+	setenv(GPUMEM_ENV_MAX_CONN, "1", 0);
 }
 
 /* ------------------------------------------------------------ driver probe */

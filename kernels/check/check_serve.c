@@ -51,6 +51,7 @@
 
 #include "check_main.h"
 #include "checkwire.h"
+#include "env.h"
 #include "health.h"
 #include "proc.h"
 
@@ -290,7 +291,7 @@ static int serve_one(int fd, struct gpumem_check_io *io)
 	io->site_text = req.site ? req.site : "";
 	io->site_len = req.site_len;
 	request_ordinals(&req, io);
-	setenv("SLURMD_NODENAME", req.node, 1);
+	setenv(GPUMEM_ENV_NODENAME, req.node, 1);
 	io->json_out = open_memstream(&doc, &doc_len);
 	if (!io->json_out) {
 		gpumem_cw_req_free(&req);
@@ -358,7 +359,7 @@ int gpumem_check_serve(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	/* Before cuInit, as each check sets it (one work queue per GPU). */
-	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 0);
+	setenv(GPUMEM_ENV_MAX_CONN, "1", 0);
 	/* cuInit once, with every GPU of the node visible: what each request saves. */
 	memset(&rep, 0, sizeof(rep));
 	serve_alarm(START_ALARM_S);

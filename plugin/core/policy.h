@@ -6,8 +6,8 @@
  *
  * Builds: libgpumemcore (plugin/core/core.am), linked into every program.
  * Runs as: whoever links it (root in slurmstepd, the user in srun and gpumem).
- * Includes: system and libyaml headers only; this folder's headers are the
- * only ones other folders may include.
+ * Includes: system headers and env.h (the variables' names) only; this
+ * folder's headers are the only ones other folders may include.
  */
 #ifndef GPUMEM_POLICY_H
 #define GPUMEM_POLICY_H
@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stddef.h>
+#include "env.h"
 
 #define GPUMEM_NAME "gpumem"
 
@@ -295,14 +296,7 @@ struct gpumem_env {
 	struct { char name[64]; char value[1024]; } var[GPUMEM_ENV_MAX];
 };
 
-/* Environment names a policy may produce: the only ones the plugin sets. */
-#define GPUMEM_ENV_L2_PCT     "CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT"
-#define GPUMEM_ENV_MPS_PCT    "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"
-#define GPUMEM_ENV_MPS_PINNED "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"
-#define GPUMEM_ENV_MPS_PIPE   "CUDA_MPS_PIPE_DIRECTORY"
-#define GPUMEM_ENV_MPS_LOG    "CUDA_MPS_LOG_DIRECTORY"
-#define GPUMEM_ENV_UM         "GPUMEM_UM_ADVICE"
-#define GPUMEM_ENV_PRELOAD    "LD_PRELOAD"
+/* The names a policy may produce (GPUMEM_ENV_*) are env.h's. */
 
 /*
  * The variables a task receives under policy 'p' on 'node'.  The L2

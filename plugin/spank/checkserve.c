@@ -52,6 +52,7 @@
 #include <unistd.h>
 #include "checkwatch.h"
 #include "checkwire.h"
+#include "env.h"
 #include "jobctx.h"
 #include "log.h"
 #include "proc.h"
@@ -138,16 +139,17 @@ static int listen_new(const struct sockaddr_un *addr, char *why, size_t wlen)
 /* Start `CHECK --serve --idle S` as check_user on listening socket LFD; its pid or -1. */
 static pid_t server_spawn(const struct gpumem_jobctx *c, int lfd)
 {
-	char idle[32], pipe[4200];
+	char idle[32];
 	char *argv[] = { c->args->check, "--serve", "--idle", idle, NULL };
-	char *envp[] = { "PATH=/usr/bin:/bin", pipe, "CUDA_DEVICE_MAX_CONNECTIONS=1", NULL };
-	struct gpumem_spawn sp = { .path = argv[0], .argv = argv, .envp = envp,
-				   .uid = c->args->check_uid, .gid = c->args->check_gid,
+	struct gpumem_henv env;
+	struct gpumem_spawn sp = { .path = argv[0], .argv = argv, .uid = c->args->check_uid, .gid = c->args->check_gid,
 				   .rgid = c->args->check_gid, .in = lfd, .out = -1, .err = -1 };
 
 	snprintf(idle, sizeof(idle), "%d", c->site.check_warm_s);
-	snprintf(pipe, sizeof(pipe), "CUDA_MPS_PIPE_DIRECTORY=%s",
-		 c->nomps ? c->nomps : GPUMEM_MPS_NOMPS_NONE);
+	gpumem_henv_init(&env);
+	gpumem_henv_set(&env, GPUMEM_ENV_MPS_PIPE, "%s", c->nomps ? c->nomps : GPUMEM_MPS_NOMPS_NONE);
+	gpumem_henv_set(&env, GPUMEM_ENV_MAX_CONN, "1");
+	sp.envp = gpumem_henv_envp(&env);
 	return gpumem_proc_spawn(&sp);
 }
 

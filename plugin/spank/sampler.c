@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "env.h"
 #include "json.h"
 #include "log.h"
 #include "proc.h"
@@ -50,17 +51,19 @@ static void record(int sfd, unsigned job, const char *node, const char *text)
  */
 static pid_t spawn(const struct gpumem_sampler *s, int out, char **argv)
 {
-	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
-	struct gpumem_spawn sp = { .path = s->path, .argv = argv, .envp = envp, .uid = s->uid,
+	struct gpumem_henv env;
+	struct gpumem_spawn sp = { .path = s->path, .argv = argv, .uid = s->uid,
 				   .gid = s->gid, .rgid = s->gid, .in = -1, .out = out,
 				   .err = -1 };
 	sigset_t stop;
 
+	gpumem_henv_init(&env);
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGHUP);
 	sp.block = &stop;
+	sp.envp = gpumem_henv_envp(&env);
 	return gpumem_proc_spawn(&sp);
 }
 
