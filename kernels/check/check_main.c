@@ -485,8 +485,8 @@ static int finish(struct run *r, int rc)
 		/*
 		 * No nvmlShutdown: the one-shot check _exits, and the driver
 		 * releases NVML's handles with it, sooner than a shutdown would;
-		 * the warm server keeps NVML started (the next nvmlInit only
-		 * counts up).
+		 * the warm server keeps the process's one NVML started for its
+		 * next checks and health requests (gpumem_health_shared).
 		 */
 		free(gpumem_check_future_wait(&r->sh.nvml));
 	}
