@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include "core_health.h"
 #include "core_policy.h"
 
 #define GPUMEM_CHECK_PROG      "gpumem-check"
@@ -79,7 +80,12 @@ struct gpumem_check_metric {
 	enum gpumem_check_verdict verdict;
 };
 
-/* Health; -1 in any counter or flag means "not known". */
+/*
+ * Health; -1 in any counter or flag means "not known".  NVML's part is the
+ * one NVML reader's model (plugin/core/health/nvhealth.h), filled by check_nvml.c:
+ * of it the check reports ECC (volatile counts), retired pages, remapped
+ * rows, PCIe, the clock event reasons and the MIG mode.
+ */
 struct gpumem_check_health {
 	int context_ok;
 	int busy;                       /* context refused: busy/exclusive/prohibited */
@@ -89,15 +95,7 @@ struct gpumem_check_health {
 	int nvml;                       /* GPUMEM_CHECK_NVML_* */
 	char nvml_note[GPUMEM_CHECK_MSG];
 	int mig_instance;               /* CUDA device is a MIG slice, not the GPU */
-	int ecc_enabled, ecc_pending;
-	long long ecc_corrected, ecc_uncorrected;       /* volatile counts */
-	long long retired_sbe, retired_dbe;
-	int retired_pending;
-	long long remap_corr, remap_unc;
-	int remap_pending, remap_failure;
-	int pcie_gen, pcie_max_gen, pcie_width, pcie_max_width;
-	long long throttle;             /* NVML clock event/throttle reason mask */
-	int mig_mode;
+	struct gpumem_health_dev nv;    /* NVML's counters; ecc_enabled first from CUDA */
 	enum gpumem_check_verdict verdict;
 };
 
@@ -107,20 +105,6 @@ enum {
 	GPUMEM_CHECK_NVML_MISSING,      /* libnvidia-ml.so.1 absent */
 	GPUMEM_CHECK_NVML_ERROR,        /* present, but init or lookup failed */
 };
-
-/* NVML clock event ("throttle") reason bits we name. */
-#define GPUMEM_CHECK_THR_GPU_IDLE        0x1ull
-#define GPUMEM_CHECK_THR_APP_CLOCKS      0x2ull
-#define GPUMEM_CHECK_THR_SW_POWER_CAP    0x4ull
-#define GPUMEM_CHECK_THR_HW_SLOWDOWN     0x8ull
-#define GPUMEM_CHECK_THR_SYNC_BOOST      0x10ull
-#define GPUMEM_CHECK_THR_SW_THERMAL      0x20ull
-#define GPUMEM_CHECK_THR_HW_THERMAL      0x40ull
-#define GPUMEM_CHECK_THR_HW_POWER_BRAKE  0x80ull
-#define GPUMEM_CHECK_THR_DISPLAY_CLOCKS  0x100ull
-/* These mean the hardware or the driver slowed the GPU down: a warning. */
-#define GPUMEM_CHECK_THR_BAD (GPUMEM_CHECK_THR_HW_SLOWDOWN | GPUMEM_CHECK_THR_SW_THERMAL | \
-			      GPUMEM_CHECK_THR_HW_THERMAL | GPUMEM_CHECK_THR_HW_POWER_BRAKE)
 
 struct gpumem_check_memtest {
 	int run;
@@ -270,8 +254,6 @@ void gpumem_check_add_reason(struct gpumem_check_device *d, const char *fmt, ...
 /* Median of n values (sorts v in place); 0 for n <= 0. */
 double gpumem_check_median(double *v, int n);
 double gpumem_check_max(const double *v, int n);
-/* "hw_slowdown,sw_thermal" for a reason mask; "none" for 0. */
-void gpumem_check_throttle_names(long long mask, char *buf, size_t len);
 
 /* Reset a device record: every count unknown, nothing run. */
 void gpumem_check_device_init(struct gpumem_check_device *d, int ordinal);

@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "check_main.h"
+#include "core_policy.h"
 
 #define PFX GPUMEM_CHECK_PFX
 #define DEFAULT_SITE GPUMEM_CHECK_DEFAULT_SITE
@@ -65,7 +66,7 @@ static void usage(FILE *f)
 "      --min-fraction F   pass at F x reference (default: site, else 0.85);\n"
 "                         warn down to F-0.10, fail below\n"
 "      --mps-share PCT    MPS active-thread share of this job (default:\n"
-"                         $CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, else 100)\n"
+"                         $" GPUMEM_ENV_MPS_PCT ", else 100)\n"
 "      --timeout S        give up after S seconds with a fail (default: site,\n"
 "                         else 60; 0: never)\n"
 "      --array-bytes N    size of each bandwidth array (default 1GiB)\n"

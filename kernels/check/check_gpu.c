@@ -58,7 +58,7 @@ int gpumem_check_identify(int ordinal, struct gpumem_check_device *d)
 	d->persisting_max = p.persistingL2CacheMaxSize > 0 ? (uint64_t)p.persistingL2CacheMaxSize : 0;
 	d->mps_client = p.mpsEnabled;
 	d->numa.cuda_node = p.hostNumaId;
-	d->health.ecc_enabled = p.ECCEnabled ? 1 : 0;  /* NVML refines this later */
+	d->health.nv.ecc_enabled = p.ECCEnabled ? 1 : 0;  /* NVML refines this later */
 	if (cudaDeviceGetAttribute(&v, cudaDevAttrComputeMode, ordinal) == cudaSuccess)
 		d->health.compute_mode = v;
 	rv = 0;
@@ -297,7 +297,7 @@ static void host_phase(struct gpumem_check_ctx *c, struct gpumem_check_nvml *nvm
 	if (!c->dead)
 		gpumem_check_host_transfers(c, pn);
 	/* No reading of the link during the transfers: read it now, idle. */
-	if (nvml && !c->o->quick && d->health.pcie_gen < 0)
+	if (nvml && !c->o->quick && d->health.nv.gen < 0)
 		gpumem_check_nvml_pcie(nvml, d);
 	d->t.host = gpumem_check_now() - t1;
 	gpumem_check_host_unpin(pn);

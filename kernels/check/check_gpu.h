@@ -76,7 +76,7 @@ int gpumem_check_launch_hotstream(cudaStream_t stream, struct gpumem_check_grid 
 #include <pthread.h>
 #include "check.h"
 #include "check_numa.h"
-#include "nvml_dl.h"
+#include "check_nvml.h"
 
 struct gpumem_check_opts {
 	int quick;                      /* bandwidth only */

@@ -78,14 +78,14 @@ static jo *throttle(const struct gpumem_check_health *h)
 	jo *t = obj(), *list;
 	char names[256], *p, *save = NULL;
 
-	if (h->throttle < 0) {
+	if (h->nv.clocks < 0) {
 		add(t, "mask", NULL);
 		add(t, "reasons", NULL);
 		return t;
 	}
-	add(t, "mask", hex("0x%llx", (unsigned long long)h->throttle));
+	add(t, "mask", hex("0x%llx", (unsigned long long)h->nv.clocks));
 	list = json_object_new_array();
-	gpumem_check_throttle_names(h->throttle, names, sizeof(names));
+	gpumem_health_clock_names(h->nv.clocks, names, sizeof(names));
 	if (strcmp(names, "none"))
 		for (p = strtok_r(names, ",", &save); p; p = strtok_r(NULL, ",", &save))
 			json_object_array_add(list, gpumem_json_string(p));
@@ -104,26 +104,26 @@ static jo *health(const struct gpumem_check_device *d)
 	add(o, "compute_mode",
 	    h->compute_mode < 0 ? NULL : gpumem_json_string(compute_mode(h->compute_mode)));
 	add(o, "nvml", gpumem_json_string(nvml_state(h)));
-	add(o, "mig_mode", opt_bool(h->mig_mode));
+	add(o, "mig_mode", opt_bool(h->nv.mig_mode));
 	add(o, "mig_instance", opt_bool(h->mig_instance));
-	add(ecc, "enabled", opt_bool(h->ecc_enabled));
-	add(ecc, "pending_enabled", opt_bool(h->ecc_pending));
-	add(ecc, "corrected_volatile", opt_ll(h->ecc_corrected));
-	add(ecc, "uncorrected_volatile", opt_ll(h->ecc_uncorrected));
+	add(ecc, "enabled", opt_bool(h->nv.ecc_enabled));
+	add(ecc, "pending_enabled", opt_bool(h->nv.ecc_pending));
+	add(ecc, "corrected_volatile", opt_ll(h->nv.ecc[0][0]));
+	add(ecc, "uncorrected_volatile", opt_ll(h->nv.ecc[0][1]));
 	add(o, "ecc", ecc);
-	add(retired, "single_bit", opt_ll(h->retired_sbe));
-	add(retired, "double_bit", opt_ll(h->retired_dbe));
-	add(retired, "pending", opt_bool(h->retired_pending));
+	add(retired, "single_bit", opt_ll(h->nv.retired_sbe));
+	add(retired, "double_bit", opt_ll(h->nv.retired_dbe));
+	add(retired, "pending", opt_bool(h->nv.retired_pending));
 	add(o, "retired_pages", retired);
-	add(remap, "correctable", opt_ll(h->remap_corr));
-	add(remap, "uncorrectable", opt_ll(h->remap_unc));
-	add(remap, "pending", opt_bool(h->remap_pending));
-	add(remap, "failure", opt_bool(h->remap_failure));
+	add(remap, "correctable", opt_ll(h->nv.remap_c));
+	add(remap, "uncorrectable", opt_ll(h->nv.remap_u));
+	add(remap, "pending", opt_bool(h->nv.remap_pending));
+	add(remap, "failure", opt_bool(h->nv.remap_failure));
 	add(o, "row_remap", remap);
-	add(pcie, "gen", opt_ll(h->pcie_gen));
-	add(pcie, "max_gen", opt_ll(h->pcie_max_gen));
-	add(pcie, "width", opt_ll(h->pcie_width));
-	add(pcie, "max_width", opt_ll(h->pcie_max_width));
+	add(pcie, "gen", opt_ll(h->nv.gen));
+	add(pcie, "max_gen", opt_ll(h->nv.max_gen));
+	add(pcie, "width", opt_ll(h->nv.width));
+	add(pcie, "max_width", opt_ll(h->nv.max_width));
 	add(o, "pcie", pcie);
 	add(o, "throttle", throttle(h));
 	return o;

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "core_policy.h"
 
 #define DEFAULT_SITE      GPUMEM_CHECK_DEFAULT_SITE
 #define SITE_STDIN        "the site file (standard input)"
@@ -305,7 +306,7 @@ static void report_start(struct run *r)
 	 * doubles the context's creation time (H200: 0.11 s -> 0.05 s with 1,
 	 * bench/check-timing).  A value the caller set is kept.
 	 */
-	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 0);
+	setenv(GPUMEM_ENV_MAX_CONN, "1", 0);
 }
 
 /* ------------------------------------------------------------ driver probe */
@@ -484,8 +485,8 @@ static int finish(struct run *r, int rc)
 		/*
 		 * No nvmlShutdown: the one-shot check _exits, and the driver
 		 * releases NVML's handles with it, sooner than a shutdown would;
-		 * the warm server keeps NVML started (the next nvmlInit only
-		 * counts up).
+		 * the warm server keeps the process's one NVML started for its
+		 * next checks and health requests (gpumem_health_shared).
 		 */
 		free(gpumem_check_future_wait(&r->sh.nvml));
 	}

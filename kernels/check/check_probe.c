@@ -16,6 +16,7 @@
 
 #include "check_main.h"
 #include "core_base.h"
+#include "core_policy.h"
 
 typedef int (*cu_init_fn)(unsigned int);
 typedef int (*cu_count_fn)(int *);
@@ -37,7 +38,7 @@ static int have_dev_nvidia(void)
 
 static const char *mps_pipe(void)
 {
-	const char *d = getenv("CUDA_MPS_PIPE_DIRECTORY");
+	const char *d = getenv(GPUMEM_ENV_MPS_PIPE);
 
 	return d && *d ? d : "/tmp/nvidia-mps";
 }
@@ -86,8 +87,8 @@ static int probe_driver(char *why, size_t len)
 		return GPUMEM_CHECK_EXIT_FAIL;
 	}
 	if (count(&n) != 0 || n <= 0) {
-		snprintf(why, len, "no GPU visible%s", getenv("CUDA_VISIBLE_DEVICES") ?
-			 " (CUDA_VISIBLE_DEVICES is set)" : "");
+		snprintf(why, len, "no GPU visible%s", getenv(GPUMEM_ENV_VISIBLE) ?
+			 " (" GPUMEM_ENV_VISIBLE " is set)" : "");
 		return GPUMEM_CHECK_EXIT_SKIPPED;
 	}
 	/* The handle stays open: the CUDA runtime opens the same library. */

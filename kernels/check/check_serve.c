@@ -16,8 +16,8 @@
  * its document is the one a fresh `CUDA_VISIBLE_DEVICES=LIST gpumem-check`
  * prints.  It also answers the NVML health request (checkwire.h) with the
  * gpumem-health/1 document gpumem-health would print, from the same code
- * (plugin/core/health/health_doc.c), NVML started once (at the first such
- * request) and kept: the prolog and epilog then pay no nvmlInit for the
+ * (plugin/core/health/health_doc.c), NVML started once (by the first check or
+ * health request, one NVML for both) and kept: the prolog and epilog then pay no nvmlInit for the
  * evidence a reused check rests on (doc/admin/checks.md, "Reuse").  One request
  * per connection, served one at a time (a second prolog waits in the
  * listen queue: the driver serializes context creation anyway).  A peer other than root is refused; a request that
@@ -51,6 +51,7 @@
 
 #include "check_main.h"
 #include "core_health.h"
+#include "core_policy.h"
 #include "core_base.h"
 
 #define PFX GPUMEM_CHECK_PFX
@@ -197,17 +198,18 @@ fail:
 
 /*
  * A health request for GPUS: the gpumem-health/1 document, from the code
- * gpumem-health runs (plugin/core/health/health_doc.c), over NVML started at the
- * first such request and kept.  The server's own pid is left out of
+ * gpumem-health runs (plugin/core/health/health_doc.c), over the process's one
+ * NVML (gpumem_health_shared: started by the first check or health
+ * request, kept, and shared with the checks).  The server's own pid is left out of
  * "node_held": it holds no context here (each check's contexts are reset
  * before the next request is accepted), and must not stop the epilog's
  * skipped L2 reset if a driver kept one; every other process counts.
  */
 static void serve_health(int fd, const char *gpus)
 {
-	static struct gpumem_health_nvml *nvml;
-	static char driver[96], note[300];
-	static int missing;
+	struct gpumem_health_nvml *nvml;
+	char driver[96], note[300];
+	int missing;
 	unsigned char head[GPUMEM_CW_HEAD];
 	struct timespec t0;
 	size_t len;
@@ -215,10 +217,8 @@ static void serve_health(int fd, const char *gpus)
 	int code;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (!nvml) {
-		nvml = gpumem_health_open(driver, sizeof(driver), note, sizeof(note), &missing);
-		gpumem_health_ignore_pid(nvml, (unsigned int)getpid());
-	}
+	nvml = gpumem_health_shared(driver, sizeof(driver), note, sizeof(note), &missing);
+	gpumem_health_ignore_pid(nvml, (unsigned int)getpid());
 	doc = gpumem_health_document(nvml, driver, note, missing, gpus, &t0, &code);
 	len = doc ? strlen(doc) : 0;
 	if (!doc || len > GPUMEM_CW_HEALTH_DOC_MAX) {
@@ -289,7 +289,7 @@ static int serve_one(int fd, struct gpumem_check_io *io)
 	io->site_text = req.site ? req.site : "";
 	io->site_len = req.site_len;
 	request_ordinals(&req, io);
-	setenv("SLURMD_NODENAME", req.node, 1);
+	setenv(GPUMEM_ENV_NODENAME, req.node, 1);
 	io->json_out = open_memstream(&doc, &doc_len);
 	if (!io->json_out) {
 		gpumem_cw_req_free(&req);
@@ -357,7 +357,7 @@ int gpumem_check_serve(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	/* Before cuInit, as each check sets it (one work queue per GPU). */
-	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 0);
+	setenv(GPUMEM_ENV_MAX_CONN, "1", 0);
 	/* cuInit once, with every GPU of the node visible: what each request saves. */
 	memset(&rep, 0, sizeof(rep));
 	serve_alarm(START_ALARM_S);

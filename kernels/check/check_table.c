@@ -45,26 +45,26 @@ static void health_line(FILE *f, const struct gpumem_check_device *d)
 		fprintf(f, " context ok; NVML: %s\n", h->nvml_note[0] ? h->nvml_note : "not run");
 		return;
 	}
-	if (h->ecc_enabled == 1)
-		fprintf(f, " ECC on, %s corrected/%s uncorrected", cnt(h->ecc_corrected, x, sizeof(x)),
-			cnt(h->ecc_uncorrected, y, sizeof(y)));
+	if (h->nv.ecc_enabled == 1)
+		fprintf(f, " ECC on, %s corrected/%s uncorrected", cnt(h->nv.ecc[0][0], x, sizeof(x)),
+			cnt(h->nv.ecc[0][1], y, sizeof(y)));
 	else
-		fprintf(f, " ECC %s", h->ecc_enabled == 0 ? "off" : "n/a");
-	if (h->remap_pending >= 0)
-		fprintf(f, "; remap %s/%s%s%s", cnt(h->remap_corr, x, sizeof(x)),
-			cnt(h->remap_unc, y, sizeof(y)),
-			h->remap_pending == 1 ? " PENDING" : "", h->remap_failure == 1 ? " FAILED" : "");
-	else if (h->retired_pending >= 0)
-		fprintf(f, "; retired %s/%s%s", cnt(h->retired_sbe, x, sizeof(x)),
-			cnt(h->retired_dbe, y, sizeof(y)),
-			h->retired_pending == 1 ? " PENDING" : "");
-	if (h->pcie_gen > 0)
-		fprintf(f, "; PCIe gen%d x%s (max gen%s x%s)", h->pcie_gen,
-			cnt(h->pcie_width, x, sizeof(x)), cnt(h->pcie_max_gen, y, sizeof(y)),
-			cnt(h->pcie_max_width, names, sizeof(names)));
-	gpumem_check_throttle_names(h->throttle, names, sizeof(names));
+		fprintf(f, " ECC %s", h->nv.ecc_enabled == 0 ? "off" : "n/a");
+	if (h->nv.remap_pending >= 0)
+		fprintf(f, "; remap %s/%s%s%s", cnt(h->nv.remap_c, x, sizeof(x)),
+			cnt(h->nv.remap_u, y, sizeof(y)),
+			h->nv.remap_pending == 1 ? " PENDING" : "", h->nv.remap_failure == 1 ? " FAILED" : "");
+	else if (h->nv.retired_pending >= 0)
+		fprintf(f, "; retired %s/%s%s", cnt(h->nv.retired_sbe, x, sizeof(x)),
+			cnt(h->nv.retired_dbe, y, sizeof(y)),
+			h->nv.retired_pending == 1 ? " PENDING" : "");
+	if (h->nv.gen > 0)
+		fprintf(f, "; PCIe gen%d x%s (max gen%s x%s)", h->nv.gen,
+			cnt(h->nv.width, x, sizeof(x)), cnt(h->nv.max_gen, y, sizeof(y)),
+			cnt(h->nv.max_width, names, sizeof(names)));
+	gpumem_health_clock_names(h->nv.clocks, names, sizeof(names));
 	fprintf(f, "; clocks: %s", names);
-	if (h->mig_mode == 1)
+	if (h->nv.mig_mode == 1)
 		fprintf(f, "; MIG on");
 	fputc('\n', f);
 }

@@ -135,42 +135,6 @@ double gpumem_check_max(const double *v, int n)
 	return m;
 }
 
-void gpumem_check_throttle_names(long long mask, char *buf, size_t len)
-{
-	static const struct { unsigned long long bit; const char *name; } names[] = {
-		{ GPUMEM_CHECK_THR_GPU_IDLE, "gpu_idle" },
-		{ GPUMEM_CHECK_THR_APP_CLOCKS, "applications_clocks" },
-		{ GPUMEM_CHECK_THR_SW_POWER_CAP, "sw_power_cap" },
-		{ GPUMEM_CHECK_THR_HW_SLOWDOWN, "hw_slowdown" },
-		{ GPUMEM_CHECK_THR_SYNC_BOOST, "sync_boost" },
-		{ GPUMEM_CHECK_THR_SW_THERMAL, "sw_thermal" },
-		{ GPUMEM_CHECK_THR_HW_THERMAL, "hw_thermal" },
-		{ GPUMEM_CHECK_THR_HW_POWER_BRAKE, "hw_power_brake" },
-		{ GPUMEM_CHECK_THR_DISPLAY_CLOCKS, "display_clocks" },
-	};
-	unsigned long long m = (unsigned long long)mask, known = 0;
-	size_t used = 0, i;
-
-	if (!len)
-		return;
-	buf[0] = '\0';
-	if (mask < 0) {
-		snprintf(buf, len, "unknown");
-		return;
-	}
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		known |= names[i].bit;
-		if ((m & names[i].bit) && used < len)
-			used += (size_t)snprintf(buf + used, len - used, "%s%s",
-						 used ? "," : "", names[i].name);
-	}
-	if ((m & ~known) && used < len)
-		used += (size_t)snprintf(buf + used, len - used, "%sother(0x%llx)",
-					 used ? "," : "", m & ~known);
-	if (!used)
-		snprintf(buf, len, "none");
-}
-
 void gpumem_check_device_init(struct gpumem_check_device *d, int ordinal)
 {
 	struct gpumem_check_health *h = &d->health;
@@ -179,15 +143,7 @@ void gpumem_check_device_init(struct gpumem_check_device *d, int ordinal)
 	d->ordinal = d->index = ordinal;
 	h->compute_mode = -1;
 	h->mig_instance = -1;
-	h->ecc_enabled = h->ecc_pending = -1;
-	h->ecc_corrected = h->ecc_uncorrected = -1;
-	h->retired_sbe = h->retired_dbe = -1;
-	h->retired_pending = -1;
-	h->remap_corr = h->remap_unc = -1;
-	h->remap_pending = h->remap_failure = -1;
-	h->pcie_gen = h->pcie_max_gen = h->pcie_width = h->pcie_max_width = -1;
-	h->throttle = -1;
-	h->mig_mode = -1;
+	gpumem_health_clear(&h->nv);
 	d->numa.node = -1;
 	d->numa.cuda_node = -1;
 }
@@ -233,39 +189,39 @@ static enum gpumem_check_verdict judge_health(struct gpumem_check_device *d)
 			gpumem_check_add_reason(d, "GPU unusable for the check: compute mode is prohibited");
 		v = worse(v, GPUMEM_CHECK_V_UNUSABLE);
 	}
-	if (h->mig_mode == 1) {
+	if (h->nv.mig_mode == 1) {
 		gpumem_check_add_reason(d, "GPU unusable for the check: MIG mode is enabled");
 		v = worse(v, GPUMEM_CHECK_V_UNUSABLE);
 	} else if (h->mig_instance == 1) {
 		gpumem_check_add_reason(d, "GPU unusable for the check: the CUDA device is a MIG instance");
 		v = worse(v, GPUMEM_CHECK_V_UNUSABLE);
 	}
-	if (h->ecc_uncorrected > 0) {
+	if (h->nv.ecc[0][1] > 0) {
 		gpumem_check_add_reason(d, "%lld uncorrectable ECC error(s) since the driver loaded",
-					h->ecc_uncorrected);
+					h->nv.ecc[0][1]);
 		v = worse(v, GPUMEM_CHECK_V_FAIL);
 	}
-	if (h->remap_failure == 1) {
+	if (h->nv.remap_failure == 1) {
 		gpumem_check_add_reason(d, "row remapping failed (the GPU needs service)");
 		v = worse(v, GPUMEM_CHECK_V_FAIL);
 	}
-	if (h->remap_pending == 1) {
+	if (h->nv.remap_pending == 1) {
 		gpumem_check_add_reason(d, "row remap pending (a GPU reset is needed)");
 		v = worse(v, GPUMEM_CHECK_V_FAIL);
 	}
-	if (h->retired_pending == 1) {
+	if (h->nv.retired_pending == 1) {
 		gpumem_check_add_reason(d, "page retirement pending (a GPU reset is needed)");
 		v = worse(v, GPUMEM_CHECK_V_FAIL);
 	}
-	if (h->pcie_gen > 0 && h->pcie_max_gen > 0 && h->pcie_width > 0 && h->pcie_max_width > 0 &&
-	    (h->pcie_gen < h->pcie_max_gen || h->pcie_width < h->pcie_max_width)) {
+	if (h->nv.gen > 0 && h->nv.max_gen > 0 && h->nv.width > 0 && h->nv.max_width > 0 &&
+	    (h->nv.gen < h->nv.max_gen || h->nv.width < h->nv.max_width)) {
 		gpumem_check_add_reason(d, "PCIe link at gen%d x%d, below gen%d x%d",
-					h->pcie_gen, h->pcie_width, h->pcie_max_gen, h->pcie_max_width);
+					h->nv.gen, h->nv.width, h->nv.max_gen, h->nv.max_width);
 		v = worse(v, GPUMEM_CHECK_V_WARN);
 	}
-	if (h->throttle > 0 && ((unsigned long long)h->throttle & GPUMEM_CHECK_THR_BAD)) {
-		gpumem_check_throttle_names((long long)((unsigned long long)h->throttle &
-							GPUMEM_CHECK_THR_BAD), names, sizeof(names));
+	if (h->nv.clocks > 0 && ((unsigned long long)h->nv.clocks & GPUMEM_HEALTH_SLOWDOWN)) {
+		gpumem_health_clock_names((long long)((unsigned long long)h->nv.clocks &
+							GPUMEM_HEALTH_SLOWDOWN), names, sizeof(names));
 		gpumem_check_add_reason(d, "clocks slowed down: %s", names);
 		v = worse(v, GPUMEM_CHECK_V_WARN);
 	}

@@ -24,8 +24,9 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "core_policy.h"
 
-#define CVD "CUDA_VISIBLE_DEVICES"
+#define CVD GPUMEM_ENV_VISIBLE
 
 /* GPU device nodes present (/dev/nvidia0..63): how many ordinals there can be. */
 static int dev_nodes(void)

@@ -33,6 +33,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "core_policy.h"
 #include "l2reset.h"
 
 #include <cuda.h>
@@ -140,7 +141,7 @@ static void usage(FILE *f)
 		"usage: %s [--devices all|N[,N...]] [--timeout SECONDS] [--force] [--quiet]\n"
 		"Reset the persisting L2 lines of each GPU and set its persisting L2\n"
 		"set-aside to 0.  --devices takes CUDA ordinals as this process sees\n"
-		"them (CUDA_VISIBLE_DEVICES applies); default all.  --timeout bounds the\n"
+		"them (" GPUMEM_ENV_VISIBLE " applies); default all.  --timeout bounds the\n"
 		"whole run (default 30 s, 0 = none).  Where NVML shows no process on any\n"
 		"GPU of the node, nothing persists and CUDA is not started; --force\n"
 		"resets all the same.\n"
@@ -380,7 +381,7 @@ static int start_driver(struct drv *d, int *count)
  */
 static int nothing_held(const int *devs, int ndevs, char *why, size_t len)
 {
-	const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+	const char *vis = getenv(GPUMEM_ENV_VISIBLE);
 	unsigned int ngpus = 0;
 
 	if (force || (vis != NULL && *vis == '\0') || gpumem_l2_node_held(&ngpus, why, len))

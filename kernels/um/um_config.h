@@ -24,8 +24,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "core_policy.h"
 
-#define GPUMEM_UM_ENV           "GPUMEM_UM_ADVICE"
+#define GPUMEM_UM_ENV           GPUMEM_ENV_UM
 /* Longer values are refused: the plugin writes well under 200 bytes. */
 #define GPUMEM_UM_MAX_LEN       1024
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core_base.h"
+#include "core_policy.h"
 
 /* The few driver entry points we use, declared here: no toolkit needed. */
 typedef int CUresult;
@@ -36,7 +37,7 @@ int main(void)
 	int n = 0;
 
 	/* PCI order, so index N is the GPU Slurm and NVML call N. */
-	setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
+	setenv(GPUMEM_ENV_ORDER, "PCI_BUS_ID", 1);
 	h = gpumem_cuda_open(why, sizeof(why));
 	if (h == NULL) {
 		printf("none %s\n", why);

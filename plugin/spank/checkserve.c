@@ -9,7 +9,7 @@
  * Root owns the rendezvous: state_dir/check.<HOST>.sock (statefiles.h),
  * made, bound (0600) and listened here under state_dir/check.<HOST>.lock,
  * and handed to the server on its stdin; the server runs as check_user,
- * with no groups, in a session of its own (gpumem_proc_fork_session, like
+ * with no groups, in a session of its own (gpumem_proc_spawn, like
  * the sampler and the MPS daemon), from "/", with a fixed environment
  * (PATH, root's empty nomps as its MPS pipe directory, one work queue per
  * GPU), never the job's.  Who serves is checked by the kernel's word
@@ -52,6 +52,7 @@
 #include <unistd.h>
 #include "checkwatch.h"
 #include "core_health.h"
+#include "core_policy.h"
 #include "jobctx.h"
 #include "log.h"
 #include "core_base.h"
@@ -139,29 +140,18 @@ static int listen_new(const struct sockaddr_un *addr, char *why, size_t wlen)
 /* Start `CHECK --serve --idle S` as check_user on listening socket LFD; its pid or -1. */
 static pid_t server_spawn(const struct gpumem_jobctx *c, int lfd)
 {
-	char idle[32], pipe[4200];
+	char idle[32];
 	char *argv[] = { c->args->check, "--serve", "--idle", idle, NULL };
-	char *envp[] = { "PATH=/usr/bin:/bin", pipe, "CUDA_DEVICE_MAX_CONNECTIONS=1", NULL };
-	pid_t pid;
-	int null;
+	struct gpumem_henv env;
+	struct gpumem_spawn sp = { .path = argv[0], .argv = argv, .uid = c->args->check_uid, .gid = c->args->check_gid,
+				   .rgid = c->args->check_gid, .in = lfd, .out = -1, .err = -1 };
 
 	snprintf(idle, sizeof(idle), "%d", c->site.check_warm_s);
-	snprintf(pipe, sizeof(pipe), "CUDA_MPS_PIPE_DIRECTORY=%s",
-		 c->nomps ? c->nomps : GPUMEM_MPS_NOMPS_NONE);
-	pid = gpumem_proc_fork_session();
-	if (pid != 0)
-		return pid;
-	gpumem_proc_reset_signals();
-	null = open("/dev/null", O_RDWR);
-	if (null < 0 || chdir("/") < 0 || dup2(lfd, 0) < 0 || dup2(null, 1) < 0 ||
-	    dup2(null, 2) < 0)
-		_exit(126);
-	for (int fd = 3; fd < 1024; fd++)
-		close(fd);
-	if (gpumem_proc_become(c->args->check_uid, c->args->check_gid, NULL, 0) < 0)
-		_exit(126);
-	execve(argv[0], argv, envp);
-	_exit(127);
+	gpumem_henv_init(&env);
+	gpumem_henv_set(&env, GPUMEM_ENV_MPS_PIPE, "%s", c->nomps ? c->nomps : GPUMEM_MPS_NOMPS_NONE);
+	gpumem_henv_set(&env, GPUMEM_ENV_MAX_CONN, "1");
+	sp.envp = gpumem_henv_envp(&env);
+	return gpumem_proc_spawn(&sp);
 }
 
 /*

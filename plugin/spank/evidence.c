@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "core_health.h"
+#include "core_policy.h"
 #include "evidence.h"
 #include "jobcheck.h"
 #include "core_base.h"
@@ -86,7 +87,8 @@ static struct json_object *run_health(const struct gpumem_jobctx *c, int *warm, 
 				      size_t len)
 {
 	char path[4200], *argv[] = { path, "--gpus", (char *)c->ji.gpus, NULL };
-	char *envp[] = { "PATH=/usr/bin:/bin", NULL }, *text = NULL;
+	char *text = NULL;
+	struct gpumem_henv env;
 	struct gpumem_proc p = { 0 };
 	struct json_object *doc;
 	int rc, code = 0;
@@ -102,8 +104,9 @@ static struct json_object *run_health(const struct gpumem_jobctx *c, int *warm, 
 		snprintf(why, len, "no NVML evidence: gpumem-health is not installed (libexecdir)");
 		return NULL;
 	}
-	gpumem_proc_as_site(&p, path, argv, envp, c->args->check_uid, c->args->check_gid,
-			    HEALTH_TIMEOUT_S);
+	gpumem_henv_init(&env);
+	gpumem_proc_as_site(&p, path, argv, gpumem_henv_envp(&env), c->args->check_uid,
+			    c->args->check_gid, HEALTH_TIMEOUT_S);
 	p.drop_stderr = 1;
 	p.out_max = HEALTH_MAX_BYTES;
 	rc = gpumem_proc_run(&p);

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core_policy.h"
 #include "evidence.h"
 #include "jobctx.h"
 #include "log.h"
@@ -40,24 +41,25 @@ static void l2_reset(const struct gpumem_jobctx *c)
 {
 	char path[4200], gpus[GPUMEM_GPU_LIST_MAX + 32], timeout[32];
 	char *argv[] = { path, "--timeout", timeout, NULL };
-	char mps[4300];
-	char *envp[] = { "PATH=/usr/bin:/bin", mps, gpus, NULL };
+	struct gpumem_henv env;
 	struct gpumem_proc p = { 0 };
-	size_t o = (size_t)snprintf(gpus, sizeof(gpus), "CUDA_VISIBLE_DEVICES=");
+	size_t o = 0;
 	int n = 0;
 
 	snprintf(path, sizeof(path), "%s/gpumem-l2reset", c->args->libexecdir);
 	/* No MPS daemon: the job's is stopped by now, and no other may be reached. */
-	snprintf(mps, sizeof(mps), "CUDA_MPS_PIPE_DIRECTORY=%s", c->nomps);
+	gpumem_henv_init(&env);
+	gpumem_henv_set(&env, GPUMEM_ENV_MPS_PIPE, "%s", c->nomps);
 	snprintf(timeout, sizeof(timeout), "%d", c->args->timeout);
+	gpus[0] = '\0';
 	/* Under MIG no L2 lines persist: only whole GPUs are reset. */
 	for (int i = 0; i < c->ngpus; i++)
 		if (o < sizeof(gpus) && gpumem_gpu_kind(c->list[i], NULL, 0) != GPUMEM_GPU_MIG)
 			o += (size_t)snprintf(gpus + o, sizeof(gpus) - o, "%s%s", n++ ? "," : "",
 					      c->list[i]);
-	if (c->ngpus < 0)
-		envp[2] = NULL;
-	else if (n == 0) {
+	if (c->ngpus >= 0)
+		gpumem_henv_set(&env, GPUMEM_ENV_VISIBLE, "%s", gpus);
+	if (c->ngpus >= 0 && n == 0) {
 		gpumem_info("gpumem: job %u: L2 reset skipped: no whole GPU (MIG instances only)",
 			    c->job);
 		return;
@@ -77,11 +79,11 @@ static void l2_reset(const struct gpumem_jobctx *c)
 			     "own user", c->job, (unsigned)c->uid);
 		return;
 	}
-	gpumem_proc_as_site(&p, path, argv, envp, c->args->check_uid, c->args->check_gid,
-			    c->args->timeout + 5);
+	gpumem_proc_as_site(&p, path, argv, gpumem_henv_envp(&env), c->args->check_uid,
+			    c->args->check_gid, c->args->timeout + 5);
 	if (gpumem_proc_run(&p) == 0)
 		gpumem_info("gpumem: job %u: L2 reset on GPUs %s (exit %d): %.300s", c->job,
-			    c->ngpus >= 0 ? gpus + strlen("CUDA_VISIBLE_DEVICES=") : "(all)", p.status,
+			    c->ngpus >= 0 ? gpus : "(all)", p.status,
 			    p.cut ? "stopped at the job epilog's time limit" : p.out);
 	gpumem_proc_free(&p);
 }

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "core_policy.h"
 #include "jobctx.h"
 #include "log.h"
 #include "core_base.h"
@@ -198,36 +199,23 @@ static void check_argv(const struct gpumem_jobctx *c, char **argv, char *frac, c
 	argv[a] = NULL;
 }
 
-/* The strings check_envp points into. */
-struct check_envbuf {
-	char gpus[1100], pipe[4200], node[96];
-};
-
 /*
- * The check's fixed environment (5 slots): never the job's.  Always on the
+ * The check's fixed environment: never the job's.  Always on the
  * bare GPU, never through the job's MPS daemon: that daemon is the user's,
  * and an MPS control daemon serves clients of its own uid only (one of
  * another uid waits until it exits), so its pipe directory is root's empty
  * nomps (without one CUDA tries /tmp/nvidia-mps, where any user may run a
  * daemon), and the thresholds are the whole GPU's, not the job's share.
  */
-static void check_envp(const struct gpumem_jobctx *c, char **envp, struct check_envbuf *b)
+static void check_env(const struct gpumem_jobctx *c, struct gpumem_henv *env)
 {
-	int e = 0;
-
-	envp[e++] = "PATH=/usr/bin:/bin";
+	gpumem_henv_init(env);
 	/* Which node this is, for the check's own messages. */
-	snprintf(b->node, sizeof(b->node), "SLURMD_NODENAME=%s", c->ji.node);
-	envp[e++] = b->node;
+	gpumem_henv_set(env, GPUMEM_ENV_NODENAME, "%s", c->ji.node);
 	/* The job's GPUs in the node's numbering (none: all, gpus=all). */
-	if (c->ji.gpus[0]) {
-		snprintf(b->gpus, sizeof(b->gpus), "CUDA_VISIBLE_DEVICES=%s", c->ji.gpus);
-		envp[e++] = b->gpus;
-	}
-	snprintf(b->pipe, sizeof(b->pipe), "CUDA_MPS_PIPE_DIRECTORY=%s",
-		 c->nomps ? c->nomps : GPUMEM_MPS_NOMPS_NONE);
-	envp[e++] = b->pipe;
-	envp[e] = NULL;
+	if (c->ji.gpus[0])
+		gpumem_henv_set(env, GPUMEM_ENV_VISIBLE, "%s", c->ji.gpus);
+	gpumem_henv_set(env, GPUMEM_ENV_MPS_PIPE, "%s", c->nomps ? c->nomps : GPUMEM_MPS_NOMPS_NONE);
 }
 
 /* What the finished check said: its exit status, then its document. */
@@ -268,8 +256,8 @@ void gpumem_jobcheck_run(const struct gpumem_jobctx *c, const char *phase, int l
 			 struct gpumem_checkrun *r)
 {
 	char frac[32], tmo[32], sa[32], why[4200];
-	char *argv[16], *envp[5];
-	struct check_envbuf eb;
+	char *argv[16];
+	struct gpumem_henv env;
 	struct gpumem_proc p = { 0 };
 	int timeout = c->have_site ? c->site.check_timeout_s : c->args->timeout;
 	long left;
@@ -323,9 +311,9 @@ void gpumem_jobcheck_run(const struct gpumem_jobctx *c, const char *phase, int l
 	}
 	snprintf(r->ran_by, sizeof(r->ran_by), "one-shot");
 	check_argv(c, argv, frac, tmo, sa, timeout, l2_reset);
-	check_envp(c, envp, &eb);
+	check_env(c, &env);
 	/* As the site's check_user: out of the job's user's reach (signals, ptrace, /proc). */
-	gpumem_proc_as_site(&p, c->args->check, argv, envp, c->args->check_uid,
+	gpumem_proc_as_site(&p, c->args->check, argv, gpumem_henv_envp(&env), c->args->check_uid,
 			    c->args->check_gid, timeout + 5);
 	/* The site file as the job's record holds it (gpumem-check --site -). */
 	p.input = c->have_site ? c->site_text : NULL;

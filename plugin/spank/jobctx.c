@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "core_policy.h"
 #include "evidence.h"
 #include "jobctx.h"
 #include "jobpolicy.h"
@@ -54,8 +55,8 @@ static void fill_jobinfo(struct gpumem_jobctx *c, const char *step)
 	memset(ji, 0, sizeof(*ji));
 	ji->job = c->job;
 	snprintf(ji->step, sizeof(ji->step), "%s", step);
-	if (getenv("SLURMD_NODENAME"))
-		snprintf(ji->node, sizeof(ji->node), "%s", getenv("SLURMD_NODENAME"));
+	if (getenv(GPUMEM_ENV_NODENAME))
+		snprintf(ji->node, sizeof(ji->node), "%s", getenv(GPUMEM_ENV_NODENAME));
 	else
 		gethostname(ji->node, sizeof(ji->node) - 1);
 	if (getpwuid_r(c->uid, &pw, buf, sizeof(buf), &res) == 0 && res)

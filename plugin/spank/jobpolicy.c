@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core_advice.h"
+#include "core_policy.h"
 #include "jobpolicy.h"
 #include "core_base.h"
 
@@ -27,11 +28,12 @@
 static char *read_as_user(const char *path, uid_t uid, gid_t gid, int timeout)
 {
 	char *argv[] = { "/bin/cat", "--", (char *)path, NULL };
-	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+	struct gpumem_henv env;
 	struct gpumem_proc p = { 0 };
 	char *out = NULL;
 
-	gpumem_proc_as_user(&p, argv[0], argv, envp, uid, gid, timeout);
+	gpumem_henv_init(&env);
+	gpumem_proc_as_user(&p, argv[0], argv, gpumem_henv_envp(&env), uid, gid, timeout);
 	p.drop_stderr = 1;
 	p.out_max = GPUMEM_MAX_FILE_BYTES + 1;
 	if (gpumem_proc_run(&p) == 0 && p.status == 0 && !p.timed_out &&

@@ -44,6 +44,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "core_policy.h"
 #include "log.h"
 #include "mps.h"
 #include "core_base.h"
@@ -193,20 +194,29 @@ static int user_dir(int dfd, const char *name, uid_t uid, gid_t gid)
 	return fchownat(dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW);
 }
 
+/* The job's daemon's pipe and log directories, as its clients and itself name them. */
+static void daemon_env(const struct gpumem_mps *m, struct gpumem_henv *env)
+{
+	char path[4200];
+
+	gpumem_henv_init(env);
+	gpumem_mps_path(path, sizeof(path), m->base, m->job, GPUMEM_MPS_PIPE);
+	gpumem_henv_set(env, GPUMEM_ENV_MPS_PIPE, "%s", path);
+	gpumem_mps_path(path, sizeof(path), m->base, m->job, GPUMEM_MPS_LOG);
+	gpumem_henv_set(env, GPUMEM_ENV_MPS_LOG, "%s", path);
+}
+
 /* Run the control program as the user on the job's daemon, with INPUT on its stdin. */
 static int control_cmd(const struct gpumem_mps *m, const char *input, char **out)
 {
-	char pipe_env[4300], log_env[4300], pipe[4200], log[4200];
 	char *argv[] = { (char *)m->control, NULL };
-	char *envp[] = { "PATH=/usr/bin:/bin", pipe_env, log_env, NULL };
 	struct gpumem_proc p = { 0 };
+	struct gpumem_henv env;
 	int rv;
 
-	gpumem_mps_path(pipe, sizeof(pipe), m->base, m->job, GPUMEM_MPS_PIPE);
-	gpumem_mps_path(log, sizeof(log), m->base, m->job, GPUMEM_MPS_LOG);
-	snprintf(pipe_env, sizeof(pipe_env), "CUDA_MPS_PIPE_DIRECTORY=%s", pipe);
-	snprintf(log_env, sizeof(log_env), "CUDA_MPS_LOG_DIRECTORY=%s", log);
-	gpumem_proc_as_user(&p, m->control, argv, envp, m->uid, m->gid, m->timeout);
+	daemon_env(m, &env);
+	gpumem_proc_as_user(&p, m->control, argv, gpumem_henv_envp(&env), m->uid, m->gid,
+			    m->timeout);
 	p.input = input;
 	if (gpumem_proc_run(&p) < 0)
 		return -1;
@@ -223,7 +233,7 @@ static int control_cmd(const struct gpumem_mps *m, const char *input, char **out
 static void remove_dir(const struct gpumem_mps *m, const char *dir)
 {
 	char *argv[] = { "/bin/rm", "-rf", "--", NULL, NULL, NULL };
-	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+	struct gpumem_henv env;
 	char pipe[4300], log[4300], why[600], name[64];
 	struct gpumem_proc p = { 0 };
 	int bfd;
@@ -235,7 +245,9 @@ static void remove_dir(const struct gpumem_mps *m, const char *dir)
 	argv[3] = pipe;
 	argv[4] = log;
 	if (access(pipe, F_OK) == 0 || access(log, F_OK) == 0) {
-		gpumem_proc_as_user(&p, argv[0], argv, envp, m->uid, m->gid, m->timeout);
+		gpumem_henv_init(&env);
+		gpumem_proc_as_user(&p, argv[0], argv, gpumem_henv_envp(&env), m->uid, m->gid,
+				    m->timeout);
 		if (gpumem_proc_run(&p) < 0 || p.status != 0)
 			gpumem_error("gpumem: job %u: cannot empty %s: %.300s", m->job, dir,
 				     p.out ? p.out : "");
@@ -297,8 +309,7 @@ out:
 /* What the daemon's exec needs, made before fork (the child only calls safe functions). */
 struct spawn {
 	const char *control;
-	char *envp[8];
-	char env[5][4300];
+	struct gpumem_henv env;
 	char out[4300];         /* log/control.out: the daemon's own stdout and stderr */
 	gid_t groups[256];
 	int ngroups;
@@ -308,8 +319,7 @@ static int spawn_prepare(const struct gpumem_mps *m, struct spawn *s,
 			 char *why, size_t wlen)
 {
 	struct passwd pw, *res = NULL;
-	char buf[4096], path[4200];
-	int e = 0;
+	char buf[4096];
 
 	s->control = m->control;
 	s->ngroups = 256;
@@ -324,51 +334,30 @@ static int spawn_prepare(const struct gpumem_mps *m, struct spawn *s,
 				 "MPS daemons (tell your admin)", GPUMEM_MPS_GID);
 			return -1;
 		}
-	s->envp[e++] = "PATH=/usr/bin:/bin";
-	gpumem_mps_path(path, sizeof(path), m->base, m->job, GPUMEM_MPS_PIPE);
-	snprintf(s->env[0], sizeof(s->env[0]), "CUDA_MPS_PIPE_DIRECTORY=%s", path);
-	gpumem_mps_path(path, sizeof(path), m->base, m->job, GPUMEM_MPS_LOG);
-	snprintf(s->env[1], sizeof(s->env[1]), "CUDA_MPS_LOG_DIRECTORY=%s", path);
-	s->envp[e++] = s->env[0];
-	s->envp[e++] = s->env[1];
-	if (m->gpus && *m->gpus) {
-		snprintf(s->env[2], sizeof(s->env[2]), "CUDA_VISIBLE_DEVICES=%s", m->gpus);
-		s->envp[e++] = s->env[2];
-	}
+	daemon_env(m, &s->env);
+	if (m->gpus && *m->gpus)
+		gpumem_henv_set(&s->env, GPUMEM_ENV_VISIBLE, "%s", m->gpus);
 	/* The MPS server takes its L2 limit from its own environment. */
-	if (m->l2_pct >= 0) {
-		snprintf(s->env[3], sizeof(s->env[3]),
-			 "CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=%d", m->l2_pct);
-		s->envp[e++] = s->env[3];
-	}
-	s->envp[e] = NULL;
+	if (m->l2_pct >= 0)
+		gpumem_henv_set(&s->env, GPUMEM_ENV_L2_PCT, "%d", m->l2_pct);
 	gpumem_mps_path(s->out, sizeof(s->out), m->base, m->job, GPUMEM_MPS_CONTROL_OUT);
 	return 0;
 }
 
-/* The daemon's process: its own session, the user's uid, GPUMEM_MPS_GID as real gid. */
-static void spawn_child(const struct gpumem_mps *m, const struct spawn *s)
+/*
+ * The daemon's process: its own session, the user's uid and groups,
+ * GPUMEM_MPS_GID as real and saved gid, its output in the user's own log/
+ * (opened as the user).
+ */
+static pid_t spawn_daemon(const struct gpumem_mps *m, const struct spawn *s)
 {
 	char *argv[] = { (char *)s->control, "-f", NULL };
-	int fd;
+	struct gpumem_spawn sp = { .path = s->control, .argv = argv, .envp = gpumem_henv_envp(&s->env),
+				   .uid = m->uid, .gid = m->gid, .rgid = GPUMEM_MPS_GID,
+				   .groups = s->groups, .ngroups = s->ngroups, .in = -1,
+				   .out = -1, .err = -1, .out_path = s->out };
 
-	gpumem_proc_reset_signals();
-	setsid();
-	if (chdir("/") < 0 || setgroups((size_t)s->ngroups, s->groups) < 0 ||
-	    setresgid(GPUMEM_MPS_GID, m->gid, GPUMEM_MPS_GID) < 0 ||
-	    setresuid(m->uid, m->uid, m->uid) < 0 || (setuid(0) == 0 && m->uid != 0))
-		_exit(126);
-	/* Opened as the user: the file is theirs, in their own log/. */
-	fd = open(s->out, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
-		_exit(126);
-	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || dup2(fd, 0) < 0)
-		_exit(126);
-	for (fd = 3; fd < 1024; fd++)
-		close(fd);
-	execve(s->control, argv, s->envp);
-	_exit(127);
+	return gpumem_proc_spawn(&sp);
 }
 
 /* Why the daemon ended before it listened: its status and its last words. */
@@ -451,13 +440,11 @@ int gpumem_mps_start(const struct gpumem_mps *m, char *why, size_t wlen)
 
 	if (spawn_prepare(m, &s, why, wlen) < 0)
 		goto fail;
-	pid = fork();
+	pid = spawn_daemon(m, &s);
 	if (pid < 0) {
 		snprintf(why, wlen, "fork: %s", strerror(errno));
 		goto fail;
 	}
-	if (pid == 0)
-		spawn_child(m, &s);
 	if (wait_listening(m, pid, why, wlen) < 0)
 		goto fail;
 	start = gpumem_proc_start_time(pid);

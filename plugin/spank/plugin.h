@@ -23,13 +23,11 @@
 #include <stdint.h>
 #include "compat.h"
 #include "args.h"
-#include "mps.h"
 #include "core_policy.h"
+#include "mps.h"
 
 #define GPUMEM_OPT_POLICY "gpumem-policy"
-/* Names under which srun/sbatch/salloc forward the validated user policy. */
-#define GPUMEM_FWD_DATA "GPUMEM_POLICY_DATA"
-#define GPUMEM_FWD_NAME "GPUMEM_POLICY_NAME"
+/* The names under which srun/sbatch/salloc forward the policy: env.h's GPUMEM_FWD_*. */
 
 struct gpumem_plugin {
 	struct gpumem_args args;        /* the plugstack arguments, in every process */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The per-job GPU sampler, root's side (sampler.h).  The job prolog forks
- * gpumem-sample in a session of its own (gpumem_proc_fork_session: out of
+ * gpumem-sample in a session of its own (gpumem_proc_spawn: out of
  * the prolog's process group, which Slurm kills when the prolog returns,
  * before the prolog goes on), as sample_user (never the job's user, nor
  * check_user: the user can neither signal it, trace it nor write what it
@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "core_policy.h"
 #include "core_base.h"
 #include "log.h"
 #include "core_record.h"
@@ -40,33 +41,28 @@ static void record(int sfd, unsigned job, const char *node, const char *text)
 }
 
 /*
- * The sampler's process (already in a session of its own): sample_user, stdout
- * the profile file, nothing else open.  The stop signals stay blocked
- * across exec until gpumem-sample reads them from its signalfd: an epilog
- * that signals a sampler still starting (a short job on a busy node) gets
- * a profile, not a sampler killed before it wrote one.
+ * The sampler's process: sample_user, stdout the profile file, nothing
+ * else open.  The stop signals stay blocked across exec until
+ * gpumem-sample reads them from its signalfd: an epilog that signals a
+ * sampler still starting (a short job on a busy node) gets a profile, not
+ * a sampler killed before it wrote one.
  */
-static void child(const struct gpumem_sampler *s, int out, char **argv)
+static pid_t spawn(const struct gpumem_sampler *s, int out, char **argv)
 {
-	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+	struct gpumem_henv env;
+	struct gpumem_spawn sp = { .path = s->path, .argv = argv, .uid = s->uid,
+				   .gid = s->gid, .rgid = s->gid, .in = -1, .out = out,
+				   .err = -1 };
 	sigset_t stop;
-	int fd;
 
-	gpumem_proc_reset_signals();
+	gpumem_henv_init(&env);
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &stop, NULL) < 0 || chdir("/") < 0 ||
-	    gpumem_proc_become(s->uid, s->gid, NULL, 0) < 0)
-		_exit(126);
-	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (fd < 0 || dup2(out, 1) < 0 || dup2(fd, 0) < 0 || dup2(fd, 2) < 0)
-		_exit(126);
-	for (fd = 3; fd < 1024; fd++)
-		close(fd);
-	execve(s->path, argv, envp);
-	_exit(127);
+	sp.block = &stop;
+	sp.envp = gpumem_henv_envp(&env);
+	return gpumem_proc_spawn(&sp);
 }
 
 void gpumem_sampler_start(const struct gpumem_sampler *s, const char *skip)
@@ -100,9 +96,7 @@ void gpumem_sampler_start(const struct gpumem_sampler *s, const char *skip)
 		record(s->sfd, s->job, s->node, text);
 		return;
 	}
-	pid = gpumem_proc_fork_session();
-	if (pid == 0)
-		child(s, out, argv);
+	pid = spawn(s, out, argv);
 	close(out);
 	start = pid > 0 ? gpumem_proc_start_time(pid) : 0;
 	if (pid < 0 || start == 0)

@@ -390,7 +390,7 @@ int gpumem_slurmstepd_user_init(spank_t sp)
 		goto out;
 	}
 	keep_user_notes(st, &envd);
-	spank_setenv(sp, "GPUMEM_POLICY", have_user ? name : "site defaults", 1);
+	spank_setenv(sp, GPUMEM_ENV_POLICY, have_user ? name : "site defaults", 1);
 	log_diags(&d, job, step);
 	log_diags(&envd, job, step);
 	log_step(&env, job, step, have_user ? name : "site defaults", src, st->has_dev);
@@ -409,8 +409,8 @@ int gpumem_slurmstepd_task_init(spank_t sp)
 		return -1;
 	/* After Slurm set the step's GPUs: the job's MPS daemon numbers them from 0. */
 	if (gpumem_plugin.mps_devices && !gpumem_plugin.deferred_error &&
-	    spank_setenv(sp, "CUDA_VISIBLE_DEVICES", gpumem_plugin.mps_devices, 1) != ESPANK_SUCCESS) {
-		slurm_error("gpumem: cannot set CUDA_VISIBLE_DEVICES for the job's MPS daemon");
+	    spank_setenv(sp, GPUMEM_ENV_VISIBLE, gpumem_plugin.mps_devices, 1) != ESPANK_SUCCESS) {
+		slurm_error("gpumem: cannot set " GPUMEM_ENV_VISIBLE " for the job's MPS daemon");
 		return -1;
 	}
 	if (gpumem_plugin.deferred_error) {

@@ -146,7 +146,7 @@ int gpumem_step_mps_devices(spank_t sp, const char *daemon, char *out, size_t le
 
 	out[0] = '\0';
 	/* Slurm's own list in the node's numbering, as the prolog's: else leave it be. */
-	if (daemon == NULL || n <= 0 || !strcmp(src, "CUDA_VISIBLE_DEVICES"))
+	if (daemon == NULL || n <= 0 || !strcmp(src, GPUMEM_ENV_VISIBLE))
 		return 0;
 	return gpumem_gpus_mps_client(daemon, list, n, out, len);
 }

@@ -131,14 +131,16 @@ int gpumem_probe_cache_lookup(int dfd, char list[][64], int n, struct gpumem_nod
 int gpumem_probe_run(struct gpumem_proc *p, const char *libexecdir, const char *nomps,
 		     const char *visible, uid_t uid, gid_t gid, int timeout)
 {
-	char path[4200], mps[4300], cvd[GPUMEM_GPU_LIST_MAX + 32];
+	char path[4200];
 	char *argv[] = { path, NULL };
-	char *envp[] = { "PATH=/usr/bin:/bin", mps, visible ? cvd : NULL, NULL };
+	struct gpumem_henv env;
 
 	snprintf(path, sizeof(path), "%s/gpumem-probe", libexecdir);
-	snprintf(mps, sizeof(mps), "CUDA_MPS_PIPE_DIRECTORY=%s", nomps);
-	snprintf(cvd, sizeof(cvd), "CUDA_VISIBLE_DEVICES=%s", visible ? visible : "");
-	gpumem_proc_as_user(p, path, argv, envp, uid, gid, timeout);
+	gpumem_henv_init(&env);
+	gpumem_henv_set(&env, GPUMEM_ENV_MPS_PIPE, "%s", nomps);
+	if (visible)
+		gpumem_henv_set(&env, GPUMEM_ENV_VISIBLE, "%s", visible);
+	gpumem_proc_as_user(p, path, argv, gpumem_henv_envp(&env), uid, gid, timeout);
 	return gpumem_proc_run(p) == 0 && p->status == 0 ? 0 : -1;
 }
 

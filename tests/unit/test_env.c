@@ -27,6 +27,42 @@ static int fake_get(void *ctx, const char *name, char *buf, int len)
 	return -1;
 }
 
+/*
+ * The one builder of a helper's environment: PATH alone to begin with,
+ * then NAME=VALUE in order; a value that would be cut, or one too many, is
+ * refused and not added (never half a GPU list).
+ */
+static void helper_env(void)
+{
+	struct gpumem_henv e;
+	char *const *envp;
+	char big[5000];
+	int n = 0, i;
+
+	gpumem_henv_init(&e);
+	envp = gpumem_henv_envp(&e);
+	ok(envp[0] && !strcmp(envp[0], "PATH=/usr/bin:/bin") && envp[1] == NULL,
+	   "a helper's environment: PATH=/usr/bin:/bin alone");
+	is_int(gpumem_henv_set(&e, GPUMEM_ENV_MPS_PIPE, "%s", "/run/gpumem-mps/nomps"), 0,
+	       "a variable added");
+	is_int(gpumem_henv_set(&e, GPUMEM_ENV_MAX_CONN, "%d", 1), 0, "a number added");
+	envp = gpumem_henv_envp(&e);
+	ok(envp[1] && !strcmp(envp[1], "CUDA_MPS_PIPE_DIRECTORY=/run/gpumem-mps/nomps") &&
+	   envp[2] && !strcmp(envp[2], "CUDA_DEVICE_MAX_CONNECTIONS=1") && envp[3] == NULL,
+	   "... in order, NULL-ended");
+	is_str(gpumem_henv_get(&e, GPUMEM_ENV_MPS_PIPE), "/run/gpumem-mps/nomps", "read back by name");
+	ok(gpumem_henv_get(&e, "CUDA_MPS") == NULL, "a prefix of a name is no name");
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	is_int(gpumem_henv_set(&e, GPUMEM_ENV_VISIBLE, "%s", big), -1, "a value that would be cut: refused");
+	ok(gpumem_henv_get(&e, GPUMEM_ENV_VISIBLE) == NULL, "... and not added");
+	for (i = 0; i < 10; i++)
+		n += gpumem_henv_set(&e, GPUMEM_ENV_NODENAME, "n%d", i) == 0;
+	is_int(n, GPUMEM_HENV_MAX - 3, "no more than GPUMEM_HENV_MAX variables");
+	envp = gpumem_henv_envp(&e);
+	ok(envp[GPUMEM_HENV_MAX] == NULL, "... still NULL-ended");
+}
+
 int main(void)
 {
 	struct gpumem_diags d = { 0 };
@@ -111,5 +147,6 @@ int main(void)
 	gpumem_policy_env(&p, &node, &env, &d);
 	is_str(env_get(&env, GPUMEM_ENV_PRELOAD), "/usr/lib/gpumem/libgpumem-um.so", "preload");
 	gpumem_diags_free(&d);
+	helper_env();
 	return tap_done();
 }

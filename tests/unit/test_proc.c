@@ -5,9 +5,13 @@
  * path where there is no PATH at all, as in a Slurm Epilog (execvp's rule;
  * gpumem-acct found no sacct there once the lookup stopped using execvp);
  * the process-wide deadline of the job prolog and epilog (gpumem_proc_deadline);
- * the detached fork (gpumem_proc_fork_session).
+ * the detached fork (gpumem_proc_fork_session) and the detached program
+ * started on it (gpumem_proc_spawn: the MPS daemon, the sampler, the warm
+ * check server).
  */
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -70,6 +74,84 @@ static void fork_session(void)
 	       "when the fork returns (20 of 20)");
 }
 
+/*
+ * Run SCRIPT by gpumem_proc_spawn as S says (out: a pipe unless OUT_PATH),
+ * or with SCRIPT NULL, grep's line of its own signal mask; the output in BUF.
+ */
+static int spawn_sh(struct gpumem_spawn *s, const char *script, char *buf, size_t len)
+{
+	char *sh[] = { "/bin/sh", "-c", (char *)script, NULL };
+	char *grep[] = { "/bin/grep", "SigBlk", "/proc/self/status", NULL };
+	char **argv = script ? sh : grep;
+	char *envp[] = { "PATH=/usr/bin:/bin", "ONLY=this", NULL };
+	int p[2], st = 0;
+	ssize_t n = 0, r;
+	pid_t pid;
+
+	if (pipe(p) < 0)
+		return -1;
+	s->path = argv[0];
+	s->argv = argv;
+	s->envp = envp;
+	s->uid = getuid();
+	s->gid = s->rgid = getgid();
+	if (!s->out_path)
+		s->out = p[1];
+	pid = gpumem_proc_spawn(s);
+	close(p[1]);
+	while (pid > 0 && (r = read(p[0], buf + n, len - 1 - (size_t)n)) > 0)
+		n += r;
+	buf[n] = '\0';
+	close(p[0]);
+	return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * gpumem_proc_spawn: a session of its own, from "/", the given environment
+ * alone, stdin and stderr /dev/null, stdout the given descriptor, every
+ * other descriptor closed, the signals asked for blocked across exec; with
+ * an output path, stdout and stderr both there.
+ */
+static void spawn(void)
+{
+	struct gpumem_spawn s = { .in = -1, .out = -1, .err = -1 };
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char buf[2048], script[512], dir[256], path[300];
+	int extra = open("/dev/null", O_RDONLY), sid = 0, pid = -1, fd;
+	sigset_t term;
+
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	s.block = &term;
+	snprintf(script, sizeof(script), "echo sid=$(cut -d' ' -f6 /proc/$$/stat) pid=$$; pwd; "
+		 "env | sort; readlink /proc/$$/fd/0 /proc/$$/fd/2; "
+		 "test -e /proc/$$/fd/%d && echo extra open; true", extra);
+	is_int(spawn_sh(&s, script, buf, sizeof(buf)), 0, "gpumem_proc_spawn: the program ran");
+	ok(sscanf(buf, "sid=%d pid=%d", &sid, &pid) == 2 && sid == pid,
+	   "... leading a session of its own");
+	like(buf, "\n/\n", "... from /");
+	like(buf, "\nONLY=this\nPATH=/usr/bin:/bin\nPWD=/\n", "... with the given environment alone");
+	like(buf, "/dev/null\n/dev/null\n", "... stdin and stderr /dev/null");
+	ok(strstr(buf, "extra open") == NULL, "... no descriptor of its parent's left open");
+	is_int(spawn_sh(&s, NULL, buf, sizeof(buf)), 0, "gpumem_proc_spawn: grep ran");
+	is_str(buf, "SigBlk:\t0000000000004000\n", "... SIGTERM blocked across exec, nothing else");
+	close(extra);
+	snprintf(dir, sizeof(dir), "%s/gpumem-test-spawn.XXXXXX", tmp);
+	ok(mkdtemp(dir) != NULL, "a directory for the output path");
+	snprintf(path, sizeof(path), "%s/out", dir);
+	s.out_path = path;
+	s.block = NULL;
+	is_int(spawn_sh(&s, "echo to-out; echo to-err >&2", buf, sizeof(buf)), 0,
+	       "gpumem_proc_spawn with an output path: ran");
+	fd = open(path, O_RDONLY);
+	buf[fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : 0] = '\0';
+	is_str(buf, "to-out\nto-err\n", "... stdout and stderr both in it");
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	char buf[512], out[64], err[256];
@@ -93,6 +175,7 @@ int main(void)
 	is_str(out, "hi\n", "... its output captured");
 	deadline();
 	fork_session();
+	spawn();
 	/* An account that was never found ((uid_t)-1) is never "become": setresuid would keep root. */
 	if (geteuid() == 0) {
 		int st = 0;

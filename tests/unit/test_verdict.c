@@ -64,15 +64,15 @@ static void healthy(struct gpumem_check_device *d, int ordinal)
 	d->health.context_ok = 1;
 	d->health.compute_mode = 0;
 	d->health.nvml = GPUMEM_CHECK_NVML_OK;
-	d->health.ecc_enabled = 1;
-	d->health.ecc_corrected = 3;
-	d->health.ecc_uncorrected = 0;
-	d->health.remap_corr = d->health.remap_unc = 0;
-	d->health.remap_pending = d->health.remap_failure = 0;
-	d->health.pcie_gen = d->health.pcie_max_gen = 5;
-	d->health.pcie_width = d->health.pcie_max_width = 16;
-	d->health.throttle = GPUMEM_CHECK_THR_GPU_IDLE;
-	d->health.mig_mode = 0;
+	d->health.nv.ecc_enabled = 1;
+	d->health.nv.ecc[0][0] = 3;
+	d->health.nv.ecc[0][1] = 0;
+	d->health.nv.remap_c = d->health.nv.remap_u = 0;
+	d->health.nv.remap_pending = d->health.nv.remap_failure = 0;
+	d->health.nv.gen = d->health.nv.max_gen = 5;
+	d->health.nv.width = d->health.nv.max_width = 16;
+	d->health.nv.clocks = GPUMEM_HEALTH_GPU_IDLE;
+	d->health.nv.mig_mode = 0;
 	d->health.mig_instance = 0;
 	d->memtest.run = 1;
 	d->memtest.bytes = 1ull << 30;
@@ -221,7 +221,7 @@ static void test_references(void)
 	ok(d.metric[GPUMEM_CHECK_READ].threshold == 0, "no threshold without a reference");
 
 	healthy(&d, 0);
-	d.health.ecc_uncorrected = 1;
+	d.health.nv.ecc[0][1] = 1;
 	is_int(judge(&d, NULL, 100), GPUMEM_CHECK_V_FAIL, "unknown model still fails on health");
 
 	healthy(&d, 0);
@@ -238,23 +238,23 @@ static void test_health(void)
 	struct gpumem_check_device d;
 
 	healthy(&d, 0);
-	d.health.ecc_uncorrected = 2;
+	d.health.nv.ecc[0][1] = 2;
 	is_int(judge(&d, &h200, 100), GPUMEM_CHECK_V_FAIL, "uncorrectable ECC: fail");
 	ok(has_reason(&d, "uncorrectable ECC"), "reason: uncorrectable ECC");
 	is_int(d.health.verdict, GPUMEM_CHECK_V_FAIL, "health verdict fail");
 
 	healthy(&d, 0);
-	d.health.ecc_corrected = 1000;
+	d.health.nv.ecc[0][0] = 1000;
 	is_int(judge(&d, &h200, 100), GPUMEM_CHECK_V_PASS, "corrected ECC only: pass");
 
 	healthy(&d, 0);
-	d.health.remap_pending = 1;
+	d.health.nv.remap_pending = 1;
 	is_int(judge(&d, &h200, 100), GPUMEM_CHECK_V_FAIL, "row remap pending: fail");
 	healthy(&d, 0);
-	d.health.remap_failure = 1;
+	d.health.nv.remap_failure = 1;
 	is_int(judge(&d, &h200, 100), GPUMEM_CHECK_V_FAIL, "row remap failure: fail");
 	healthy(&d, 0);
-	d.health.retired_pending = 1;
+	d.health.nv.retired_pending = 1;
 	is_int(judge(&d, &h200, 100), GPUMEM_CHECK_V_FAIL, "page retirement pending: fail");
 
 	healthy(&d, 0);
@@ -268,7 +268,7 @@ static void test_health(void)
 	is_int(judge(&d, &h200, 100), GPUMEM_CHECK_V_UNUSABLE, "busy / exclusive-process: unusable");
 
 	healthy(&d, 0);
-	d.health.mig_mode = 1;
+	d.health.nv.mig_mode = 1;
 	d.metric[GPUMEM_CHECK_COPY].best = 100;         /* a slice's figure */
 	is_int(judge(&d, &h200, 100), GPUMEM_CHECK_V_UNUSABLE,
 	       "MIG mode: unusable, low slice figures do not turn it into a fail");
@@ -277,8 +277,8 @@ static void test_health(void)
 	d.health.mig_instance = 1;
 	is_int(judge(&d, &h200, 100), GPUMEM_CHECK_V_UNUSABLE, "a MIG instance: unusable");
 	healthy(&d, 0);
-	d.health.mig_mode = 1;
-	d.health.ecc_uncorrected = 1;
+	d.health.nv.mig_mode = 1;
+	d.health.nv.ecc[0][1] = 1;
 	is_int(judge(&d, &h200, 100), GPUMEM_CHECK_V_FAIL, "MIG and uncorrectable ECC: fail wins");
 	healthy(&d, 0);
 	d.health.compute_mode = 2;
@@ -288,30 +288,30 @@ static void test_health(void)
 	is_int(judge(&d, &h200, 100), GPUMEM_CHECK_V_UNUSABLE, "no free memory: unusable");
 
 	healthy(&d, 0);
-	d.health.pcie_width = 8;
+	d.health.nv.width = 8;
 	is_int(judge(&d, &h200, 100), GPUMEM_CHECK_V_WARN, "PCIe x8 of x16: warn");
 	ok(has_reason(&d, "PCIe link at gen5 x8"), "reason names the link");
 	healthy(&d, 0);
-	d.health.pcie_gen = 3;
+	d.health.nv.gen = 3;
 	is_int(judge(&d, &h200, 100), GPUMEM_CHECK_V_WARN, "PCIe gen3 of gen5: warn");
 	healthy(&d, 0);
-	d.health.pcie_gen = -1;
+	d.health.nv.gen = -1;
 	is_int(judge(&d, &h200, 100), GPUMEM_CHECK_V_PASS, "unknown PCIe: no verdict from it");
 
 	healthy(&d, 0);
-	d.health.throttle = GPUMEM_CHECK_THR_HW_SLOWDOWN | GPUMEM_CHECK_THR_GPU_IDLE;
+	d.health.nv.clocks = GPUMEM_HEALTH_HW_SLOWDOWN | GPUMEM_HEALTH_GPU_IDLE;
 	is_int(judge(&d, &h200, 100), GPUMEM_CHECK_V_WARN, "hardware slowdown: warn");
 	ok(has_reason(&d, "hw_slowdown") && !has_reason(&d, "gpu_idle"),
 	   "reason names the slowdown, not idle");
 	healthy(&d, 0);
-	d.health.throttle = GPUMEM_CHECK_THR_SW_POWER_CAP | GPUMEM_CHECK_THR_APP_CLOCKS;
+	d.health.nv.clocks = GPUMEM_HEALTH_SW_POWER_CAP | GPUMEM_HEALTH_APP_CLOCKS;
 	is_int(judge(&d, &h200, 100), GPUMEM_CHECK_V_PASS, "power cap / app clocks: pass");
 
 	healthy(&d, 0);
 	d.health.nvml = GPUMEM_CHECK_NVML_MISSING;
-	d.health.ecc_uncorrected = d.health.ecc_corrected = -1;
-	d.health.remap_pending = d.health.remap_failure = -1;
-	d.health.pcie_gen = d.health.throttle = d.health.mig_mode = -1;
+	d.health.nv.ecc[0][1] = d.health.nv.ecc[0][0] = -1;
+	d.health.nv.remap_pending = d.health.nv.remap_failure = -1;
+	d.health.nv.gen = d.health.nv.clocks = d.health.nv.mig_mode = -1;
 	is_int(judge(&d, &h200, 100), GPUMEM_CHECK_V_PASS, "no NVML: the rest still decides");
 }
 
@@ -332,7 +332,7 @@ static void test_memtest(void)
 
 	healthy(&d, 0);
 	d.memtest.mismatches = 5;
-	d.health.mig_mode = 1;
+	d.health.nv.mig_mode = 1;
 	is_int(judge(&d, &h200, 100), GPUMEM_CHECK_V_FAIL, "mismatches on a MIG GPU: still fail");
 
 	healthy(&d, 0);
@@ -360,7 +360,7 @@ static void test_report(void)
 	is_int(r.exit_code, 1, "exit 1");
 
 	healthy(&d[2], 2);
-	d[2].health.mig_mode = 1;
+	d[2].health.nv.mig_mode = 1;
 	judge(&d[2], &h200, 100);
 	r.ndevices = 3;
 	gpumem_check_judge_report(&r);
@@ -392,22 +392,11 @@ static void test_helpers(void)
 {
 	double v[] = { 5, 1, 4, 2, 3 };
 	double w[] = { 4, 1, 3, 2 };
-	char buf[128];
 
 	ok(gpumem_check_median(v, 5) == 3, "median of 5");
 	ok(gpumem_check_median(w, 4) == 2.5, "median of 4");
 	ok(gpumem_check_median(v, 0) == 0, "median of none");
 	ok(gpumem_check_max(v, 5) == 5, "best");
-	gpumem_check_throttle_names(0, buf, sizeof(buf));
-	is_str(buf, "none", "no throttle reason");
-	gpumem_check_throttle_names(-1, buf, sizeof(buf));
-	is_str(buf, "unknown", "unknown throttle mask");
-	gpumem_check_throttle_names(0x41, buf, sizeof(buf));
-	is_str(buf, "gpu_idle,hw_thermal", "two reasons");
-	gpumem_check_throttle_names(0x10000, buf, sizeof(buf));
-	is_str(buf, "other(0x10000)", "unnamed bit");
-	gpumem_check_throttle_names(0x1ff, buf, 8);
-	ok(strlen(buf) < 8, "truncates safely");
 }
 
 static void test_escape(void)

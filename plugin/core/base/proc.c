@@ -3,11 +3,12 @@
  * The one process runner (proc.h): every program gpumem runs and waits for
  * goes through here: the plugin's helpers (gpumem-probe, gpumem-check, the
  * MPS control program's "quit", scontrol), gpumem-acct's sacct and
- * sacctmgr, `gpumem job`'s sacct.  The per-job MPS daemon, which outlives
- * its starter in a session of its own, is started by mps.c; its starter
- * (job_prolog.c) and the sampler (sampler.c) are forked by
- * gpumem_proc_fork_session, which returns only once the child is out of
- * the hook's process group (Slurm kills that group when the hook returns).  slurmstepd is multi-threaded, so the child does only
+ * sacctmgr, `gpumem job`'s sacct.  What outlives the hook that starts it
+ * (the per-job MPS daemon, the sampler, the warm check server) is started
+ * by gpumem_proc_spawn, the MPS daemon's starter (job_prolog.c) forked by
+ * gpumem_proc_fork_session: both return only once the child is out of the
+ * hook's process group (Slurm kills that group when the hook returns).
+ * slurmstepd is multi-threaded, so the child does only
  * async-signal-safe work between fork and exec: everything it needs (argv,
  * environment, groups) is prepared by the parent.  The child starts from a
  * clean signal state (slurmstepd blocks and ignores signals that a helper
@@ -116,6 +117,63 @@ pid_t gpumem_proc_fork_session(void)
 	return pid;
 }
 
+/* gpumem_proc_become, with the real and saved gid RGID apart from the effective GID. */
+static int become(uid_t uid, gid_t rgid, gid_t gid, const gid_t *groups, int ngroups)
+{
+	/* -1 is "leave it as it is" to setresuid: an account that was never found. */
+	if (uid == (uid_t)-1 || gid == (gid_t)-1 || rgid == (gid_t)-1)
+		return -1;
+	if (geteuid() == 0 && ngroups >= 0 && setgroups((size_t)ngroups, groups) < 0)
+		return -1;
+	if (setresgid(rgid, gid, rgid) < 0 || setresuid(uid, uid, uid) < 0)
+		return -1;
+	if (uid != 0 && setuid(0) == 0)
+		return -1;      /* the drop did not hold */
+	return 0;
+}
+
+/* OUT_PATH with the program's rights: the drop has happened (the MPS daemon's own log). */
+static int open_out(const struct gpumem_spawn *s)
+{
+	return s->out_path ? open(s->out_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW |
+				  O_CLOEXEC, 0600) : -1;
+}
+
+/* gpumem_proc_spawn's child: only async-signal-safe calls, then exec. */
+static void spawn_child(const struct gpumem_spawn *s)
+{
+	int null, out, fds[3];
+
+	gpumem_proc_reset_signals();
+	if ((s->block && sigprocmask(SIG_BLOCK, s->block, NULL) < 0) || chdir("/") < 0)
+		_exit(126);
+	null = gpumem_fd_above_stdio(open("/dev/null", O_RDWR | O_CLOEXEC));
+	if (null < 0 || become(s->uid, s->rgid, s->gid, s->groups, s->ngroups) < 0)
+		_exit(126);
+	out = gpumem_fd_above_stdio(open_out(s));
+	if (s->out_path && out < 0)
+		_exit(126);
+	fds[0] = s->in >= 0 ? s->in : null;
+	fds[1] = out >= 0 ? out : s->out >= 0 ? s->out : null;
+	fds[2] = out >= 0 ? out : s->err >= 0 ? s->err : null;
+	for (int i = 0; i < 3; i++)
+		if (dup2(fds[i], i) < 0)
+			_exit(126);
+	for (int fd = 3; fd < 1024; fd++)
+		close(fd);
+	execve(s->path, s->argv, s->envp);
+	_exit(127);
+}
+
+pid_t gpumem_proc_spawn(const struct gpumem_spawn *s)
+{
+	pid_t pid = gpumem_proc_fork_session();
+
+	if (pid == 0)
+		spawn_child(s);
+	return pid;
+}
+
 static void child(const struct gpumem_proc *p, int in_fd, int out_fd, int err_fd,
 		  const gid_t *groups, int ngroups)
 {
@@ -152,16 +210,7 @@ static void child(const struct gpumem_proc *p, int in_fd, int out_fd, int err_fd
 
 int gpumem_proc_become(uid_t uid, gid_t gid, const gid_t *groups, int ngroups)
 {
-	/* -1 is "leave it as it is" to setresuid: an account that was never found. */
-	if (uid == (uid_t)-1 || gid == (gid_t)-1)
-		return -1;
-	if (geteuid() == 0 && ngroups >= 0 && setgroups((size_t)ngroups, groups) < 0)
-		return -1;
-	if (setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
-		return -1;
-	if (uid != 0 && setuid(0) == 0)
-		return -1;      /* the drop did not hold */
-	return 0;
+	return become(uid, gid, gid, groups, ngroups);
 }
 
 /* Read one ready pipe into BUF (LEN so far, at most MAX kept, the rest dropped): 0 at its end. */

@@ -7,6 +7,7 @@
  */
 #ifndef GPUMEM_PROC_H
 #define GPUMEM_PROC_H
+#include <signal.h>
 #include <sys/types.h>
 
 #define GPUMEM_PROC_ERR_MAX 1024
@@ -100,6 +101,30 @@ void gpumem_proc_reset_signals(void);
  * never reaches it.  Returns as fork() does.
  */
 pid_t gpumem_proc_fork_session(void);
+/*
+ * A program that outlives the hook that starts it and that no one waits
+ * for to output anything (the MPS daemon, the sampler, the warm check
+ * server): forked by gpumem_proc_fork_session; in the child every signal
+ * reset (BLOCK, when set, then blocked across exec), from "/", become
+ * UID with effective GID, real and saved RGID, and the NGROUPS GROUPS
+ * (NULL, 0: none) for good; stdin IN, stdout OUT, stderr ERR (-1:
+ * /dev/null; OUT_PATH, when set, is opened after the drop, with the
+ * program's rights, for stdout and stderr both); every other descriptor
+ * closed; ENVP its whole environment.  Returns the pid, or -1.
+ */
+struct gpumem_spawn {
+	const char *path;
+	char *const *argv;
+	char *const *envp;
+	uid_t uid;
+	gid_t gid, rgid;
+	const gid_t *groups;
+	int ngroups;
+	int in, out, err;
+	const char *out_path;
+	const sigset_t *block;
+};
+pid_t gpumem_proc_spawn(const struct gpumem_spawn *s);
 
 /* procinfo.c: from /proc.  Start time in clock ticks since boot, 0 when gone or a zombie. */
 unsigned long long gpumem_proc_start_time(pid_t pid);

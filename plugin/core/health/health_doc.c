@@ -48,15 +48,53 @@ void gpumem_health_evidence(const struct gpumem_health_dev *d, char *buf, size_t
 	field(buf, len, &o, "nvlink.active", d->nvl_up);
 }
 
+void gpumem_health_clock_names(long long mask, char *buf, size_t len)
+{
+	static const struct { unsigned long long bit; const char *name; } names[] = {
+		{ GPUMEM_HEALTH_GPU_IDLE, "gpu_idle" },
+		{ GPUMEM_HEALTH_APP_CLOCKS, "applications_clocks" },
+		{ GPUMEM_HEALTH_SW_POWER_CAP, "sw_power_cap" },
+		{ GPUMEM_HEALTH_HW_SLOWDOWN, "hw_slowdown" },
+		{ GPUMEM_HEALTH_SYNC_BOOST, "sync_boost" },
+		{ GPUMEM_HEALTH_SW_THERMAL, "sw_thermal" },
+		{ GPUMEM_HEALTH_HW_THERMAL, "hw_thermal" },
+		{ GPUMEM_HEALTH_HW_POWER_BRAKE, "hw_power_brake" },
+		{ GPUMEM_HEALTH_DISPLAY_CLOCKS, "display_clocks" },
+	};
+	unsigned long long m = (unsigned long long)mask, known = 0;
+	size_t used = 0, i;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	if (mask < 0) {
+		snprintf(buf, len, "unknown");
+		return;
+	}
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		known |= names[i].bit;
+		if ((m & names[i].bit) && used < len)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s",
+						 used ? "," : "", names[i].name);
+	}
+	if ((m & ~known) && used < len)
+		used += (size_t)snprintf(buf + used, len - used, "%sother(0x%llx)",
+					 used ? "," : "", m & ~known);
+	if (!used)
+		snprintf(buf, len, "none");
+}
+
+/* The alarm of each slowdown reason (GPUMEM_HEALTH_SLOWDOWN's bits, each named once here). */
+static const struct { unsigned long long bit; const char *what; } slow[] = {
+	{ GPUMEM_HEALTH_HW_SLOWDOWN, "clocks: hardware slowdown" },
+	{ GPUMEM_HEALTH_HW_THERMAL, "clocks: hardware thermal slowdown" },
+	{ GPUMEM_HEALTH_HW_POWER_BRAKE, "clocks: power brake slowdown" },
+	{ GPUMEM_HEALTH_SW_THERMAL, "clocks: software thermal slowdown" },
+};
+
 void gpumem_health_alarms(const struct gpumem_health_dev *d,
 			  void (*alarm)(const char *text, void *arg), void *arg)
 {
-	static const struct { unsigned long long bit; const char *what; } slow[] = {
-		{ GPUMEM_HEALTH_HW_SLOWDOWN, "clocks: hardware slowdown" },
-		{ GPUMEM_HEALTH_HW_THERMAL, "clocks: hardware thermal slowdown" },
-		{ GPUMEM_HEALTH_HW_POWER_BRAKE, "clocks: power brake slowdown" },
-		{ GPUMEM_HEALTH_SW_THERMAL, "clocks: software thermal slowdown" },
-	};
 	char text[96];
 
 	if (!d->found) {
@@ -70,7 +108,7 @@ void gpumem_health_alarms(const struct gpumem_health_dev *d,
 	if (d->retired_pending == 1)
 		alarm("retired pages: a retirement is pending (reset the GPU)", arg);
 	for (size_t i = 0; d->clocks > 0 && i < sizeof(slow) / sizeof(slow[0]); i++)
-		if ((unsigned long long)d->clocks & slow[i].bit)
+		if ((unsigned long long)d->clocks & GPUMEM_HEALTH_SLOWDOWN & slow[i].bit)
 			alarm(slow[i].what, arg);
 	/* The width holds at idle; the generation drops to save power, so only the width. */
 	if (d->width > 0 && d->max_width > 0 && d->width < d->max_width) {

@@ -13,4 +13,5 @@
 #include "gpus.h"       /* GPU lists */
 #include "l2cap.h"      /* the L2 set-aside's cap per GPU model */
 #include "um_advice.h"  /* GPUMEM_UM_ADVICE's versions (header only) */
+#include "env.h"        /* the environment variables' names */
 #endif

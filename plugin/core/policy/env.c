@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * From an effective policy to the environment of a task.  Only the names in
- * policy.h are ever produced: a policy chooses values, never variables or
- * library paths.
+ * From an effective policy to the environment of a task, and the one
+ * builder of a helper's environment (env.h).  Only the names in env.h are
+ * ever produced: a policy chooses values, never variables or library
+ * paths; a helper gets PATH and what its caller names, never the job's.
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
+#include "env.h"
 #include "l2cap.h"
 #include "policy.h"
 #include "um_advice.h"
@@ -19,6 +22,47 @@ static int env_set(struct gpumem_env *env, const char *name, const char *value)
 	snprintf(env->var[env->n].value, sizeof(env->var[0].value), "%s", value);
 	env->n++;
 	return 0;
+}
+
+void gpumem_henv_init(struct gpumem_henv *e)
+{
+	e->n = 0;
+	e->envp[0] = NULL;
+	gpumem_henv_set(e, GPUMEM_ENV_PATH, "%s", GPUMEM_HELPER_PATH);
+}
+
+int gpumem_henv_set(struct gpumem_henv *e, const char *name, const char *fmt, ...)
+{
+	size_t len = sizeof(e->var[0]);
+	va_list ap;
+	int o, v;
+
+	if (e->n >= GPUMEM_HENV_MAX)
+		return -1;
+	o = snprintf(e->var[e->n], len, "%s=", name);
+	va_start(ap, fmt);
+	v = o < 0 || (size_t)o >= len ? -1 : vsnprintf(e->var[e->n] + o, len - (size_t)o, fmt, ap);
+	va_end(ap);
+	if (v < 0 || (size_t)v >= len - (size_t)o)
+		return -1;
+	e->envp[e->n] = e->var[e->n];
+	e->envp[++e->n] = NULL;
+	return 0;
+}
+
+char *const *gpumem_henv_envp(const struct gpumem_henv *e)
+{
+	return (char *const *)e->envp;
+}
+
+const char *gpumem_henv_get(const struct gpumem_henv *e, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (int i = 0; i < e->n; i++)
+		if (!strncmp(e->var[i], name, n) && e->var[i][n] == '=')
+			return e->var[i] + n + 1;
+	return NULL;
 }
 
 /* 0..1 as the library reads it: at most 6 decimals, no locale. */

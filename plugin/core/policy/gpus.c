@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "env.h"
 #include "gpus.h"
 
 /* Comma-separated entries of buf into list; blanks trimmed, empty ones dropped. */
@@ -43,8 +44,8 @@ static int split_list(char *buf, char list[][64], int max)
 int gpumem_gpus_from_env(int (*get)(void *ctx, const char *name, char *buf, int len),
 			 void *ctx, char list[][64], int max, const char **source)
 {
-	static const char *const vars[] = { "SLURM_STEP_GPUS", "SLURM_JOB_GPUS",
-					     "CUDA_VISIBLE_DEVICES" };
+	static const char *const vars[] = { GPUMEM_ENV_STEP_GPUS, GPUMEM_ENV_JOB_GPUS,
+					     GPUMEM_ENV_VISIBLE };
 	char buf[GPUMEM_GPU_LIST_MAX];
 
 	*source = NULL;
@@ -163,13 +164,13 @@ int gpumem_gpus_for_tasks(int (*get)(void *ctx, const char *name, char *buf, int
 	if (n > max)
 		n = max;
 	/* The tasks' own list, when Slurm gave one that fits the node's. */
-	if (source && strcmp(source, "CUDA_VISIBLE_DEVICES") != 0 && n > 0) {
+	if (source && strcmp(source, GPUMEM_ENV_VISIBLE) != 0 && n > 0) {
 		char (*tmp)[64] = calloc((size_t)max, 64);
 		char buf[GPUMEM_GPU_LIST_MAX];
 
 		if (tmp == NULL)
 			return -1;
-		if (get(ctx, "CUDA_VISIBLE_DEVICES", buf, sizeof(buf)) == 0)
+		if (get(ctx, GPUMEM_ENV_VISIBLE, buf, sizeof(buf)) == 0)
 			m = split_list(buf, tmp, max);
 		for (int i = 0; i < m; i++)
 			if (gpumem_gpu_kind(tmp[i], NULL, 0) == GPUMEM_GPU_BAD)

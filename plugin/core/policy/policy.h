@@ -6,8 +6,9 @@
  *
  * Builds: libgpumempolicy (plugin/core/core.am), in libgpumemcore, linked into every program.
  * Runs as: whoever links it (root in slurmstepd, the user in srun and gpumem).
- * Includes: system headers and base's diag.h, fileio.h and units.h (the
- * diagnostics, file reads and units every policy reader uses).
+ * Includes: system headers, base's diag.h, fileio.h and units.h (the
+ * diagnostics, file reads and units every policy reader uses) and env.h
+ * (the variables' names).
  */
 #ifndef GPUMEM_POLICY_H
 #define GPUMEM_POLICY_H
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stddef.h>
 #include "core_base.h"
+#include "env.h"
 
 #define GPUMEM_NAME "gpumem"
 
@@ -257,14 +259,7 @@ struct gpumem_env {
 	struct { char name[64]; char value[1024]; } var[GPUMEM_ENV_MAX];
 };
 
-/* Environment names a policy may produce: the only ones the plugin sets. */
-#define GPUMEM_ENV_L2_PCT     "CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT"
-#define GPUMEM_ENV_MPS_PCT    "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"
-#define GPUMEM_ENV_MPS_PINNED "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"
-#define GPUMEM_ENV_MPS_PIPE   "CUDA_MPS_PIPE_DIRECTORY"
-#define GPUMEM_ENV_MPS_LOG    "CUDA_MPS_LOG_DIRECTORY"
-#define GPUMEM_ENV_UM         "GPUMEM_UM_ADVICE"
-#define GPUMEM_ENV_PRELOAD    "LD_PRELOAD"
+/* The names a policy may produce (GPUMEM_ENV_*) are env.h's. */
 
 /*
  * The variables a task receives under policy 'p' on 'node'.  The L2
