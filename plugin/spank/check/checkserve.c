@@ -18,7 +18,7 @@
  * who listened): check_user, or it is not asked.
  *
  * It also answers the NVML health a reuse rests on (gpumem_checkserve_health,
- * for plugin/spank/evidence.c): the same connection, hello and credentials,
+ * for plugin/spank/check/evidence.c): the same connection, hello and credentials,
  * a health request; no answer in time, one that does not decode, or a
  * server that does not know the request (an older one answers nothing) is
  * no evidence from it, and the caller runs gpumem-health as without a
