@@ -18,36 +18,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <slurm/spank.h>
 #include "args.h"
 #include "jobcheck.h"
 #include "jobreport.h"
 #include "report.h"
+#include "slurm_log.h"
 #include "statefiles.h"
 #include "tap.h"
-
-/* ------------------------------------------------------------ Slurm stand-ins */
-static char last_log[8192];
-
-void slurm_info(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(last_log, sizeof(last_log), fmt, ap);
-	va_end(ap);
-	printf("# info: %.300s\n", last_log);
-}
-
-void slurm_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(last_log, sizeof(last_log), fmt, ap);
-	va_end(ap);
-	printf("# error: %.300s\n", last_log);
-}
 
 /* ------------------------------------------------------------ helpers */
 static char dir[256];
