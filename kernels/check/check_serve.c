@@ -7,7 +7,7 @@
  * once, answers each check as soon as its document is written, and only
  * then resets the GPUs it used, with no one waiting.
  *
- * The job prolog/epilog (root, plugin/spank/checkserve.c) starts it as
+ * The job prolog/epilog (root, plugin/spank/check/checkserve.c) starts it as
  * check_user, in a session of its own, with a fixed environment and the
  * node's listening socket (root's, 0600, state_dir/check.<HOST>.sock) on
  * standard input; it never makes a file.  Every GPU of the node is

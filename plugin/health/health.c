@@ -9,7 +9,7 @@
  * "evidence" (the counters, as one string the plugin compares with the one
  * of the GPU's last measured pass) and its "alarms" (what forbids reusing
  * any pass now).  The job prolog and epilog run it as the site's
- * check_user, as they run gpumem-check (plugin/spank/evidence.c), to
+ * check_user, as they run gpumem-check (plugin/spank/check/evidence.c), to
  * decide whether the bandwidth check is due (doc/admin/checks.md, "Reuse"), and
  * whether any process holds any GPU of the node ("node_held": where none
  * does, an epilog whose after-check rested on evidence skips the L2 reset,

@@ -6,11 +6,11 @@
  * slurmstepd keep between Slurm's calls), and the entry points of each
  * process, one file each:
  *
- *   srun.c             srun, sbatch, salloc (local and allocator contexts, as the user)
- *   slurmstepd.c       a job step's slurmstepd (remote context): the tasks' environment
- *   slurmstepd_exit.c  the same process when the step's tasks have ended
- *   job_prolog.c       "slurmstepd spank prolog" (job_script context, root), once per job and node
- *   job_epilog.c       "slurmstepd spank epilog" (the same), once per job and node
+ *   srun.c                  srun, sbatch, salloc (local and allocator contexts, as the user)
+ *   step/slurmstepd.c       a job step's slurmstepd (remote context): the tasks' environment
+ *   step/slurmstepd_exit.c  the same process when the step's tasks have ended
+ *   job/job_prolog.c        "slurmstepd spank prolog" (job_script context, root), once per job and node
+ *   job/job_epilog.c        "slurmstepd spank epilog" (the same), once per job and node
  *
  * dispatch.c routes Slurm's callbacks to them; setup.c is the one setup and
  * teardown they share.  The job prolog and epilog, each one call of

@@ -226,7 +226,7 @@ def statement(lines, i):
 msgs = []
 fails_after = re.compile(r"return -1;|return GPUMEM_SPANK_FAIL;|\b(rc|rv) = (-1|GPUMEM_SPANK_FAIL);|goto fail;")
 acct_fail = re.compile(r"not written|gave up|refused|unusable|left no word|no node")
-for path in sorted(glob.glob(os.path.join(top, "plugin/spank/*.c"))):
+for path in sorted(glob.glob(os.path.join(top, "plugin/spank/**/*.c"), recursive=True)):
     lines = open(path, encoding="utf-8").read().split("\n")
     for i, l in enumerate(lines):
         where = "%s:%d" % (os.path.relpath(path, top), i + 1)

@@ -51,7 +51,7 @@ chmod 755 "$t/job.sh"
 mkdir -m 777 "$t/out"
 go=$t/go
 jid=$(incl "$A_DIR" asuser sbatch --parsable --gres=gpu:1 --gpumem-policy="$t/mps.yaml" -o "$t/out/a-job.out" "$t/job.sh" "$go")
-# The daemon's record, mps.JOB.HOST (plugin/spank/statefiles.h: a step knows only its host).
+# The daemon's record, mps.JOB.HOST (plugin/spank/state/statefiles.h: a step knows only its host).
 for _ in $(seq 1 120); do
 	rec=$(ls "$A_DIR/noderun/gpumem/mps.$jid".* 2>/dev/null | head -1)
 	grep -q '^ready' "$rec" 2>/dev/null && grep -q '^first=' "$t/out/a-job.out" 2>/dev/null && break

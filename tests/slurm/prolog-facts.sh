@@ -4,7 +4,7 @@
 # local Slurm (doc/admin/slurm.md, "Job prolog and epilog: what Slurm gives"):
 # a throw-away plugin (tests/slurm/spank-facts.c, built here) writes what it
 # sees in slurm_spank_job_prolog/_epilog and fails when told to.  gpumem's
-# per-job work (plugin/spank/job_prolog.c, job_epilog.c) is built on these facts.
+# per-job work (plugin/spank/job/job_prolog.c, job_epilog.c) is built on these facts.
 . "$top_srcdir/tests/lib.sh"
 slurm_test prologfacts
 command -v cc >/dev/null || skip_all "no C compiler to build the test plugin"

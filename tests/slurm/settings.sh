@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # What gpumem does with Slurm's own settings, on the real local Slurm of each
-# series (doc/admin/slurm.md, "Slurm series"; plugin/spank/slurmconf.c):
+# series (doc/admin/slurm.md, "Slurm series"; plugin/spank/state/slurmconf.c):
 # - PrologFlags=RunInJob (24.05+), under which Slurm calls no SPANK job
 #   prolog or epilog (prolog-facts.sh): slurmd refuses to start with gpumem
 #   `required`, its log naming the setting, alone and with Contain or Alloc;

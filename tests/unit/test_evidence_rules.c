@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * plugin/spank/evidence_rules.c: a pass carries what it was judged at and
+ * plugin/spank/check/evidence_rules.c: a pass carries what it was judged at and
  * answers no stricter check; a pass without it (an older gpumem's) answers
  * none; only a check at least as strict as the site's default clears
  * marks; a profile row at a low HBM ceiling marks the GPU, and only

@@ -21,53 +21,11 @@
 #include "args.h"
 #include "jobctx.h"
 #include "core_record.h"
+#include "jobcheck.h"
+#include "jobreport.h"
+#include "slurm_log.h"
+#include "statefiles.h"
 #include "tap.h"
-
-/* ------------------------------------------------------------ Slurm stand-ins */
-static char last_log[8192];
-
-void slurm_info(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(last_log, sizeof(last_log), fmt, ap);
-	va_end(ap);
-	printf("# info: %.300s\n", last_log);
-}
-
-void slurm_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(last_log, sizeof(last_log), fmt, ap);
-	va_end(ap);
-	printf("# error: %.300s\n", last_log);
-}
-
-spank_err_t spank_getenv(spank_t sp, const char *var, char *buf, int len)
-{
-	(void)sp;
-	(void)var;
-	(void)buf;
-	(void)len;
-	return ESPANK_ENV_NOEXIST;
-}
-
-/* The step id: an ordinary step would ask slurmctld (squeue); the batch step does not. */
-spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
-{
-	va_list ap;
-
-	(void)sp;
-	if (item != S_JOB_STEPID)
-		return ESPANK_BAD_ARG;
-	va_start(ap, item);
-	*va_arg(ap, uint32_t *) = 0xfffffffbu;
-	va_end(ap);
-	return ESPANK_SUCCESS;
-}
 
 /* ------------------------------------------------------------ helpers */
 static char dir[256];
@@ -177,7 +135,8 @@ static void clear_dir(const char *d)
 }
 
 static struct gpumem_args args;
-static struct gpumem_jobctx jc;    /* the job prolog's or epilog's state (jobctx.h) */
+static struct gpumem_check_ctx jc;  /* the check's contract (check_ctx.h), as jobctx.c makes it */
+static struct gpumem_policy eff_policy;
 static char reports[300], textfiles[300];
 
 /* Run the check and write the report; *doc is the report read back. */
@@ -190,7 +149,7 @@ static int check(struct gpumem_checkrun *r, struct json_object **doc, char *err,
 	clear_dir(reports);
 	clear_dir(textfiles);
 	gpumem_jobcheck_run(&jc, "after", 0, r);
-	gpumem_jobreport_check(&jc, r);
+	gpumem_jobreport_check(&jc, r, NULL);
 	snprintf(path, sizeof(path), "%s/job42.batch.node1.after.json", reports);
 	buf = slurp(path, &len);
 	if (buf == NULL) {
@@ -253,26 +212,27 @@ int main(void)
 	snprintf(textfiles, sizeof(textfiles), "%s/textfile", dir);
 	mkdir(textfiles, 0755);
 
-	jc.args = &args;
-	jc.has_dev = 1;
-	gpumem_site_init(&jc.site);
-	gpumem_policy_init(&jc.eff);
-	args.check = standin;
-	args.timeout = 30;
-	jc.have_site = 1;
-	jc.site.check_timeout_s = 30;
-	jc.site.report.dir = reports;
-	jc.site.report.textfile_dir = textfiles;
-	jc.ji.job = 42;
-	snprintf(jc.ji.step, sizeof(jc.ji.step), "batch");
-	snprintf(jc.ji.node, sizeof(jc.ji.node), "node1");
-	snprintf(jc.ji.user, sizeof(jc.ji.user), "someone");
+	jc.node.has_dev = 1;
+	jc.state.dfd = -1;
+	gpumem_policy_init(&eff_policy);
+	jc.check.min_fraction = eff_policy.check.min_fraction;
+	jc.check.l2_ab = eff_policy.check.l2_ab;
+	jc.check.on_fail = eff_policy.check.on_fail;
+	jc.as.check = standin;
+	jc.as.nomps = GPUMEM_MPS_NOMPS_NONE;
+	jc.check.timeout_s = 30;
+	jc.report.dir = reports;
+	jc.report.textfile_dir = textfiles;
+	jc.job.id = 42;
+	snprintf(jc.job.hook, sizeof(jc.job.hook), "batch");
+	snprintf(jc.node.name, sizeof(jc.node.name), "node1");
+	snprintf(jc.job.user, sizeof(jc.job.user), "someone");
 	/* The check runs as check_user: here this test's own ids, the job's another uid. */
-	args.check_uid = getuid();
-	args.check_gid = getgid();
-	jc.ji.uid = getuid() + 1;
-	jc.ji.gid = getgid();
-	snprintf(jc.ji.policy, sizeof(jc.ji.policy), "after.yaml");
+	jc.as.uid = getuid();
+	jc.as.gid = getgid();
+	jc.job.uid = getuid() + 1;
+	jc.job.gid = getgid();
+	snprintf(jc.job.policy, sizeof(jc.job.policy), "after.yaml");
 
 	/* --- the stand-in as the real-Slurm tests use it: one short device ----- */
 	CHECK_OK(&r, &doc, "one GPU: report written and readable");
@@ -297,16 +257,17 @@ int main(void)
 	gpumem_jobcheck_free(&r);
 
 	/* --- check_user is the job's own user: never run ------------------- */
-	jc.ji.uid = args.check_uid;
+	jc.job.uid = jc.as.uid;
 	gpumem_jobcheck_run(&jc, "after", 0, &r);
 	is_str(r.status, "not_run", "check_user = the job's user: not run");
 	like(r.reason, "is the job's own user", "... saying why");
 	like(gpumem_jobcheck_no_verdict(&r), "could not run", "... no verdict: counted as failed");
 	gpumem_jobcheck_free(&r);
-	jc.ji.uid = getuid() + 1;
+	jc.job.uid = getuid() + 1;
 
 	/* --- check_user's account missing: never run, never another uid -------- */
 	args.check_missing = 1;
+	jc.as.missing = gpumem_args_check_missing(&args);
 	gpumem_jobcheck_run(&jc, "after", 0, &r);
 	is_str(r.status, "not_run", "no gpumem-check account: not run");
 	like(r.reason, "the account gpumem-check (made by gpumem's package) is missing", "... saying the package's account "
@@ -314,6 +275,7 @@ int main(void)
 	like(gpumem_jobcheck_no_verdict(&r), "could not run", "... no verdict: counted as failed");
 	gpumem_jobcheck_free(&r);
 	args.check_missing = 0;
+	jc.as.missing = NULL;
 
 	/* --- check_user= (plugstack): a name, UID[:GID], never root ------------ */
 	{
@@ -382,7 +344,7 @@ int main(void)
 	drop("fail/killed");
 
 	/* --- the effective policy in the report (for the accounting record) ---- */
-	jc.have_eff = 1;
+	jc.job.eff = &eff_policy;
 	CHECK_OK(&r, &doc, "effective policy: report written and readable");
 	eff = gpumem_json_get(doc, "effective");
 	ok(gpumem_json_is(gpumem_json_get(eff, "l2"), json_type_object) &&
@@ -393,7 +355,7 @@ int main(void)
 	       "effective: version 1, as gpumem show --json writes it");
 	json_object_put(doc);
 	gpumem_jobcheck_free(&r);
-	jc.have_eff = 0;
+	jc.job.eff = NULL;
 
 	/* --- 64 GPUs: every one reaches the report and a textfile ------------- */
 	put("gpus", "64\n");

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The job's record (plugin/spank/statedir.c) and its policy part
+ * The job's record (plugin/spank/state/statedir.c) and its policy part
  * (jobpolicy.c): what the job prolog decides goes into the record and comes
  * back the same in a step or the epilog, the effective policy and the site
  * file as the prolog read it, with no file but the record read.  The state

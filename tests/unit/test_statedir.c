@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * plugin/spank/statedir.c: root's state directory is root's alone (issue
+ * plugin/spank/state/statedir.c: root's state directory is root's alone (issue
  * 32, finding 5): made 0700, a looser one made so, files written 0600.
  * Run as anyone: the safe open accepts a directory of the caller's own.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * plugin/spank/statefiles.c: the names of the files in state_dir and
+ * plugin/spank/state/statefiles.c: the names of the files in state_dir and
  * mps_dir, and their one rule for the suffix:
  * <NODE> on what only the job prolog and epilog of a node use, <HOST> on
  * what a step reads or writes, nothing on what is the host's; every name

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The warm check server's wire format (checkwire.c): what the job prolog
- * or epilog (root, plugin/spank/checkserve.c) asks a running
+ * or epilog (root, plugin/spank/check/checkserve.c) asks a running
  * `gpumem-check --serve` (check_user, kernels/check/check_serve.c) on the
  * node's root-only socket, and what it answers.  One request and one reply
  * per connection.  Both are length-prefixed, versioned and bounded; a

@@ -108,7 +108,7 @@ static const struct gpumem_key checkcfg_keys[] = {
 	/* minutes: how long a measured pass may be reused while the evidence holds (evidence.c) */
 	{ .name = "min_interval", .type = GPUMEM_KT_INT, .off = S(check_min_interval_min),
 	  .min = 0, .max = 10080 },
-	/* seconds: the warm check server's idle time (plugin/spank/checkserve.c); 0: off */
+	/* seconds: the warm check server's idle time (plugin/spank/check/checkserve.c); 0: off */
 	{ .name = "warm", .type = GPUMEM_KT_CUSTOM, .custom = check_warm },
 	/* the warm server only where the node has at least this many GPUs (its device files) */
 	{ .name = "warm_min_gpus", .type = GPUMEM_KT_INT, .off = S(check_warm_min_gpus), .min = 1,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The job prolog's and epilog's reports (jobcheck.h), as root.  Of a check
+ * The job prolog's and epilog's reports (jobreport.h), as root.  Of a check
  * (jobcheck.c runs it), as soon as it ends: the gpumem-report/1 document
  * (doc/REPORT-JSON.md) written atomically into the site's report.dir, one
  * node_exporter textfile per GPU, one summary line in the slurmd log, and
@@ -20,10 +20,12 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "checkserve.h"
 #include "drain.h"
 #include "evidence_rules.h"
 #include "jobctx.h"
 #include "core_base.h"
+#include "jobreport.h"
 #include "log.h"
 #include "core_record.h"
 #include "statefiles.h"
@@ -110,7 +112,7 @@ static struct json_object *evidence_json(const struct gpumem_checkrun *r)
  * policy's name, PHASE and TIME; the status, reason, verdict and drain
  * are the caller's.
  */
-static struct json_object *report_head(const struct gpumem_jobctx *c, const char *phase,
+static struct json_object *report_head(const struct gpumem_check_ctx *c, const char *phase,
 				       const char *time)
 {
 	struct json_object *o = json_object_new_object();
@@ -118,15 +120,15 @@ static struct json_object *report_head(const struct gpumem_jobctx *c, const char
 	if (o == NULL)
 		return NULL;
 	gpumem_json_add(o, "schema", gpumem_json_string("gpumem-report/1"));
-	gpumem_json_add(o, "job", gpumem_json_int(c->ji.job));
-	gpumem_json_add(o, "step", gpumem_json_string(c->ji.step));
-	gpumem_json_add(o, "node", gpumem_json_string(c->ji.node));
-	gpumem_json_add(o, "user", gpumem_json_string(c->ji.user));
-	gpumem_json_add(o, "uid", gpumem_json_int(c->ji.uid));
-	gpumem_json_add(o, "policy", gpumem_json_string(c->ji.policy));
+	gpumem_json_add(o, "job", gpumem_json_int(c->job.id));
+	gpumem_json_add(o, "step", gpumem_json_string(c->job.hook));
+	gpumem_json_add(o, "node", gpumem_json_string(c->node.name));
+	gpumem_json_add(o, "user", gpumem_json_string(c->job.user));
+	gpumem_json_add(o, "uid", gpumem_json_int(c->job.uid));
+	gpumem_json_add(o, "policy", gpumem_json_string(c->job.policy));
 	gpumem_json_add(o, "phase", gpumem_json_string(phase));
 	gpumem_json_add(o, "time", gpumem_json_string(time));
-	gpumem_json_add(o, "gpus", gpumem_json_string(c->ji.gpus));
+	gpumem_json_add(o, "gpus", gpumem_json_string(c->gpus.text));
 	return o;
 }
 
@@ -137,14 +139,14 @@ static struct json_object *report_head(const struct gpumem_jobctx *c, const char
  * (format.c), the check's text CHECK and the job's profile PROFILE, both
  * taken as they are.
  */
-static char *report_text(const struct gpumem_jobctx *c, struct json_object *o, const char *check,
+static char *report_text(const struct gpumem_check_ctx *c, struct json_object *o, const char *check,
 			 struct json_object *check_doc, const char *profile)
 {
 	char *text, *eff;
 
 	if (o == NULL)
 		return NULL;
-	eff = c->have_eff ? gpumem_policy_format(&c->eff, GPUMEM_FMT_JSON, 0) : NULL;
+	eff = c->job.eff ? gpumem_policy_format(c->job.eff, GPUMEM_FMT_JSON, 0) : NULL;
 	if (eff)
 		eff[strcspn(eff, "\n")] = '\0';
 	text = gpumem_report_text(o, eff && eff[0] ? eff : NULL, check, check_doc, profile);
@@ -154,7 +156,8 @@ static char *report_text(const struct gpumem_jobctx *c, struct json_object *o, c
 }
 
 /* The report of check R, the check's text inside as it came. */
-static char *check_json(const struct gpumem_jobctx *c, const struct gpumem_checkrun *r)
+static char *check_json(const struct gpumem_check_ctx *c, const struct gpumem_checkrun *r,
+			const char *profile)
 {
 	struct json_object *o = report_head(c, r->phase, r->time);
 
@@ -169,11 +172,11 @@ static char *check_json(const struct gpumem_jobctx *c, const struct gpumem_check
 	gpumem_json_add(o, "drained", gpumem_json_bool(r->drained));
 	gpumem_json_add(o, "evidence", evidence_json(r));
 	/* The job's profile goes with the epilog's report (the after-check's). */
-	return report_text(c, o, r->json, r->doc, strcmp(r->phase, "before") ? c->profile : NULL);
+	return report_text(c, o, r->json, r->doc, strcmp(r->phase, "before") ? profile : NULL);
 }
 
 /* One node_exporter textfile per GPU, so steps on other GPUs never clash. */
-static void textfiles(const char *dir, const struct gpumem_jobinfo *ji,
+static void textfiles(const char *dir, const struct gpumem_check_ctx *c,
 		      const struct gpumem_checkrun *r)
 {
 	static const char *const metrics[] = { "read", "write", "copy", "triad", "d2d", "h2d",
@@ -196,7 +199,7 @@ static void textfiles(const char *dir, const struct gpumem_jobinfo *ji,
 		char nbuf[64];
 		const char *uuid = gpumem_json_text(gpumem_json_get(dev, "uuid"));
 		const char *idx = gpumem_json_text(gpumem_json_get(dev, "index"));
-		const char *nidx = gpumem_jobcheck_node_index(ji->gpus, idx, nbuf, sizeof(nbuf));
+		const char *nidx = gpumem_jobcheck_node_index(c->gpus.text, idx, nbuf, sizeof(nbuf));
 		const char *v = gpumem_json_text(gpumem_json_get(dev, "verdict"));
 		char name[160], labels[512], err[4400];
 		char *buf = NULL;
@@ -208,7 +211,7 @@ static void textfiles(const char *dir, const struct gpumem_jobinfo *ji,
 			idx = nidx;
 		if (!prom_token(uuid) || (idx && !prom_token(idx)))
 			continue;
-		snprintf(labels, sizeof(labels), "node=\"%s\",gpu=\"%s\",uuid=\"%s\"", ji->node,
+		snprintf(labels, sizeof(labels), "node=\"%s\",gpu=\"%s\",uuid=\"%s\"", c->node.name,
 			 idx ? idx : "", uuid);
 		f = open_memstream(&buf, &len);
 		if (f == NULL)
@@ -270,13 +273,13 @@ static void check_uuids(const struct gpumem_checkrun *r, int failed, char *out, 
 }
 
 /* Drain on a failed check (naming the failed GPUs), resume on a pass. */
-static void drain_or_resume(const struct gpumem_jobctx *c,
+static void drain_or_resume(const struct gpumem_check_ctx *c,
 			    struct gpumem_checkrun *r)
 {
 	char msg[1200], uuids[512];
 
-	if (!strcmp(r->verdict, "fail") && c->eff.check.on_fail == GPUMEM_ONFAIL_DRAIN &&
-	    c->have_site && c->site.drain.enabled && c->ji.node[0]) {
+	if (!strcmp(r->verdict, "fail") && c->check.on_fail == GPUMEM_ONFAIL_DRAIN &&
+	    c->drain.enabled && c->node.name[0]) {
 		char reason[1400], cause[204], gpus[520];
 
 		/* The cause comes from the check's output: escaped. */
@@ -284,30 +287,30 @@ static void drain_or_resume(const struct gpumem_jobctx *c,
 		check_uuids(r, 1, uuids, sizeof(uuids));
 		snprintf(gpus, sizeof(gpus), uuids[0] ? " {%s}" : "", uuids);
 		snprintf(reason, sizeof(reason), "%s%s (job %u.%s %s: %s)",
-			 c->site.drain.reason ? c->site.drain.reason : "gpumem: GPU check failed",
-			 gpus, c->ji.job, c->ji.step, r->phase, cause);
-		r->drained = gpumem_drain(c->ji.node, reason, msg, sizeof(msg)) == 1;
+			 c->drain.reason ? c->drain.reason : "gpumem: GPU check failed",
+			 gpus, c->job.id, c->job.hook, r->phase, cause);
+		r->drained = gpumem_drain(c->node.name, reason, msg, sizeof(msg)) == 1;
 		gpumem_info("gpumem: %s", msg);
 		if (r->drained)
 			gpumem_checkserve_stop(c);
 	} else if (!strncmp(r->verdict, "pass", 4) && strcmp(r->status, "reused") &&
-		   c->have_site && gpumem_check_strict(&c->eff, &c->site) &&
-		   c->site.drain.enabled && c->ji.node[0]) {
+		   c->check.strict &&
+		   c->drain.enabled && c->node.name[0]) {
 		/*
 		 * Only a measured pass resumes, at least as strict as the site's
 		 * default: a reused one rests on an older check, a laxer one
 		 * asked the GPU for less than the site does.
 		 */
 		check_uuids(r, 0, uuids, sizeof(uuids));
-		if (gpumem_resume(c->ji.node, uuids, msg, sizeof(msg)) != 0)
+		if (gpumem_resume(c->node.name, uuids, msg, sizeof(msg)) != 0)
 			gpumem_info("gpumem: %s", msg);
 	}
 }
 
 /* Write the report TEXT of PHASE (malloc'd, freed here) into report.dir, when the site has one. */
-static void write_report(const struct gpumem_jobctx *c, const char *phase, char *text)
+static void write_report(const struct gpumem_check_ctx *c, const char *phase, char *text)
 {
-	const char *dir = c->have_site ? c->site.report.dir : NULL;
+	const char *dir = c->report.dir;
 	char name[256], err[4400], why[600];
 	int dfd;
 
@@ -318,7 +321,7 @@ static void write_report(const struct gpumem_jobctx *c, const char *phase, char 
 		gpumem_error("gpumem: report directory %s: refused, no report written: %s", dir, why);
 		goto out;
 	}
-	snprintf(name, sizeof(name), "job%u.%s.%s.%s.json", c->ji.job, c->ji.step, c->ji.node,
+	snprintf(name, sizeof(name), "job%u.%s.%s.%s.json", c->job.id, c->job.hook, c->node.name,
 		 phase);
 	gpumem_safe_name(name);
 	if (text == NULL || write_atomic(dfd, dir, name, text, err, sizeof(err)) < 0)
@@ -328,24 +331,25 @@ out:
 	free(text);
 }
 
-void gpumem_jobreport_check(const struct gpumem_jobctx *c, struct gpumem_checkrun *r)
+void gpumem_jobreport_check(const struct gpumem_check_ctx *c, struct gpumem_checkrun *r,
+			    const char *profile)
 {
 	if (!r->done)
 		return;
 	/* Drain first, so the report can say so. */
 	drain_or_resume(c, r);
-	gpumem_info("gpumem: check %s job %u.%s node %s GPUs %s: %s%s%s%s", r->phase, c->ji.job,
-		    c->ji.step, c->ji.node, c->ji.gpus[0] ? c->ji.gpus : "(not set)", r->verdict,
+	gpumem_info("gpumem: check %s job %u.%s node %s GPUs %s: %s%s%s%s", r->phase, c->job.id,
+		    c->job.hook, c->node.name, c->gpus.text[0] ? c->gpus.text : "(not set)", r->verdict,
 		    r->reason[0] ? " (" : "", r->reason, r->reason[0] ? ")" : "");
 	if (r->figures[0])
-		gpumem_info("gpumem: check %s job %u.%s node %s: %s", r->phase, c->ji.job,
-			    c->ji.step, c->ji.node, r->figures);
-	write_report(c, r->phase, check_json(c, r));
-	if (c->have_site && c->site.report.textfile_dir)
-		textfiles(c->site.report.textfile_dir, &c->ji, r);
+		gpumem_info("gpumem: check %s job %u.%s node %s: %s", r->phase, c->job.id,
+			    c->job.hook, c->node.name, r->figures);
+	write_report(c, r->phase, check_json(c, r, profile));
+	if (c->report.textfile_dir)
+		textfiles(c->report.textfile_dir, c, r);
 }
 
-void gpumem_jobreport_profile(const struct gpumem_jobctx *c)
+void gpumem_jobreport_profile(const struct gpumem_check_ctx *c, const char *profile)
 {
 	struct json_object *o;
 	char now[32];
@@ -363,5 +367,5 @@ void gpumem_jobreport_profile(const struct gpumem_jobctx *c)
 		gpumem_json_add(o, "verdict", gpumem_json_string("not_run"));
 		gpumem_json_add(o, "drained", gpumem_json_bool(0));
 	}
-	write_report(c, "job", report_text(c, o, NULL, NULL, c->profile));
+	write_report(c, "job", report_text(c, o, NULL, NULL, profile));
 }

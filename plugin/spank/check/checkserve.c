@@ -18,7 +18,7 @@
  * who listened): check_user, or it is not asked.
  *
  * It also answers the NVML health a reuse rests on (gpumem_checkserve_health,
- * for plugin/spank/evidence.c): the same connection, hello and credentials,
+ * for plugin/spank/check/evidence.c): the same connection, hello and credentials,
  * a health request; no answer in time, one that does not decode, or a
  * server that does not know the request (an older one answers nothing) is
  * no evidence from it, and the caller runs gpumem-health as without a
@@ -51,9 +51,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "checkwatch.h"
+#include "checkserve.h"
 #include "core_health.h"
 #include "core_policy.h"
-#include "jobctx.h"
 #include "log.h"
 #include "core_base.h"
 #include "nodegpus.h"
@@ -76,7 +76,7 @@
 #define HEALTH_REPLY_MS 5000
 
 /* state_dir/check.<HOST>.KIND into ADDR (or PATH); 0, or -1 when it does not fit. */
-static int sock_addr(const struct gpumem_jobctx *c, struct sockaddr_un *addr)
+static int sock_addr(const struct gpumem_check_ctx *c, struct sockaddr_un *addr)
 {
 	char name[128];
 	int n;
@@ -85,7 +85,7 @@ static int sock_addr(const struct gpumem_jobctx *c, struct sockaddr_un *addr)
 	addr->sun_family = AF_UNIX;
 	if (gpumem_sf_check(name, sizeof(name), GPUMEM_SF_CHECK_SOCK) < 0)
 		return -1;
-	n = snprintf(addr->sun_path, sizeof(addr->sun_path), "%s/%s", c->args->state_dir, name);
+	n = snprintf(addr->sun_path, sizeof(addr->sun_path), "%s/%s", c->state.dir, name);
 	return n > 0 && (size_t)n < sizeof(addr->sun_path) ? 0 : -1;
 }
 
@@ -138,17 +138,17 @@ static int listen_new(const struct sockaddr_un *addr, char *why, size_t wlen)
 }
 
 /* Start `CHECK --serve --idle S` as check_user on listening socket LFD; its pid or -1. */
-static pid_t server_spawn(const struct gpumem_jobctx *c, int lfd)
+static pid_t server_spawn(const struct gpumem_check_ctx *c, int lfd)
 {
 	char idle[32];
-	char *argv[] = { c->args->check, "--serve", "--idle", idle, NULL };
+	char *argv[] = { (char *)c->as.check, "--serve", "--idle", idle, NULL };
 	struct gpumem_henv env;
-	struct gpumem_spawn sp = { .path = argv[0], .argv = argv, .uid = c->args->check_uid, .gid = c->args->check_gid,
-				   .rgid = c->args->check_gid, .in = lfd, .out = -1, .err = -1 };
+	struct gpumem_spawn sp = { .path = argv[0], .argv = argv, .uid = c->as.uid, .gid = c->as.gid,
+				   .rgid = c->as.gid, .in = lfd, .out = -1, .err = -1 };
 
-	snprintf(idle, sizeof(idle), "%d", c->site.check_warm_s);
+	snprintf(idle, sizeof(idle), "%d", c->check.warm_s);
 	gpumem_henv_init(&env);
-	gpumem_henv_set(&env, GPUMEM_ENV_MPS_PIPE, "%s", c->nomps ? c->nomps : GPUMEM_MPS_NOMPS_NONE);
+	gpumem_henv_set(&env, GPUMEM_ENV_MPS_PIPE, "%s", c->as.nomps ? c->as.nomps : GPUMEM_MPS_NOMPS_NONE);
 	gpumem_henv_set(&env, GPUMEM_ENV_MAX_CONN, "1");
 	sp.envp = gpumem_henv_envp(&env);
 	return gpumem_proc_spawn(&sp);
@@ -159,7 +159,7 @@ static pid_t server_spawn(const struct gpumem_jobctx *c, int lfd)
  * lock, so that two prologs start one; *FRESH then).  A connected socket,
  * or -1 with WHY (*FULL: the listen queue is full, a miss).
  */
-static int server_reach(const struct gpumem_jobctx *c, const struct sockaddr_un *addr,
+static int server_reach(const struct gpumem_check_ctx *c, const struct sockaddr_un *addr,
 			int *fresh, int *full, char *why, size_t wlen)
 {
 	int fd, lk, lfd;
@@ -260,7 +260,7 @@ static int recv_all(int fd, unsigned char *b, size_t len, long deadline, struct 
  * it is, by the kernel's word (*WHO): check_user's, or 0 is not returned.
  * 0, or -1 with WHY (*LATE: none came in time, a miss).
  */
-static int server_hello(const struct gpumem_jobctx *c, int fd, long wait_ms, struct ucred *who,
+static int server_hello(const struct gpumem_check_ctx *c, int fd, long wait_ms, struct ucred *who,
 			int *late, char *why, size_t wlen)
 {
 	unsigned char hello[GPUMEM_CW_HELLO];
@@ -271,27 +271,27 @@ static int server_hello(const struct gpumem_jobctx *c, int fd, long wait_ms, str
 		*late = gpumem_mono_ms() >= deadline;
 		if (*late)
 			snprintf(why, wlen, "%s gave no hello within %ld ms: busy or stuck",
-				 c->args->check, wait_ms);
+				 c->as.check, wait_ms);
 		else
 			snprintf(why, wlen, "%s gave no hello: not a warm check server",
-				 c->args->check);
+				 c->as.check);
 		return -1;
 	}
-	if (who->uid != c->args->check_uid) {
+	if (who->uid != c->as.uid) {
 		snprintf(why, wlen, "the server is uid %u (pid %d), not check_user %u",
-			 (unsigned)who->uid, (int)who->pid, (unsigned)c->args->check_uid);
+			 (unsigned)who->uid, (int)who->pid, (unsigned)c->as.uid);
 		return -1;
 	}
 	return 0;
 }
 
 /* Can the job's GPUs be asked of the node's server, at ADDR?  0, or -1 with WHY. */
-static int server_addr(const struct gpumem_jobctx *c, struct sockaddr_un *addr, char *why,
+static int server_addr(const struct gpumem_check_ctx *c, struct sockaddr_un *addr, char *why,
 		       size_t wlen)
 {
-	if (!gpumem_cw_gpus_ok(c->ji.gpus)) {
+	if (!gpumem_cw_gpus_ok(c->gpus.text)) {
 		snprintf(why, wlen, "the job's GPUs are not plain indices ('%s')",
-			 c->ji.gpus[0] ? c->ji.gpus : "all");
+			 c->gpus.text[0] ? c->gpus.text : "all");
 		return -1;
 	}
 	if (sock_addr(c, addr) < 0) {
@@ -314,17 +314,17 @@ static struct {
 	char why[300];
 } unanswered;
 
-static void note_unanswered(const struct gpumem_jobctx *c, const char *why)
+static void note_unanswered(const struct gpumem_check_ctx *c, const char *why)
 {
-	unanswered.job = c->ji.job;
-	snprintf(unanswered.step, sizeof(unanswered.step), "%s", c->ji.step);
+	unanswered.job = c->job.id;
+	snprintf(unanswered.step, sizeof(unanswered.step), "%s", c->job.hook);
 	snprintf(unanswered.why, sizeof(unanswered.why), "%s", why);
 }
 
 /* Did the server not answer this hook already?  1 with WHY, else 0. */
-static int was_unanswered(const struct gpumem_jobctx *c, char *why, size_t wlen)
+static int was_unanswered(const struct gpumem_check_ctx *c, char *why, size_t wlen)
 {
-	if (!unanswered.why[0] || unanswered.job != c->ji.job || strcmp(unanswered.step, c->ji.step))
+	if (!unanswered.why[0] || unanswered.job != c->job.id || strcmp(unanswered.step, c->job.hook))
 		return 0;
 	snprintf(why, wlen, "it did not answer this hook's NVML health request: %.190s",
 		 unanswered.why);
@@ -342,7 +342,7 @@ struct waits {
  * does without it).  A full queue or a hello not in time is a miss
  * (checkwatch.c); a hello marks the server busy for W's reply.
  */
-static int server_open(const struct gpumem_jobctx *c, const struct sockaddr_un *addr,
+static int server_open(const struct gpumem_check_ctx *c, const struct sockaddr_un *addr,
 		       const struct waits *w, struct ucred *who, char *why, size_t wlen)
 {
 	int fresh, full, late = 0, fd = server_reach(c, addr, &fresh, &full, why, wlen);
@@ -361,25 +361,25 @@ static int server_open(const struct gpumem_jobctx *c, const struct sockaddr_un *
 }
 
 /* The request of this check: the options the one-shot check gets, the job's GPUs, the node. */
-static int request(const struct gpumem_jobctx *c, int timeout, int l2_reset,
+static int request(const struct gpumem_check_ctx *c, int timeout, int l2_reset,
 		   unsigned char **buf, size_t *len, char *why, size_t wlen)
 {
 	struct gpumem_cw_req q = { 0 };
 
 	q.timeout_s = timeout;
-	snprintf(q.frac, sizeof(q.frac), "%g", c->eff.check.min_fraction);
-	snprintf(q.gpus, sizeof(q.gpus), "%s", c->ji.gpus);
-	snprintf(q.node, sizeof(q.node), "%s", c->ji.node);
-	if (c->have_site && c->site_text) {
+	snprintf(q.frac, sizeof(q.frac), "%g", c->check.min_fraction);
+	snprintf(q.gpus, sizeof(q.gpus), "%s", c->gpus.text);
+	snprintf(q.node, sizeof(q.node), "%s", c->node.name);
+	if (c->check.site_text) {
 		q.flags |= GPUMEM_CW_SITE;
-		q.site = c->site_text;
-		q.site_len = strlen(c->site_text);
+		q.site = (char *)c->check.site_text;     /* only read by the encoder */
+		q.site_len = strlen(c->check.site_text);
 	}
-	if (c->eff.check.l2_ab)
+	if (c->check.l2_ab)
 		q.flags |= GPUMEM_CW_L2AB;
-	if (c->eff.check.l2_ab && c->l2_setaside[0]) {
+	if (c->check.l2_ab && c->check.l2_setaside[0]) {
 		q.flags |= GPUMEM_CW_SETASIDE;
-		snprintf(q.setaside, sizeof(q.setaside), "%s", c->l2_setaside);
+		snprintf(q.setaside, sizeof(q.setaside), "%s", c->check.l2_setaside);
 	}
 	if (l2_reset)
 		q.flags |= GPUMEM_CW_L2RESET;
@@ -428,25 +428,25 @@ static int exchange(int fd, pid_t pid, const unsigned char *req, size_t len, lon
  * device file that blocks a GPU reset, buy little on one GPU).  LOG: say
  * once, for a check, why a configured server is not used.
  */
-static int warm_on(const struct gpumem_jobctx *c, int log)
+static int warm_on(const struct gpumem_check_ctx *c, int log)
 {
 	int n;
 
-	if (!c->have_site || c->site.check_warm_s <= 0)
+	if (c->check.warm_s <= 0)
 		return 0;
-	if (c->site.check_warm_min_gpus <= 1)
+	if (c->check.warm_min_gpus <= 1)
 		return 1;
-	n = gpumem_node_gpus(c->args->nvidia_dev);
-	if (n >= c->site.check_warm_min_gpus)
+	n = gpumem_node_gpus(c->node.nvidia_dev);
+	if (n >= c->check.warm_min_gpus)
 		return 1;
 	if (log)
 		gpumem_info("gpumem: job %u: check not asked of the warm server (this node has %d "
-			    "GPU%s, check.warm_min_gpus is %d): one-shot", c->ji.job, n, n == 1 ? "" : "s",
-			    c->site.check_warm_min_gpus);
+			    "GPU%s, check.warm_min_gpus is %d): one-shot", c->job.id, n, n == 1 ? "" : "s",
+			    c->check.warm_min_gpus);
 	return 0;
 }
 
-int gpumem_checkserve_run(const struct gpumem_jobctx *c, int timeout, int l2_reset,
+int gpumem_checkserve_run(const struct gpumem_check_ctx *c, int timeout, int l2_reset,
 			  struct gpumem_proc *p, char *via, size_t vlen)
 {
 	unsigned char *req = NULL;
@@ -477,7 +477,7 @@ int gpumem_checkserve_run(const struct gpumem_jobctx *c, int timeout, int l2_res
 out:
 	if (rv == 0 && why[0])
 		gpumem_info("gpumem: job %u: check not asked of the warm server (%s): one-shot",
-			    c->ji.job, why);
+			    c->job.id, why);
 	else if (rv < 0)
 		snprintf(via, vlen, "%s", why);
 	if (fd >= 0)
@@ -486,7 +486,7 @@ out:
 	return rv;
 }
 
-int gpumem_checkserve_health(const struct gpumem_jobctx *c, char **doc, int *code)
+int gpumem_checkserve_health(const struct gpumem_check_ctx *c, char **doc, int *code)
 {
 	unsigned char *req = NULL;
 	struct sockaddr_un addr;
@@ -502,7 +502,7 @@ int gpumem_checkserve_health(const struct gpumem_jobctx *c, char **doc, int *cod
 	if (!warm_on(c, 0))
 		return 0;
 	if (server_addr(c, &addr, why, sizeof(why)) < 0 ||
-	    gpumem_cw_health_encode(c->ji.gpus, &req, &len, why, sizeof(why)) < 0 ||
+	    gpumem_cw_health_encode(c->gpus.text, &req, &len, why, sizeof(why)) < 0 ||
 	    (fd = server_open(c, &addr, &w, &who, why, sizeof(why))) < 0)
 		goto out;
 	deadline = gpumem_mono_ms() + gpumem_proc_left_ms(w.reply_ms);
@@ -513,36 +513,36 @@ int gpumem_checkserve_health(const struct gpumem_jobctx *c, char **doc, int *cod
 		goto out;
 	}
 	gpumem_cs_served(c);
-	gpumem_info("gpumem: job %u: NVML health served by the warm server pid %d", c->ji.job,
+	gpumem_info("gpumem: job %u: NVML health served by the warm server pid %d", c->job.id,
 		    (int)who.pid);
 	rv = 1;
 out:
 	if (rv == 0 && why[0])
 		gpumem_info("gpumem: job %u: NVML health not asked of the warm server (%s): "
-			    "gpumem-health", c->ji.job, why);
+			    "gpumem-health", c->job.id, why);
 	if (fd >= 0)
 		close(fd);
 	free(req);
 	return rv;
 }
 
-void gpumem_checkserve_stop(const struct gpumem_jobctx *c)
+void gpumem_checkserve_stop(const struct gpumem_check_ctx *c)
 {
 	unsigned char hello[GPUMEM_CW_HELLO];
 	struct sockaddr_un addr;
 	struct ucred who = { 0 };
 	int fd;
 
-	if (!c->have_site || c->site.check_warm_s <= 0 || sock_addr(c, &addr) < 0)
+	if (c->check.warm_s <= 0 || sock_addr(c, &addr) < 0)
 		return;
 	fd = server_connect(&addr);
 	if (fd < 0)
 		return;
 	/* Its pid by the kernel's word on its hello; only check_user's server is stopped. */
 	if (recv_all(fd, hello, sizeof(hello), gpumem_mono_ms() + gpumem_proc_left_ms(2000), &who) == 0 &&
-	    gpumem_cw_hello_ok(hello) && who.uid == c->args->check_uid && who.pid > 1 &&
+	    gpumem_cw_hello_ok(hello) && who.uid == c->as.uid && who.pid > 1 &&
 	    kill(who.pid, SIGTERM) == 0)
-		gpumem_info("gpumem: node %s drained: warm check server pid %d stopped", c->ji.node,
+		gpumem_info("gpumem: node %s drained: warm check server pid %d stopped", c->node.name,
 			    (int)who.pid);
 	close(fd);
 }

@@ -32,6 +32,7 @@
 #include "core_policy.h"
 #include "evidence.h"
 #include "jobctx.h"
+#include "jobreport.h"
 #include "log.h"
 #include "mps.h"
 #include "core_base.h"
@@ -169,7 +170,7 @@ int gpumem_job_epilog(spank_t sp, int ac, char **av)
 	c.profile = gpumem_sampler_stop(c.dfd, c.job, c.ji.node, &sampled);
 	/* A GPU the profile shows streaming at a low ceiling is measured next (evidence.c). */
 	if (rc == 0 && c.has_dev)
-		gpumem_evidence_profile(&c, c.profile);
+		gpumem_evidence_profile(&c.check, c.profile);
 	stop_mps(&c);
 	l2 = c.has_dev && gpumem_jobctx_has_gpus(&c) && used_l2(&c);
 	checked = rc == 0 && c.eff.check.after && gpumem_jobctx_has_gpus(&c);
@@ -177,7 +178,7 @@ int gpumem_job_epilog(spank_t sp, int ac, char **av)
 		l2 = 0;
 	/* A report of its own only for a profile taken: a skip is in the slurmd log. */
 	if (sampled && !checked)
-		gpumem_jobreport_profile(&c);
+		gpumem_jobreport_profile(&c.check, c.profile);
 	if (l2)
 		l2_reset(&c);
 	forget_job(&c);

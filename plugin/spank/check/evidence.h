@@ -6,11 +6,13 @@
  * on, for the report.  The state it keeps per GPU lives in root's
  * state_dir/gpus/ beside gpustate.c's marks (statefiles.h names them);
  * the rules it applies, and the pass's record, are evidence_rules.h's.
+ * Each takes the check's contract (check_ctx.h).
  */
 #ifndef GPUMEM_EVIDENCE_H
 #define GPUMEM_EVIDENCE_H
+#include "check_ctx.h"
 #include "evidence_rules.h"
-#include "jobctx.h"
+#include "jobcheck.h"
 
 struct gpumem_evidence {
 	int limit_min;          /* check.min_interval; 0: every check measured, nothing read */
@@ -33,7 +35,7 @@ struct gpumem_evidence {
  * and decide.  1: the check may rest on the GPUs' last measured pass
  * (EV->basis "reused: ..."); 0: it must measure (EV->basis "measured: why").
  */
-int gpumem_evidence_decide(const struct gpumem_jobctx *c, const char *phase, int forced,
+int gpumem_evidence_decide(const struct gpumem_check_ctx *c, const char *phase, int forced,
 			   struct gpumem_evidence *ev);
 /* R (status "reused", no check run) rests on EV: verdict "pass", its basis and pass. */
 void gpumem_evidence_reused(const struct gpumem_evidence *ev, struct gpumem_checkrun *r);
@@ -43,7 +45,7 @@ void gpumem_evidence_reused(const struct gpumem_evidence *ev, struct gpumem_chec
  * forgets them all (the check numbers the GPUs in CUDA's order, which need
  * not be Slurm's); R's basis is set.
  */
-void gpumem_evidence_record(const struct gpumem_jobctx *c, const struct gpumem_evidence *ev,
+void gpumem_evidence_record(const struct gpumem_check_ctx *c, const struct gpumem_evidence *ev,
 			    struct gpumem_checkrun *r);
 /*
  * The job epilog, with the job's profile (the report's "profile" member):
@@ -51,5 +53,5 @@ void gpumem_evidence_record(const struct gpumem_jobctx *c, const struct gpumem_e
  * check is measured); one whose GPM DRAM bandwidth reached
  * GPUMEM_EVIDENCE_HBM_OK_PCT loses it (gpumem_hbm_class).
  */
-void gpumem_evidence_profile(const struct gpumem_jobctx *c, const char *profile);
+void gpumem_evidence_profile(const struct gpumem_check_ctx *c, const char *profile);
 #endif

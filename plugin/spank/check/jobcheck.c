@@ -25,6 +25,8 @@
 #include <unistd.h>
 #include "core_policy.h"
 #include "jobctx.h"
+#include "checkserve.h"
+#include "jobcheck.h"
 #include "log.h"
 #include "core_base.h"
 #include "core_record.h"
@@ -167,14 +169,14 @@ static void set_result(struct gpumem_checkrun *r, const char *status, const char
 }
 
 /* The check's fixed argument vector (16 slots); frac, tmo and sa (32 bytes each) hold its values. */
-static void check_argv(const struct gpumem_jobctx *c, char **argv, char *frac, char *tmo,
+static void check_argv(const struct gpumem_check_ctx *c, char **argv, char *frac, char *tmo,
 		       char *sa, int timeout, int l2_reset)
 {
 	int a = 0;
 
-	snprintf(frac, 32, "%g", c->eff.check.min_fraction);
+	snprintf(frac, 32, "%g", c->check.min_fraction);
 	snprintf(tmo, 32, "%d", timeout);
-	argv[a++] = c->args->check;
+	argv[a++] = (char *)c->as.check;
 	argv[a++] = "--json";
 	argv[a++] = "-";
 	argv[a++] = "--min-fraction";
@@ -182,15 +184,15 @@ static void check_argv(const struct gpumem_jobctx *c, char **argv, char *frac, c
 	argv[a++] = "--timeout";
 	argv[a++] = tmo;
 	/* The site file as the job prolog read it (the job's record), on stdin: never the file. */
-	if (c->have_site && c->site_text) {
+	if (c->check.site_text) {
 		argv[a++] = "--site";
 		argv[a++] = "-";
 	}
-	if (c->eff.check.l2_ab)
+	if (c->check.l2_ab)
 		argv[a++] = "--l2-ab";
 	/* The job's set-aside: its own cost measured, and the window A/B run at it. */
-	if (c->eff.check.l2_ab && c->l2_setaside[0]) {
-		snprintf(sa, 32, "%s", c->l2_setaside);
+	if (c->check.l2_ab && c->check.l2_setaside[0]) {
+		snprintf(sa, 32, "%s", c->check.l2_setaside);
 		argv[a++] = "--l2-setaside";
 		argv[a++] = sa;
 	}
@@ -207,19 +209,19 @@ static void check_argv(const struct gpumem_jobctx *c, char **argv, char *frac, c
  * nomps (without one CUDA tries /tmp/nvidia-mps, where any user may run a
  * daemon), and the thresholds are the whole GPU's, not the job's share.
  */
-static void check_env(const struct gpumem_jobctx *c, struct gpumem_henv *env)
+static void check_env(const struct gpumem_check_ctx *c, struct gpumem_henv *env)
 {
 	gpumem_henv_init(env);
 	/* Which node this is, for the check's own messages. */
-	gpumem_henv_set(env, GPUMEM_ENV_NODENAME, "%s", c->ji.node);
+	gpumem_henv_set(env, GPUMEM_ENV_NODENAME, "%s", c->node.name);
 	/* The job's GPUs in the node's numbering (none: all, gpus=all). */
-	if (c->ji.gpus[0])
-		gpumem_henv_set(env, GPUMEM_ENV_VISIBLE, "%s", c->ji.gpus);
-	gpumem_henv_set(env, GPUMEM_ENV_MPS_PIPE, "%s", c->nomps ? c->nomps : GPUMEM_MPS_NOMPS_NONE);
+	if (c->gpus.text[0])
+		gpumem_henv_set(env, GPUMEM_ENV_VISIBLE, "%s", c->gpus.text);
+	gpumem_henv_set(env, GPUMEM_ENV_MPS_PIPE, "%s", c->as.nomps ? c->as.nomps : GPUMEM_MPS_NOMPS_NONE);
 }
 
 /* What the finished check said: its exit status, then its document. */
-static void read_result(struct gpumem_proc *p, const struct gpumem_jobinfo *ji,
+static void read_result(struct gpumem_proc *p, const char *gpus,
 			struct gpumem_checkrun *r)
 {
 	struct json_object *doc = NULL;
@@ -243,7 +245,7 @@ static void read_result(struct gpumem_proc *p, const struct gpumem_jobinfo *ji,
 		r->json = p->out;
 		p->out = NULL;
 		r->doc = doc;           /* kept for the report, textfiles and drain */
-		figures(doc, r, ji->gpus);
+		figures(doc, r, gpus);
 		reason = member_text(gpumem_json_get(doc, "overall"), "reason");
 		if (r->reason[0] == '\0' && reason)
 			snprintf(r->reason, sizeof(r->reason), "%s", reason);
@@ -252,14 +254,14 @@ static void read_result(struct gpumem_proc *p, const struct gpumem_jobinfo *ji,
 	}
 }
 
-void gpumem_jobcheck_run(const struct gpumem_jobctx *c, const char *phase, int l2_reset,
+void gpumem_jobcheck_run(const struct gpumem_check_ctx *c, const char *phase, int l2_reset,
 			 struct gpumem_checkrun *r)
 {
 	char frac[32], tmo[32], sa[32], why[4200];
 	char *argv[16];
 	struct gpumem_henv env;
 	struct gpumem_proc p = { 0 };
-	int timeout = c->have_site ? c->site.check_timeout_s : c->args->timeout;
+	int timeout = c->check.timeout_s;
 	long left;
 
 	memset(r, 0, sizeof(*r));
@@ -267,26 +269,26 @@ void gpumem_jobcheck_run(const struct gpumem_jobctx *c, const char *phase, int l
 	r->exit_code = -1;
 	snprintf(r->phase, sizeof(r->phase), "%s", phase);
 	iso_now(r->time, sizeof(r->time));
-	if (!c->has_dev) {
+	if (!c->node.has_dev) {
 		set_result(r, "skipped", "skipped", "no GPU device on this node");
 		return;
 	}
-	if (access(c->args->check, X_OK) != 0) {
-		snprintf(why, sizeof(why), "gpumem-check not installed at %s", c->args->check);
+	if (access(c->as.check, X_OK) != 0) {
+		snprintf(why, sizeof(why), "gpumem-check not installed at %s", c->as.check);
 		set_result(r, "not_run", "error", why);
 		return;
 	}
-	if (gpumem_args_check_missing(c->args)) {
+	if (c->as.missing) {
 		snprintf(why, sizeof(why), "check_user: %s: the check is not run (counted as "
-			 "failed)", gpumem_args_check_missing(c->args));
-		gpumem_error("gpumem: job %u: %s", c->ji.job, why);
+			 "failed)", c->as.missing);
+		gpumem_error("gpumem: job %u: %s", c->job.id, why);
 		set_result(r, "not_run", "error", why);
 		return;
 	}
-	if (c->ji.uid == c->args->check_uid) {
+	if (c->job.uid == c->as.uid) {
 		snprintf(why, sizeof(why), "check_user (uid %u) is the job's own user: the check "
-			 "would be within the job's reach, not run", (unsigned)c->ji.uid);
-		gpumem_error("gpumem: job %u: %s", c->ji.job, why);
+			 "would be within the job's reach, not run", (unsigned)c->job.uid);
+		gpumem_error("gpumem: job %u: %s", c->job.id, why);
 		set_result(r, "not_run", "error", why);
 		return;
 	}
@@ -297,13 +299,13 @@ void gpumem_jobcheck_run(const struct gpumem_jobctx *c, const char *phase, int l
 	/* The node's warm server first, where the site runs one (checkserve.c). */
 	switch (gpumem_checkserve_run(c, timeout, l2_reset, &p, r->ran_by, sizeof(r->ran_by))) {
 	case 1:
-		gpumem_info("gpumem: check %s job %u: served by the %s", phase, c->ji.job,
+		gpumem_info("gpumem: check %s job %u: served by the %s", phase, c->job.id,
 			    r->ran_by);
-		read_result(&p, &c->ji, r);
+		read_result(&p, c->gpus.text, r);
 		gpumem_proc_free(&p);
 		return;
 	case -1:
-		gpumem_error("gpumem: check %s job %u: %s", phase, c->ji.job, r->ran_by);
+		gpumem_error("gpumem: check %s job %u: %s", phase, c->job.id, r->ran_by);
 		set_result(r, "failed", "error", r->ran_by);
 		r->broken = 1;
 		gpumem_proc_free(&p);
@@ -313,15 +315,15 @@ void gpumem_jobcheck_run(const struct gpumem_jobctx *c, const char *phase, int l
 	check_argv(c, argv, frac, tmo, sa, timeout, l2_reset);
 	check_env(c, &env);
 	/* As the site's check_user: out of the job's user's reach (signals, ptrace, /proc). */
-	gpumem_proc_as_site(&p, c->args->check, argv, gpumem_henv_envp(&env), c->args->check_uid,
-			    c->args->check_gid, timeout + 5);
+	gpumem_proc_as_site(&p, c->as.check, argv, gpumem_henv_envp(&env), c->as.uid,
+			    c->as.gid, timeout + 5);
 	/* The site file as the job's record holds it (gpumem-check --site -). */
-	p.input = c->have_site ? c->site_text : NULL;
+	p.input = c->check.site_text;
 	p.drop_stderr = 1;
 	/* One byte over the cap: more output than that is refused, not cut. */
 	p.out_max = GPUMEM_CHECK_MAX_BYTES + 1;
 	if (gpumem_proc_run(&p) < 0) {
-		snprintf(why, sizeof(why), "cannot run %s", c->args->check);
+		snprintf(why, sizeof(why), "cannot run %s", c->as.check);
 		set_result(r, "failed", "error", why);
 	} else if (p.cut) {
 		snprintf(why, sizeof(why), "stopped at the job %s's time limit (%s, less a margin)",
@@ -332,7 +334,7 @@ void gpumem_jobcheck_run(const struct gpumem_jobctx *c, const char *phase, int l
 		snprintf(why, sizeof(why), "killed: no answer within %d s", timeout + 5);
 		set_result(r, "timed_out", "error", why);
 	} else {
-		read_result(&p, &c->ji, r);
+		read_result(&p, c->gpus.text, r);
 	}
 	gpumem_proc_free(&p);
 }

@@ -20,7 +20,9 @@
 #include <unistd.h>
 #include "core_policy.h"
 #include "evidence.h"
+#include "gpustate.h"
 #include "jobctx.h"
+#include "jobreport.h"
 #include "jobpolicy.h"
 #include "log.h"
 #include "mps.h"
@@ -209,7 +211,7 @@ static char *refusal(const struct gpumem_diags *d)
 	return msg;
 }
 
-int gpumem_jobctx_decide(spank_t sp, struct gpumem_jobctx *c)
+static int decide(spank_t sp, struct gpumem_jobctx *c)
 {
 	struct gpumem_diags d = { 0 };
 	struct gpumem_policy user;
@@ -247,7 +249,7 @@ int gpumem_jobctx_decide(spank_t sp, struct gpumem_jobctx *c)
 	return site_defaults(c);
 }
 
-int gpumem_jobctx_recall(spank_t sp, struct gpumem_jobctx *c)
+static int recall(spank_t sp, struct gpumem_jobctx *c)
 {
 	struct gpumem_diags d = { 0 };
 	char why[256];
@@ -280,6 +282,72 @@ int gpumem_jobctx_recall(spank_t sp, struct gpumem_jobctx *c)
 		      c->rec.name ? c->rec.name : "policy");
 	snprintf(c->ji.policy, sizeof(c->ji.policy), "%s", c->policy);
 	return 0;
+}
+
+/*
+ * The check's contract (check_ctx.h), made once the policy is settled:
+ * the job, its node and GPUs (c->ji), check_user, the site's check, drain
+ * and report settings as the job's record holds them (none without a site
+ * file), the job's check, and root's state directory.  The check's files
+ * take only this.
+ */
+static void make_check(struct gpumem_jobctx *c)
+{
+	struct gpumem_check_ctx *k = &c->check;
+	const struct gpumem_site *s = c->have_site ? &c->site : NULL;
+
+	memset(k, 0, sizeof(*k));
+	k->job.id = c->job;
+	k->job.uid = c->uid;
+	k->job.gid = c->gid;
+	snprintf(k->job.user, sizeof(k->job.user), "%s", c->ji.user);
+	snprintf(k->job.hook, sizeof(k->job.hook), "%s", c->ji.step);
+	snprintf(k->job.policy, sizeof(k->job.policy), "%s", c->ji.policy);
+	k->job.eff = c->have_eff ? &c->eff : NULL;
+	snprintf(k->node.name, sizeof(k->node.name), "%s", c->ji.node);
+	k->node.has_dev = c->has_dev;
+	k->node.nvidia_dev = c->args->nvidia_dev;
+	memcpy(k->gpus.list, c->list, sizeof(k->gpus.list));
+	k->gpus.n = c->ngpus;
+	snprintf(k->gpus.text, sizeof(k->gpus.text), "%s", c->ji.gpus);
+	k->as.check = c->args->check;
+	k->as.libexecdir = c->args->libexecdir;
+	k->as.uid = c->args->check_uid;
+	k->as.gid = c->args->check_gid;
+	k->as.missing = gpumem_args_check_missing(c->args);
+	k->as.nomps = c->nomps ? c->nomps : GPUMEM_MPS_NOMPS_NONE;
+	k->check.site_text = s ? c->site_text : NULL;
+	k->check.timeout_s = s ? s->check_timeout_s : c->args->timeout;
+	k->check.min_interval_min = s ? s->check_min_interval_min : 0;
+	k->check.warm_s = s ? s->check_warm_s : 0;
+	k->check.warm_min_gpus = s ? s->check_warm_min_gpus : 1;
+	gpumem_pass_refs(s, k->check.refs);
+	k->check.min_fraction = c->eff.check.min_fraction;
+	k->check.strict = gpumem_check_strict(&c->eff, s);
+	k->check.l2_ab = c->eff.check.l2_ab;
+	k->check.on_fail = c->eff.check.on_fail;
+	k->drain.enabled = s && s->drain.enabled;
+	k->drain.reason = s ? s->drain.reason : NULL;
+	k->report.dir = s ? s->report.dir : NULL;
+	k->report.textfile_dir = s ? s->report.textfile_dir : NULL;
+	k->state.dfd = c->dfd;
+	k->state.dir = c->args->state_dir;
+}
+
+int gpumem_jobctx_decide(spank_t sp, struct gpumem_jobctx *c)
+{
+	int rv = decide(sp, c);
+
+	make_check(c);
+	return rv;
+}
+
+int gpumem_jobctx_recall(spank_t sp, struct gpumem_jobctx *c)
+{
+	int rv = recall(sp, c);
+
+	make_check(c);
+	return rv;
 }
 
 void gpumem_jobctx_free(struct gpumem_jobctx *c)
@@ -375,22 +443,25 @@ static void no_check(struct gpumem_checkrun *r, const char *phase, const char *s
 static void check_setaside(struct gpumem_jobctx *c, const struct gpumem_node *node)
 {
 	const uint64_t max_bytes = 1024ull * 1024 * 1024;
+	char *sa = c->check.check.l2_setaside;
+	const size_t len = sizeof(c->check.check.l2_setaside);
 	int pct;
 
-	c->l2_setaside[0] = '\0';
+	sa[0] = '\0';
 	if (!c->have_eff || !c->eff.check.l2_ab || !(c->eff.set & GPUMEM_K_L2_LIMIT))
 		return;
 	pct = gpumem_jobctx_l2_pct(c, node);
 	if (pct > 0)
-		snprintf(c->l2_setaside, sizeof(c->l2_setaside), "%d%%", pct > 100 ? 100 : pct);
+		snprintf(sa, len, "%d%%", pct > 100 ? 100 : pct);
 	else if (pct < 0 && !c->eff.l2.limit_is_percent && c->eff.l2.limit_bytes)
-		snprintf(c->l2_setaside, sizeof(c->l2_setaside), "%llu", (unsigned long long)
+		snprintf(sa, len, "%llu", (unsigned long long)
 			 (c->eff.l2.limit_bytes < max_bytes ? c->eff.l2.limit_bytes : max_bytes));
 }
 
 void gpumem_perjob_check(struct gpumem_jobctx *c, const struct gpumem_node *node,
 			 const char *phase, int forced, int l2_reset, struct gpumem_checkrun *r)
 {
+	const struct gpumem_check_ctx *k = &c->check;
 	struct gpumem_evidence *ev = calloc(1, sizeof(*ev));
 
 	check_setaside(c, node);
@@ -400,18 +471,18 @@ void gpumem_perjob_check(struct gpumem_jobctx *c, const struct gpumem_node *node
 	 * check (gpumem_jobcheck_run) says "not run", counted as failed, and
 	 * no gpumem-health runs within the job's reach to rest on a pass.
 	 */
-	if (ev && c->has_dev && c->ji.uid != c->args->check_uid &&
-	    gpumem_evidence_decide(c, phase, forced, ev)) {
+	if (ev && k->node.has_dev && k->job.uid != k->as.uid &&
+	    gpumem_evidence_decide(k, phase, forced, ev)) {
 		/* The reason: what it rests on, without the "reused: " the status says. */
 		no_check(r, phase, "reused", ev->basis + strlen("reused: "));
 		gpumem_evidence_reused(ev, r);
 	} else {
-		gpumem_jobcheck_run(c, phase, l2_reset, r);
-		if (c->has_dev)
-			gpumem_suspect_update(c, node, r);
-		if (ev && c->has_dev)
-			gpumem_evidence_record(c, ev, r);
+		gpumem_jobcheck_run(k, phase, l2_reset, r);
+		if (k->node.has_dev)
+			gpumem_suspect_update(k, node, r);
+		if (ev && k->node.has_dev)
+			gpumem_evidence_record(k, ev, r);
 	}
 	free(ev);
-	gpumem_jobreport_check(c, r);
+	gpumem_jobreport_check(k, r, c->profile);
 }

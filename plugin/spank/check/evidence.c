@@ -44,6 +44,9 @@
 #include "core_base.h"
 #include "log.h"
 #include "core_record.h"
+#include "checkserve.h"
+#include "gpustate.h"
+#include "statedir.h"
 
 #define HEALTH_TIMEOUT_S 10
 #define HEALTH_NO_NVML 3                /* gpumem-health's exit: no NVML here */
@@ -83,10 +86,10 @@ static struct json_object *health_doc(int status, const char *out, const char *f
  * does not answer, from gpumem-health run now as check_user.  Its
  * document, or NULL with why; *WARM: it came from the server.
  */
-static struct json_object *run_health(const struct gpumem_jobctx *c, int *warm, char *why,
+static struct json_object *run_health(const struct gpumem_check_ctx *c, int *warm, char *why,
 				      size_t len)
 {
-	char path[4200], *argv[] = { path, "--gpus", (char *)c->ji.gpus, NULL };
+	char path[4200], *argv[] = { path, "--gpus", (char *)c->gpus.text, NULL };
 	char *text = NULL;
 	struct gpumem_henv env;
 	struct gpumem_proc p = { 0 };
@@ -99,14 +102,14 @@ static struct json_object *run_health(const struct gpumem_jobctx *c, int *warm, 
 		free(text);
 		return doc;
 	}
-	snprintf(path, sizeof(path), "%s/gpumem-health", c->args->libexecdir);
+	snprintf(path, sizeof(path), "%s/gpumem-health", c->as.libexecdir);
 	if (access(path, X_OK) != 0) {
 		snprintf(why, len, "no NVML evidence: gpumem-health is not installed (libexecdir)");
 		return NULL;
 	}
 	gpumem_henv_init(&env);
-	gpumem_proc_as_site(&p, path, argv, gpumem_henv_envp(&env), c->args->check_uid,
-			    c->args->check_gid, HEALTH_TIMEOUT_S);
+	gpumem_proc_as_site(&p, path, argv, gpumem_henv_envp(&env), c->as.uid, c->as.gid,
+			    HEALTH_TIMEOUT_S);
 	p.drop_stderr = 1;
 	p.out_max = HEALTH_MAX_BYTES;
 	rc = gpumem_proc_run(&p);
@@ -121,7 +124,7 @@ static struct json_object *run_health(const struct gpumem_jobctx *c, int *warm, 
 }
 
 /* EV->now[j] for each GPU of the job; 0, or -1 with why (an alarm, a GPU not found). */
-static int read_health(const struct gpumem_jobctx *c, struct gpumem_evidence *ev, char *why,
+static int read_health(const struct gpumem_check_ctx *c, struct gpumem_evidence *ev, char *why,
 		       size_t len)
 {
 	struct json_object *doc, *devs;
@@ -141,16 +144,16 @@ static int read_health(const struct gpumem_jobctx *c, struct gpumem_evidence *ev
 			 "no process holds any GPU of the node (NVML)",
 			 warm ? "the warm check server" : "gpumem-health");
 	}
-	for (int j = 0; j < c->ngpus && rv == 0; j++) {
+	for (int j = 0; j < c->gpus.n && rv == 0; j++) {
 		struct json_object *d = gpumem_json_at(devs, (size_t)j), *alarms;
 		const char *gpu = gpumem_json_str(d, "gpu"), *e = gpumem_json_str(d, "evidence");
 
 		alarms = gpumem_json_get(d, "alarms");
-		if (!gpu || strcmp(gpu, c->list[j]) || !e || strlen(e) >= GPUMEM_EVIDENCE_MAX) {
-			snprintf(why, len, "gpu%s: no NVML evidence", c->list[j]);
+		if (!gpu || strcmp(gpu, c->gpus.list[j]) || !e || strlen(e) >= GPUMEM_EVIDENCE_MAX) {
+			snprintf(why, len, "gpu%s: no NVML evidence", c->gpus.list[j]);
 			rv = -1;
 		} else if (gpumem_json_len(alarms)) {
-			snprintf(why, len, "gpu%s: NVML: %.200s", c->list[j],
+			snprintf(why, len, "gpu%s: NVML: %.200s", c->gpus.list[j],
 				 gpumem_json_text(gpumem_json_at(alarms, 0)));
 			rv = -1;
 		} else {
@@ -183,7 +186,7 @@ static void first_change(const char *was, const char *now, char *out, size_t len
 }
 
 /* GPU J's last measured pass; 0, or -1 when none is on record. */
-static int pass_read(const struct gpumem_jobctx *c, int fd, int j, struct gpumem_pass *p)
+static int pass_read(const struct gpumem_check_ctx *c, int fd, int j, struct gpumem_pass *p)
 {
 	char name[160], *text;
 	int rv;
@@ -196,7 +199,7 @@ static int pass_read(const struct gpumem_jobctx *c, int fd, int j, struct gpumem
 }
 
 /* Is GPU J's pass P good for this check?  1, or 0 with why (for "measured: WHY"). */
-static int pass_holds(const struct gpumem_jobctx *c, int fd, int j, const char *phase,
+static int pass_holds(const struct gpumem_check_ctx *c, int fd, int j, const char *phase,
 		      const struct gpumem_evidence *ev, const struct gpumem_pass *p, char *why,
 		      size_t len)
 {
@@ -205,23 +208,23 @@ static int pass_holds(const struct gpumem_jobctx *c, int fd, int j, const char *
 
 	if (age < 0) {
 		snprintf(why, len, "gpu%s: the pass is dated in the future (the clock went back)",
-			 c->list[j]);
+			 c->gpus.list[j]);
 		return 0;
 	}
 	if (age > 60L * ev->limit_min) {
 		snprintf(why, len, "gpu%s: bandwidth last measured %ld min ago (check.min_interval "
-			 "%d)", c->list[j], age / 60, ev->limit_min);
+			 "%d)", c->gpus.list[j], age / 60, ev->limit_min);
 		return 0;
 	}
 	/* Measured at a threshold at least this check's, against the same references. */
 	if (!gpumem_pass_answers(p, ev->asked, ev->refs, what, sizeof(what))) {
-		snprintf(why, len, "gpu%s: %s", c->list[j], what);
+		snprintf(why, len, "gpu%s: %s", c->gpus.list[j], what);
 		return 0;
 	}
 	if (strcmp(p->evidence, ev->now[j])) {
 		first_change(p->evidence, ev->now[j], change, sizeof(change));
 		snprintf(why, len, "gpu%s: NVML health changed since job %lld's pass (%s)",
-			 c->list[j], p->job, change);
+			 c->gpus.list[j], p->job, change);
 		return 0;
 	}
 	gpumem_gpu_name(c, GPUMEM_SF_HBMLOW, j, name, sizeof(name));
@@ -232,17 +235,17 @@ static int pass_holds(const struct gpumem_jobctx *c, int fd, int j, const char *
 		sscanf(low, "%lld %lf %lf", &job, &p95, &mean);
 		free(low);
 		snprintf(why, len, "gpu%s: job %lld's profile streamed HBM at a low ceiling "
-			 "(DRAM p95 %.0f%%, mean %.0f%% of peak)", c->list[j], job, p95, mean);
+			 "(DRAM p95 %.0f%%, mean %.0f%% of peak)", c->gpus.list[j], job, p95, mean);
 		return 0;
 	}
-	if (!strcmp(phase, "after") && p->job == (long long)c->job && !strcmp(p->phase, "before")) {
+	if (!strcmp(phase, "after") && p->job == (long long)c->job.id && !strcmp(p->phase, "before")) {
 		snprintf(why, len, "the job's own before-check is never reused for its after-check");
 		return 0;
 	}
 	return 1;
 }
 
-int gpumem_evidence_decide(const struct gpumem_jobctx *c, const char *phase, int forced,
+int gpumem_evidence_decide(const struct gpumem_check_ctx *c, const char *phase, int forced,
 			   struct gpumem_evidence *ev)
 {
 	char why[300] = "", derr[600];
@@ -250,14 +253,14 @@ int gpumem_evidence_decide(const struct gpumem_jobctx *c, const char *phase, int
 	int fd = -1, reuse = 0;
 
 	memset(ev, 0, sizeof(*ev));
-	ev->limit_min = c->have_site ? c->site.check_min_interval_min : 0;
-	ev->asked = c->eff.check.min_fraction;
-	gpumem_pass_refs(c->have_site ? &c->site : NULL, ev->refs);
+	ev->limit_min = c->check.min_interval_min;
+	ev->asked = c->check.min_fraction;
+	snprintf(ev->refs, sizeof(ev->refs), "%s", c->check.refs);
 	if (ev->limit_min <= 0) {
 		snprintf(ev->basis, sizeof(ev->basis), "measured: check.min_interval is 0");
 		return 0;
 	}
-	if (c->ngpus <= 0) {
+	if (c->gpus.n <= 0) {
 		snprintf(why, sizeof(why), "every GPU of the node (gpus=all) is always measured");
 	} else {
 		/* Read even when forced: the pass this check may give keeps it. */
@@ -267,10 +270,10 @@ int gpumem_evidence_decide(const struct gpumem_jobctx *c, const char *phase, int
 		else if (ev->have && (fd = gpumem_gpudir_open(c, derr, sizeof(derr))) < 0)
 			snprintf(why, sizeof(why), "no state: %.200s", derr);
 	}
-	for (int j = 0; fd >= 0 && j < c->ngpus; j++) {
+	for (int j = 0; fd >= 0 && j < c->gpus.n; j++) {
 		reuse = pass_read(c, fd, j, &p) == 0;
 		if (!reuse)
-			snprintf(why, sizeof(why), "gpu%s: no measured pass on record", c->list[j]);
+			snprintf(why, sizeof(why), "gpu%s: no measured pass on record", c->gpus.list[j]);
 		else
 			reuse = pass_holds(c, fd, j, phase, ev, &p, why, sizeof(why));
 		if (!reuse)
@@ -310,12 +313,12 @@ void gpumem_evidence_reused(const struct gpumem_evidence *ev, struct gpumem_chec
  * GPUs in CUDA's order, which need not be NVML's (Slurm's): a pass is kept
  * only when every device passed, so no GPU keeps another's pass.
  */
-static int all_passed(const struct gpumem_jobctx *c, const struct gpumem_checkrun *r)
+static int all_passed(const struct gpumem_check_ctx *c, const struct gpumem_checkrun *r)
 {
 	struct json_object *devs = gpumem_json_get(r->doc, "devices");
 	size_t n = gpumem_json_len(devs);
 
-	if (n != (size_t)c->ngpus)
+	if (n != (size_t)c->gpus.n)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		const char *v = gpumem_json_str(gpumem_json_at(devs, i), "verdict");
@@ -326,27 +329,26 @@ static int all_passed(const struct gpumem_jobctx *c, const struct gpumem_checkru
 	return 1;
 }
 
-void gpumem_evidence_record(const struct gpumem_jobctx *c, const struct gpumem_evidence *ev,
+void gpumem_evidence_record(const struct gpumem_check_ctx *c, const struct gpumem_evidence *ev,
 			    struct gpumem_checkrun *r)
 {
 	char name[160], text[GPUMEM_EVIDENCE_MAX + 200], derr[600];
 	struct gpumem_pass p = { .sec = (long long)time(NULL), .min_fraction = ev->asked };
 	int fd, keep, long_rec;
-	int strict = gpumem_check_strict(&c->eff, c->have_site ? &c->site : NULL);
 
 	if (!strcmp(r->status, "skipped") || !strcmp(r->status, "not_run"))
 		return;         /* no check ran: nothing learnt of the GPU */
 	snprintf(r->basis, sizeof(r->basis), "%s", ev->basis);
-	if (ev->limit_min <= 0 || c->ngpus <= 0)
+	if (ev->limit_min <= 0 || c->gpus.n <= 0)
 		return;         /* nothing is reused: nothing to keep */
 	fd = gpumem_gpudir_open(c, derr, sizeof(derr));
 	if (fd < 0)
 		return;
 	keep = ev->have && all_passed(c, r);
-	p.job = c->job;
+	p.job = c->job.id;
 	snprintf(p.phase, sizeof(p.phase), "%s", r->phase);
 	snprintf(p.refs, sizeof(p.refs), "%s", ev->refs);
-	for (int j = 0; j < c->ngpus; j++) {
+	for (int j = 0; j < c->gpus.n; j++) {
 		gpumem_gpu_name(c, GPUMEM_SF_PASS, j, name, sizeof(name));
 		if (!keep) {
 			unlinkat(fd, name, 0);
@@ -359,16 +361,16 @@ void gpumem_evidence_record(const struct gpumem_jobctx *c, const struct gpumem_e
 			errno = EOVERFLOW;
 		if (long_rec || gpumem_state_write(fd, name, text) < 0)
 			gpumem_error("gpumem: job %u: cannot keep GPU %s's pass in %s/gpus: %s",
-				     c->job, c->list[j], c->args->state_dir,
+				     c->job.id, c->gpus.list[j], c->state.dir,
 				     strerror(errno));
 		/* A measured pass answers a low profile, when at least as strict as the site's. */
 		gpumem_gpu_name(c, GPUMEM_SF_HBMLOW, j, name, sizeof(name));
-		if (strict)
+		if (c->check.strict)
 			unlinkat(fd, name, 0);
 	}
-	if (keep && !strict)
+	if (keep && !c->check.strict)
 		gpumem_info("gpumem: job %u: check %s passed at min_fraction %g, below the site's "
-			    "default: its pass answers no stricter check and clears no mark", c->job,
+			    "default: its pass answers no stricter check and clears no mark", c->job.id,
 			    r->phase, ev->asked);
 	close(fd);
 }
@@ -385,14 +387,13 @@ static const char *dram_source(struct json_object *doc, size_t i, long index)
 			       "source");
 }
 
-void gpumem_evidence_profile(const struct gpumem_jobctx *c, const char *profile)
+void gpumem_evidence_profile(const struct gpumem_check_ctx *c, const char *profile)
 {
 	struct json_object *doc = NULL, *compact = NULL, *rows;
 	char err[300], name[160], text[160];
 	int fd = -1;
 
-	if (!profile || c->ngpus <= 0 || !c->have_site ||
-	    c->site.check_min_interval_min <= 0 ||
+	if (!profile || c->gpus.n <= 0 || c->check.min_interval_min <= 0 ||
 	    gpumem_profile_parse(profile, strlen(profile), &doc, err, sizeof(err)) < 0)
 		goto out;
 	compact = gpumem_profile_compact(doc);
@@ -406,19 +407,19 @@ void gpumem_evidence_profile(const struct gpumem_jobctx *c, const char *profile)
 		if (gpumem_prof_gpu_of(gpumem_json_at(rows, i), &g) < 0 ||
 		    !(cls = gpumem_hbm_class(&g, dram_source(doc, i, g.index))))
 			continue;
-		for (int j = 0; j < c->ngpus; j++) {
-			if (atol(c->list[j]) != g.index)
+		for (int j = 0; j < c->gpus.n; j++) {
+			if (atol(c->gpus.list[j]) != g.index)
 				continue;
 			gpumem_gpu_name(c, GPUMEM_SF_HBMLOW, j, name, sizeof(name));
 			if (cls < 0) {
 				unlinkat(fd, name, 0);
 				continue;
 			}
-			snprintf(text, sizeof(text), "%u %.0f %.0f %.0f\n", c->job, g.dram_p95,
+			snprintf(text, sizeof(text), "%u %.0f %.0f %.0f\n", c->job.id, g.dram_p95,
 				 g.dram_mean, g.sm_mean);
 			gpumem_info("gpumem: job %u: GPU %s streamed HBM at a low ceiling (DRAM p95 "
-				    "%.0f%%, mean %.0f%%): its next check is measured", c->job,
-				    c->list[j], g.dram_p95, g.dram_mean);
+				    "%.0f%%, mean %.0f%%): its next check is measured", c->job.id,
+				    c->gpus.list[j], g.dram_p95, g.dram_mean);
 			gpumem_state_write(fd, name, text);
 		}
 	}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Root's memory of each GPU of this node between jobs (jobctx.h), in
+ * Root's memory of each GPU of this node between jobs (gpustate.h), in
  * state_dir/gpus/ (root's, mode 0700: no user reads it), one file per GPU
  * and node (nodes of one host share state_dir), named by the GPU's
  * physical index as Slurm gives it ("all" with plugstack gpus=all):
@@ -32,11 +32,12 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "checkserve.h"
 #include "drain.h"
-#include "evidence_rules.h"
-#include "jobctx.h"
+#include "gpustate.h"
 #include "log.h"
 #include "core_base.h"
+#include "statedir.h"
 
 #define GPUDIR GPUMEM_SF_GPUS
 
@@ -44,40 +45,40 @@
  * state_dir/gpus, made root's and 0700 where needed (trust.c); an fd, or -1
  * with WHY.  evidence.c keeps its files beside these, through these two.
  */
-int gpumem_gpudir_open(const struct gpumem_jobctx *c, char *why, size_t wlen)
+int gpumem_gpudir_open(const struct gpumem_check_ctx *c, char *why, size_t wlen)
 {
 	char path[4200];
 
 	snprintf(why, wlen, "no state directory");
-	if (c->dfd < 0)
+	if (c->state.dfd < 0)
 		return -1;
-	if (mkdirat(c->dfd, GPUDIR, 0700) < 0 && errno != EEXIST) {
+	if (mkdirat(c->state.dfd, GPUDIR, 0700) < 0 && errno != EEXIST) {
 		snprintf(why, wlen, "%s", strerror(errno));
 		return -1;
 	}
-	snprintf(path, sizeof(path), "%s/%s", c->args->state_dir, GPUDIR);
+	snprintf(path, sizeof(path), "%s/%s", c->state.dir, GPUDIR);
 	return gpumem_dir_open_mode(path, 0700, why, wlen);
 }
 
 /* The file name KIND.NODE.GPU of the job's GPU J (J < 0: "all"). */
-void gpumem_gpu_name(const struct gpumem_jobctx *c, const char *kind, int j, char *buf,
+void gpumem_gpu_name(const struct gpumem_check_ctx *c, const char *kind, int j, char *buf,
 		     size_t len)
 {
-	gpumem_sf_gpu(buf, len, kind, c->ji.node, j >= 0 ? c->list[j] : NULL);
+	gpumem_sf_gpu(buf, len, kind, c->node.name, j >= 0 ? c->gpus.list[j] : NULL);
 }
 
 /* The job's GPUs as mark keys: its list, or "all" (one key, J = -1). */
-static int nkeys(const struct gpumem_jobctx *c)
+static int nkeys(const struct gpumem_check_ctx *c)
 {
-	return c->ngpus < 0 ? 1 : c->ngpus;
+	return c->gpus.n < 0 ? 1 : c->gpus.n;
 }
 
-static int key_of(const struct gpumem_jobctx *c, int k)
+static int key_of(const struct gpumem_check_ctx *c, int k)
 {
-	return c->ngpus < 0 ? -1 : k;
+	return c->gpus.n < 0 ? -1 : k;
 }
 
-int gpumem_suspect_find(const struct gpumem_jobctx *c, char *what, size_t len)
+int gpumem_suspect_find(const struct gpumem_check_ctx *c, char *what, size_t len)
 {
 	char name[160], why[600], *text = NULL;
 	int fd = gpumem_gpudir_open(c, why, sizeof(why));
@@ -98,36 +99,36 @@ int gpumem_suspect_find(const struct gpumem_jobctx *c, char *what, size_t len)
 }
 
 /* Drain the node for two no-verdicts in a row: PREV (the mark's text) and this one. */
-static void drain_twice(const struct gpumem_jobctx *c, const struct gpumem_node *node,
+static void drain_twice(const struct gpumem_check_ctx *c, const struct gpumem_node *node,
 			const char *prev, const char *now, struct gpumem_checkrun *r)
 {
 	char reason[1400], gpus[600] = "", msg[1600];
 	size_t o = 0;
 
 	/* The GPUs by UUID where the probe cache knows them: a pass resumes only those. */
-	if (c->ngpus > 0 && node->ngpus == c->ngpus) {
-		for (int j = 0; j < c->ngpus && o < sizeof(gpus); j++)
+	if (c->gpus.n > 0 && node->ngpus == c->gpus.n) {
+		for (int j = 0; j < c->gpus.n && o < sizeof(gpus); j++)
 			o += (size_t)snprintf(gpus + o, sizeof(gpus) - o, "%s%s", j ? "," : " {",
 					      node->gpus[j].uuid);
 		if (o < sizeof(gpus))
 			snprintf(gpus + o, sizeof(gpus) - o, "}");
 	} else {
-		snprintf(gpus, sizeof(gpus), " (GPUs %s)", c->ji.gpus[0] ? c->ji.gpus : "all");
+		snprintf(gpus, sizeof(gpus), " (GPUs %s)", c->gpus.text[0] ? c->gpus.text : "all");
 	}
 	snprintf(reason, sizeof(reason), "gpumem: GPU check gave no verdict twice in a row%s "
 		 "(job %.300s; job %.300s)", gpus, prev, now);
-	if (!c->have_site || !c->site.drain.enabled || !c->ji.node[0]) {
+	if (!c->drain.enabled || !c->node.name[0]) {
 		gpumem_error("gpumem: job %u: NOT DRAINED (drain.enabled is off in the site file): "
-			     "%s", c->job, reason);
+			     "%s", c->job.id, reason);
 		return;
 	}
-	r->drained = gpumem_drain(c->ji.node, reason, msg, sizeof(msg)) == 1;
+	r->drained = gpumem_drain(c->node.name, reason, msg, sizeof(msg)) == 1;
 	if (r->drained)
 		gpumem_checkserve_stop(c);
-	gpumem_error("gpumem: job %u: %s", c->job, msg);
+	gpumem_error("gpumem: job %u: %s", c->job.id, msg);
 }
 
-void gpumem_suspect_update(const struct gpumem_jobctx *c, const struct gpumem_node *node,
+void gpumem_suspect_update(const struct gpumem_check_ctx *c, const struct gpumem_node *node,
 			   struct gpumem_checkrun *r)
 {
 	char name[160], prev[700], now[700], why[520], derr[600];
@@ -138,19 +139,19 @@ void gpumem_suspect_update(const struct gpumem_jobctx *c, const struct gpumem_no
 		return;         /* no check ran: nothing learnt of the GPU */
 	fd = gpumem_gpudir_open(c, derr, sizeof(derr));
 	if (fd < 0) {
-		gpumem_error("gpumem: job %u: cannot keep the GPUs' state in %s/%s: %s", c->job,
-			     c->args->state_dir, GPUDIR, derr);
+		gpumem_error("gpumem: job %u: cannot keep the GPUs' state in %s/%s: %s", c->job.id,
+			     c->state.dir, GPUDIR, derr);
 		return;
 	}
 	had = gpumem_suspect_find(c, prev, sizeof(prev));
 	if (gpumem_jobcheck_no_verdict(r)) {
 		kind = r->cut ? "cut" : "own";
 		gpumem_escape(why, sizeof(why), r->reason);
-		snprintf(now, sizeof(now), "%u.%s %s %s %s", c->job, c->ji.step, r->phase, kind,
+		snprintf(now, sizeof(now), "%u.%s %s %s %s", c->job.id, c->job.hook, r->phase, kind,
 			 why);
 		gpumem_error("gpumem: job %u: check %s gave no verdict (%s): GPUs %s marked suspect, "
-			     "the next job's before-check is forced", c->job, r->phase, why,
-			     c->ji.gpus[0] ? c->ji.gpus : "all");
+			     "the next job's before-check is forced", c->job.id, r->phase, why,
+			     c->gpus.text[0] ? c->gpus.text : "all");
 		/* Two in a row, neither cut short by the hook's limit: drain. */
 		if (had && !r->cut && !strstr(prev, " cut "))
 			drain_twice(c, node, prev, now, r);
@@ -159,16 +160,16 @@ void gpumem_suspect_update(const struct gpumem_jobctx *c, const struct gpumem_no
 			strcat(now, "\n");
 			if (gpumem_state_write(fd, name, now) < 0)
 				gpumem_error("gpumem: job %u: cannot mark GPU suspect in %s/%s: %s",
-					     c->job, c->args->state_dir, GPUDIR,
+					     c->job.id, c->state.dir, GPUDIR,
 					     strerror(errno));
 			now[strcspn(now, "\n")] = '\0';
 		}
 	} else if ((!strncmp(r->verdict, "pass", 4) || !strcmp(r->verdict, "warn")) &&
-		   !gpumem_check_strict(&c->eff, c->have_site ? &c->site : NULL)) {
+		   !c->check.strict) {
 		if (had)
 			gpumem_info("gpumem: job %u: check %s passed at min_fraction %g, below the "
-				    "site's default: GPUs %s stay suspect (job %s)", c->job, r->phase,
-				    c->eff.check.min_fraction, c->ji.gpus[0] ? c->ji.gpus : "all",
+				    "site's default: GPUs %s stay suspect (job %s)", c->job.id, r->phase,
+				    c->check.min_fraction, c->gpus.text[0] ? c->gpus.text : "all",
 				    prev);
 	} else if (!strncmp(r->verdict, "pass", 4) || !strcmp(r->verdict, "warn")) {
 		for (int k = 0; k < nkeys(c); k++) {
@@ -177,7 +178,7 @@ void gpumem_suspect_update(const struct gpumem_jobctx *c, const struct gpumem_no
 		}
 		if (had)
 			gpumem_info("gpumem: job %u: check %s passed: GPUs %s no longer suspect "
-				    "(was: job %s)", c->job, r->phase, c->ji.gpus[0] ? c->ji.gpus :
+				    "(was: job %s)", c->job.id, r->phase, c->gpus.text[0] ? c->gpus.text :
 				    "all", prev);
 	}
 	close(fd);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "gpustate.h"
 #include "jobctx.h"
 #include "log.h"
 #include "mps.h"
@@ -151,7 +152,7 @@ int gpumem_job_prolog(spank_t sp, int ac, char **av)
 	if (c.has_dev && (c.eff.set & GPUMEM_K_L2_LIMIT))
 		gpumem_jobctx_gpus(&c, &node, 1);
 	forced = c.has_dev && gpumem_jobctx_has_gpus(&c) &&
-		gpumem_suspect_find(&c, suspect, sizeof(suspect));
+		gpumem_suspect_find(&c.check, suspect, sizeof(suspect));
 	if (forced)
 		gpumem_info("gpumem: job %u: GPUs %s are suspect (job %s): before-check forced",
 			    c.job, c.ji.gpus[0] ? c.ji.gpus : "all", suspect);

@@ -11,9 +11,22 @@
 #define GPUMEM_JOBCTX_H
 #include <time.h>
 #include "core_policy.h"
+#include "check_ctx.h"
 #include "jobcheck.h"
 #include "plugin.h"
 #include "statedir.h"
+
+/* The job as the hooks see it, for logs, the steps' messages and the check's contract. */
+struct gpumem_jobinfo {
+	uint32_t job;
+	char step[32];          /* "prolog", "epilog": the hook */
+	char node[64];          /* SLURMD_NODENAME */
+	char user[64];
+	uid_t uid;
+	gid_t gid;
+	char policy[256];
+	char gpus[256];         /* the job's GPUs on the node as Slurm gave them */
+};
 
 struct gpumem_jobctx {
 	const struct gpumem_args *args; /* the plugstack arguments (gpumem_plugin.args) */
@@ -27,8 +40,6 @@ struct gpumem_jobctx {
 	int have_eff;
 	char *nomps;                    /* root's empty mps_dir/nomps: helpers' MPS pipe directory */
 	char *profile;                  /* epilog: the report's "profile" member (sampler.h), or NULL */
-	char l2_setaside[16];           /* the job's set-aside for the check's L2 A/B: "50%", a
-					 * byte count, or "" (gpumem_perjob_check) */
 	uint32_t job;
 	uid_t uid;
 	gid_t gid;
@@ -39,6 +50,8 @@ struct gpumem_jobctx {
 	char dir_err[512];              /* why dfd is -1 */
 	struct gpumem_jobrec rec;       /* the job's record (prolog: being made) */
 	struct gpumem_jobinfo ji;
+	struct gpumem_check_ctx check;  /* what the node check takes (check_ctx.h): made once
+					 * the policy is settled (decide, recall) */
 };
 
 /*
@@ -55,14 +68,14 @@ int gpumem_jobctx_init(spank_t sp, int ac, char **av, const char *step, int crea
  * site's defaults apply in full.  Fills c->rec (the effective policy and
  * the site file's text, gpumem_jobpolicy_record) and c->eff.
  * -1 when not even the site's defaults can apply (the site file is
- * unusable: c->rec.rejected says so).
+ * unusable: c->rec.rejected says so).  Either way c->check is made.
  */
 int gpumem_jobctx_decide(spank_t sp, struct gpumem_jobctx *c);
 /*
  * The job's policy as the epilog finds it: the prolog's record, with the
  * site file as the prolog read it (c->site, c->site_text), never
  * the file.  -1 when there is no record (logged: cleanup only) or it holds
- * no policy.
+ * no policy; c->check is made either way (a profile is still reported).
  */
 int gpumem_jobctx_recall(spank_t sp, struct gpumem_jobctx *c);
 void gpumem_jobctx_free(struct gpumem_jobctx *c);
@@ -80,32 +93,15 @@ int gpumem_jobctx_l2_pct(const struct gpumem_jobctx *c, const struct gpumem_node
 /* The job has GPUs here to act on (a list, or every GPU with gpus=all). */
 int gpumem_jobctx_has_gpus(const struct gpumem_jobctx *c);
 /*
- * Run one check of the job (it may rest on the GPUs' last measured pass
- * where the evidence allows, evidence.c, never when FORCED: a GPU is
- * suspect), keep what it says of the GPUs (gpustate.c, evidence.c), report it; with L2_RESET the check also resets the
- * persisting L2 (gpumem_jobcheck_run).
+ * Run one check of the job through its contract c->check (it may rest on
+ * the GPUs' last measured pass where the evidence allows, evidence.h,
+ * never when FORCED: a GPU is suspect), keep what it says of the GPUs
+ * (gpustate.h, evidence.h), report it with the job's profile (jobreport.h);
+ * with L2_RESET the check also resets the persisting L2
+ * (gpumem_jobcheck_run).
  */
 void gpumem_perjob_check(struct gpumem_jobctx *c, const struct gpumem_node *node,
 			 const char *phase, int forced, int l2_reset, struct gpumem_checkrun *r);
-/*
- * gpustate.c: root's memory of the job's GPUs on this node between jobs.
- * Is one of them suspect (an earlier check of it gave no verdict)?  1 and
- * the mark's text ("JOB.STEP PHASE KIND REASON", escaped) in WHAT, or 0.
- */
-int gpumem_suspect_find(const struct gpumem_jobctx *c, char *what, size_t len);
-/*
- * After check R ran on the job's GPUs: a pass or warn clears their marks;
- * no verdict (gpumem_jobcheck_no_verdict) marks them, and drains the node
- * when they were marked already (doc/admin/checks.md, "A check that gives no
- * verdict"), setting r->drained.
- */
-void gpumem_suspect_update(const struct gpumem_jobctx *c, const struct gpumem_node *node,
-			   struct gpumem_checkrun *r);
-/* state_dir/gpus opened (made root's and 0700); an fd, or -1 with WHY. */
-int gpumem_gpudir_open(const struct gpumem_jobctx *c, char *why, size_t wlen);
-/* The name KIND.NODE.GPU of the job's GPU J (J < 0: "all") in that directory. */
-void gpumem_gpu_name(const struct gpumem_jobctx *c, const char *kind, int j, char *buf,
-		     size_t len);
 /* Make fds 0-2 open (on /dev/null): Slurm may start these hooks with them closed. */
 void gpumem_stdio_open(void);
 #endif

@@ -30,7 +30,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "checkwatch.h"
-#include "jobctx.h"
 #include "log.h"
 #include "core_base.h"
 #include "statedir.h"
@@ -45,16 +44,16 @@ struct rec {
 	long busy_until;
 };
 
-int gpumem_cs_lock(const struct gpumem_jobctx *c, long wait_ms, char *why, size_t wlen)
+int gpumem_cs_lock(const struct gpumem_check_ctx *c, long wait_ms, char *why, size_t wlen)
 {
 	char lname[128];
 	long until;
 	int lk;
 
 	snprintf(why, wlen, "state_dir is not open");
-	if (c->dfd < 0 || gpumem_sf_check(lname, sizeof(lname), GPUMEM_SF_CHECK_LOCK) < 0)
+	if (c->state.dfd < 0 || gpumem_sf_check(lname, sizeof(lname), GPUMEM_SF_CHECK_LOCK) < 0)
 		return -1;
-	lk = openat(c->dfd, lname, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	lk = openat(c->state.dfd, lname, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	until = gpumem_mono_ms() + gpumem_proc_left_ms(wait_ms);
 	while (lk >= 0 && flock(lk, LOCK_EX | LOCK_NB) < 0 && gpumem_mono_ms() < until)
 		gpumem_sleep_ms(20);
@@ -68,13 +67,13 @@ int gpumem_cs_lock(const struct gpumem_jobctx *c, long wait_ms, char *why, size_
 }
 
 /* The record into R (all zero where there is none, or it does not parse). */
-static void rec_read(const struct gpumem_jobctx *c, struct rec *r)
+static void rec_read(const struct gpumem_check_ctx *c, struct rec *r)
 {
 	char name[128], *t = NULL;
 
 	memset(r, 0, sizeof(*r));
 	if (gpumem_sf_check(name, sizeof(name), GPUMEM_SF_CHECK_SERVER) < 0 ||
-	    !(t = gpumem_state_read(c->dfd, name, 256)))
+	    !(t = gpumem_state_read(c->state.dfd, name, 256)))
 		return;
 	if (sscanf(t, "%ld %llu %d %ld", &r->pid, &r->start, &r->misses, &r->busy_until) != 4 ||
 	    r->pid < 0 || r->misses < 0)
@@ -82,20 +81,20 @@ static void rec_read(const struct gpumem_jobctx *c, struct rec *r)
 	free(t);
 }
 
-static void rec_write(const struct gpumem_jobctx *c, const struct rec *r)
+static void rec_write(const struct gpumem_check_ctx *c, const struct rec *r)
 {
 	char name[128], text[128];
 
 	snprintf(text, sizeof(text), "%ld %llu %d %ld\n", r->pid, r->start, r->misses,
 		 r->busy_until);
 	if (gpumem_sf_check(name, sizeof(name), GPUMEM_SF_CHECK_SERVER) < 0 ||
-	    gpumem_state_write(c->dfd, name, text) < 0)
+	    gpumem_state_write(c->state.dfd, name, text) < 0)
 		gpumem_error("gpumem: cannot write state_dir/%s: the warm check server is not "
 			     "watched", name);
 }
 
 /* The lock taken and the record read into R: the lock's fd, or -1 (nothing read). */
-static int rec_locked(const struct gpumem_jobctx *c, struct rec *r)
+static int rec_locked(const struct gpumem_check_ctx *c, struct rec *r)
 {
 	char why[200];
 	int lk = gpumem_cs_lock(c, REC_LOCK_MS, why, sizeof(why));
@@ -105,14 +104,14 @@ static int rec_locked(const struct gpumem_jobctx *c, struct rec *r)
 	return lk;
 }
 
-void gpumem_cs_started(const struct gpumem_jobctx *c, pid_t pid, long busy_ms)
+void gpumem_cs_started(const struct gpumem_check_ctx *c, pid_t pid, long busy_ms)
 {
 	struct rec r = { pid, gpumem_proc_start_time(pid), 0, gpumem_mono_ms() + busy_ms };
 
 	rec_write(c, &r);
 }
 
-void gpumem_cs_serving(const struct gpumem_jobctx *c, pid_t pid, long busy_ms)
+void gpumem_cs_serving(const struct gpumem_check_ctx *c, pid_t pid, long busy_ms)
 {
 	struct rec r;
 	int lk = rec_locked(c, &r);
@@ -129,7 +128,7 @@ void gpumem_cs_serving(const struct gpumem_jobctx *c, pid_t pid, long busy_ms)
 	close(lk);
 }
 
-void gpumem_cs_served(const struct gpumem_jobctx *c)
+void gpumem_cs_served(const struct gpumem_check_ctx *c)
 {
 	struct rec r;
 	int lk = rec_locked(c, &r);
@@ -144,18 +143,18 @@ void gpumem_cs_served(const struct gpumem_jobctx *c)
 }
 
 /* Is R still that process, check_user's, running `CHECK --serve`?  0, or -1 with WHY. */
-static int is_server(const struct gpumem_jobctx *c, const struct rec *r, char *why, size_t wlen)
+static int is_server(const struct gpumem_check_ctx *c, const struct rec *r, char *why, size_t wlen)
 {
-	const char *want = strrchr(c->args->check, '/'), *base;
+	const char *want = strrchr(c->as.check, '/'), *base;
 	char cmd[4096];
 	int n;
 
-	want = want ? want + 1 : c->args->check;
+	want = want ? want + 1 : c->as.check;
 	if (r->pid <= 1 || !gpumem_proc_alive((pid_t)r->pid, r->start)) {
 		snprintf(why, wlen, "no server of record runs");
 		return -1;
 	}
-	if (gpumem_proc_uid((pid_t)r->pid) != (long)c->args->check_uid) {
+	if (gpumem_proc_uid((pid_t)r->pid) != (long)c->as.uid) {
 		snprintf(why, wlen, "pid %ld is not check_user's: not signalled", r->pid);
 		return -1;
 	}
@@ -174,7 +173,7 @@ static int is_server(const struct gpumem_jobctx *c, const struct rec *r, char *w
  * taken before the check, so that the process checked is the one
  * signalled.  0, or -1 with WHY.
  */
-static int end_server(const struct gpumem_jobctx *c, const struct rec *r, char *why, size_t wlen)
+static int end_server(const struct gpumem_check_ctx *c, const struct rec *r, char *why, size_t wlen)
 {
 	int rv = -1, pfd = -1;
 
@@ -198,7 +197,7 @@ out:
 	return rv;
 }
 
-void gpumem_cs_missed(const struct gpumem_jobctx *c, const char *why)
+void gpumem_cs_missed(const struct gpumem_check_ctx *c, const char *why)
 {
 	char note[300], name[128];
 	struct rec r;
@@ -215,12 +214,12 @@ void gpumem_cs_missed(const struct gpumem_jobctx *c, const char *why)
 	if (end_server(c, &r, note, sizeof(note)) == 0)
 		snprintf(note, sizeof(note), "pid %ld ended (SIGKILL)", r.pid);
 	if (gpumem_sf_check(name, sizeof(name), GPUMEM_SF_CHECK_SOCK) == 0)
-		unlinkat(c->dfd, name, 0);
+		unlinkat(c->state.dfd, name, 0);
 	if (gpumem_sf_check(name, sizeof(name), GPUMEM_SF_CHECK_SERVER) == 0)
-		unlinkat(c->dfd, name, 0);
+		unlinkat(c->state.dfd, name, 0);
 	gpumem_error("gpumem: job %u: the warm check server missed its hello %d times in a row "
 		     "(last: %s): %s; its socket removed, the next check starts a fresh one",
-		     c->ji.job, r.misses, why, note);
+		     c->job.id, r.misses, why, note);
 out:
 	close(lk);
 }
