@@ -18,6 +18,8 @@
 #define NVML_VOLATILE_ECC                  0
 #define NVML_RETIRED_MULTIPLE_SBE          0
 #define NVML_RETIRED_DOUBLE_BIT            1
+/* nvmlClockType_t */
+#define NVML_CLOCK_MEM                     2
 
 static const char *errstr(const struct gpumem_check_nvml *n, gpumem_nvmlReturn_t r)
 {
@@ -58,6 +60,9 @@ int gpumem_check_nvml_open(struct gpumem_check_nvml *n)
 	GPUMEM_DLSYM_OR(n->lib, n->clock_reasons, "nvmlDeviceGetCurrentClocksEventReasons",
 			"nvmlDeviceGetCurrentClocksThrottleReasons");
 	GPUMEM_DLSYM(n->lib, n->mig_mode, "nvmlDeviceGetMigMode");
+	GPUMEM_DLSYM(n->lib, n->arch, "nvmlDeviceGetArchitecture");
+	GPUMEM_DLSYM(n->lib, n->bus_width, "nvmlDeviceGetMemoryBusWidth");
+	GPUMEM_DLSYM(n->lib, n->max_clock, "nvmlDeviceGetMaxClockInfo");
 	if (!n->init || !n->shutdown || (!n->by_pci && !n->by_uuid)) {
 		n->state = GPUMEM_CHECK_NVML_ERROR;
 		snprintf(n->note, sizeof(n->note), "NVML error: libnvidia-ml.so.1 lacks nvmlInit");
@@ -110,6 +115,20 @@ static void query_pcie(const struct gpumem_check_nvml *n, gpumem_nvmlDevice_t de
 		h->pcie_max_gen = (int)a;
 	if (n->pcie_max_width && ok(n->pcie_max_width(dev, &a)))
 		h->pcie_max_width = (int)a;
+}
+
+/* What the GPU's peak is computed from (peak.h); the PCIe maximum is query_pcie's. */
+static void query_peak(const struct gpumem_check_nvml *n, gpumem_nvmlDevice_t dev,
+		       struct gpumem_check_health *h)
+{
+	unsigned int a;
+
+	if (n->arch && ok(n->arch(dev, &a)) && a < 1000)
+		h->arch = (int)a;
+	if (n->bus_width && ok(n->bus_width(dev, &a)) && a > 0 && a < 100000)
+		h->bus_bits = (int)a;
+	if (n->max_clock && ok(n->max_clock(dev, NVML_CLOCK_MEM, &a)) && a > 0 && a < 100000)
+		h->mem_mhz = (int)a;
 }
 
 /* The counters --quick leaves out: ECC, retirement/remapping, PCIe, clocks. */
@@ -200,6 +219,7 @@ int gpumem_check_nvml_query(const struct gpumem_check_nvml *n, struct gpumem_che
 		else if (r == GPUMEM_NVML_ERROR_NOT_SUPPORTED)
 			h->mig_mode = 0;        /* not a MIG-capable GPU */
 	}
+	query_peak(n, dev, h);
 	if (counters)
 		query_counters(n, dev, h);
 	rv = 0;

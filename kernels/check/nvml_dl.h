@@ -36,6 +36,10 @@ struct gpumem_check_nvml {
 	gpumem_nvmlReturn_t (*pcie_max_width)(gpumem_nvmlDevice_t, unsigned int *);
 	gpumem_nvmlReturn_t (*clock_reasons)(gpumem_nvmlDevice_t, unsigned long long *);
 	gpumem_nvmlReturn_t (*mig_mode)(gpumem_nvmlDevice_t, unsigned int *, unsigned int *);
+	/* The GPU's peak (peak.h): architecture, memory bus width, maximum clock. */
+	gpumem_nvmlReturn_t (*arch)(gpumem_nvmlDevice_t, unsigned int *);
+	gpumem_nvmlReturn_t (*bus_width)(gpumem_nvmlDevice_t, unsigned int *);
+	gpumem_nvmlReturn_t (*max_clock)(gpumem_nvmlDevice_t, int, unsigned int *);
 };
 
 /*
