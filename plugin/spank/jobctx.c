@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "evidence.h"
+#include "history.h"
 #include "jobctx.h"
 #include "jobpolicy.h"
 #include "log.h"
@@ -407,6 +408,8 @@ void gpumem_perjob_check(struct gpumem_jobctx *c, const struct gpumem_node *node
 		gpumem_evidence_reused(ev, r);
 	} else {
 		gpumem_jobcheck_run(c, phase, l2_reset, r);
+		if (c->has_dev)
+			gpumem_history_judge(c, r);
 		if (c->has_dev)
 			gpumem_suspect_update(c, node, r);
 		if (ev && c->has_dev)
