@@ -107,42 +107,6 @@ static size_t setaside_text(struct json_object *dev, char *buf, size_t len, size
 }
 
 /*
- * What device DEV's figures NAMES were judged against (their "basis"),
- * appended to BUF at OFF: " (site reference)", " (read 0.85, triad 0.82 of
- * this GPU's peak)", with any figure not judged and why; the new offset.
- */
-static size_t basis_text(struct json_object *dev, const char *const *names, size_t n, char *buf,
-			 size_t len, size_t off)
-{
-	static const char peak[] = " of this GPU's peak";
-	char ref[16] = "", fr[160] = "", nj[160] = "";
-	size_t lf = 0, ln = 0;
-
-	for (size_t m = 0; m < n; m++) {
-		const char *b = member_text(gpumem_json_get(gpumem_json_get(dev, "metrics"),
-							    names[m]), "basis");
-		size_t bl = b ? strlen(b) : 0;
-
-		if (!b)
-			continue;
-		if (!strcmp(b, "site reference"))
-			snprintf(ref, sizeof(ref), "site reference");
-		else if (bl > sizeof(peak) - 1 && !strcmp(b + bl - (sizeof(peak) - 1), peak) &&
-			 lf < sizeof(fr))
-			lf += (size_t)snprintf(fr + lf, sizeof(fr) - lf, "%s%s %.*s", lf ? ", " : "",
-					       names[m], (int)(bl - (sizeof(peak) - 1)), b);
-		else if (ln < sizeof(nj))
-			ln += (size_t)snprintf(nj + ln, sizeof(nj) - ln, "%s%s %.60s", ln ? ", " : "",
-					       names[m], b);
-	}
-	if (off < len && (ref[0] || fr[0] || nj[0]))
-		off += (size_t)snprintf(buf + off, len - off, " (%s%s%s%s%s%s)", ref,
-					ref[0] && fr[0] ? "; " : "", fr, fr[0] ? peak : "",
-					(ref[0] || fr[0]) && nj[0] ? "; " : "", nj);
-	return off;
-}
-
-/*
  * Per device: "gpu0 pass read 3010 copy 2750 ..." for the log line, as far
  * as it holds; and the reason, from whichever device has one.
  */
@@ -156,7 +120,7 @@ static void figures(struct json_object *doc, struct gpumem_checkrun *r, const ch
 	for (size_t i = 0; i < gpumem_json_len(devs); i++) {
 		struct json_object *d = gpumem_json_at(devs, i);
 		struct json_object *why = gpumem_json_get(d, "reasons");
-		char nbuf[64];
+		char nbuf[64], basis[400];
 		const char *idx = gpumem_jobcheck_node_index(gpus, member_text(d, "index"), nbuf, sizeof(nbuf));
 		const char *v = member_text(d, "verdict");
 
@@ -175,7 +139,10 @@ static void figures(struct json_object *doc, struct gpumem_checkrun *r, const ch
 			if (off < sizeof(r->figures))
 				off += (size_t)snprintf(r->figures + off, sizeof(r->figures) - off,
 							" GB/s");
-			off = basis_text(d, names, 5, r->figures, sizeof(r->figures), off);
+			gpumem_report_basis(d, names, 5, basis, sizeof(basis));
+			if (basis[0] && off < sizeof(r->figures))
+				off += (size_t)snprintf(r->figures + off, sizeof(r->figures) - off,
+							" (%s)", basis);
 			off = setaside_text(d, r->figures, sizeof(r->figures), off);
 		}
 		/*
