@@ -161,19 +161,35 @@ static long node_index(const char *gpus, long i)
 }
 
 
+/*
+ * The report's own row of its check's device D (number I), where the row is
+ * D's (the same UUID), else D: its verdict is the hooks' (a GPU that fell
+ * below its own history warns there, not in the check's document, with
+ * the reason the check's passing device did not have).
+ */
+static struct json_object *own_row(const struct rep *r, struct json_object *d, size_t i)
+{
+	struct json_object *row = gpumem_json_at(gpumem_json_get(r->v, "rows"), i);
+	const char *ru = gpumem_json_str(row, "uuid"), *du = gpumem_json_str(d, "uuid");
+
+	return ru && du && !strcmp(ru, du) ? row : d;
+}
+
 /* [index, verdict, read, triad, h2d, d2h(, reason)] for device I of report R. */
 static struct json_object *gpu_row(const struct rep *r, struct json_object *d, size_t i)
 {
-	struct json_object *m = gpumem_json_get(d, "metrics");
+	struct json_object *m = gpumem_json_get(d, "metrics"), *own = own_row(r, d, i);
 	struct json_object *why = gpumem_json_at(gpumem_json_get(d, "reasons"), 0);
 	struct json_object *g = json_object_new_array();
-	const char *verdict = gpumem_json_str(d, "verdict");
+	const char *verdict = gpumem_json_str(own, "verdict");
 	double idx;
 
 	if (g == NULL)
 		return NULL;
 	if (gpumem_json_num(d, "index", &idx) < 0 || idx < 0 || idx > 4096)
 		idx = (double)i;
+	if (!gpumem_json_is(why, json_type_string))
+		why = gpumem_json_at(gpumem_json_get(own, "reasons"), 0);
 	push(g, gpumem_json_int(node_index(gpumem_json_str(r->v, "gpus"), (long)idx)));
 	push(g, gpumem_json_string(verdict ? verdict : "error"));
 	push(g, gbps(m, "read"));

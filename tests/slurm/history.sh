@@ -51,6 +51,15 @@ is "$(json "$f" 'd["reason"]')" "gpu0: history: triad 3680.0 GB/s is 20% below i
 is "$(json "$f" 'd["rows"][0]["verdict"]')" "warn" "... the GPU's row says warn"
 like "$(grep -h "check after job $jid" "$log")" "warn \(gpu0: history: triad 3680.0" "... and the slurmd log"
 is "$(wc -l <"$hist")" 3 "a warn is not added to the history"
+# gpumem job, from the record gpumem-acct builds of the node's reports (a stand-in sacct prints it).
+mkdir -p "$t/sacct"
+sacct_standin "$t/sacct"
+seg=$("$top_builddir/plugin/acct/gpumem-acct" record --dir "$t/reports" --job "$jid" --node gpumem1 2>&1 | sed -n 2p)
+echo "$jid|$U|COMPLETED|JS1:abc $seg" >"$t/sacct/sacct.$jid"
+out=$(PATH="$t/sacct:$PATH" "$GPUMEM" job "$jid" 2>&1)
+like "$out" "  check after  warn .*history: triad 3680.0 GB/s is 20% below" "gpumem job: the check warns, with why"
+like "$out" "    gpu 0   warn .*triad 3680 .*history: triad 3680.0" "gpumem job: the GPU's row warns too"
+like "$out" "    judged against: site reference" "gpumem job: what it was judged against"
 
 job 4462
 is "$(json "$f" 'd["verdict"]')" "pass" "3% below its median: pass"
