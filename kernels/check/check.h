@@ -77,6 +77,8 @@ struct gpumem_check_metric {
 	double scale;                   /* MPS share factor applied to it */
 	double threshold;               /* pass at or above */
 	double warn_floor;              /* warn at or above, fail below */
+	double peak;                    /* judged against the GPU's peak: that peak, else 0 */
+	char basis[64];                 /* "site reference", "0.82 of this GPU's peak", ... */
 	enum gpumem_check_verdict verdict;
 };
 
@@ -182,6 +184,7 @@ struct gpumem_check_device {
 		double init, memtest, bandwidth, host, l2ab, nvml, prepare, wait, total;
 	} t;                            /* seconds per phase */
 	/* Filled by gpumem_check_judge_device(). */
+	struct gpumem_peak peak;        /* from the NVML figures in health */
 	int has_reference;
 	char ref_model[96];
 	enum gpumem_check_verdict verdict;
@@ -237,6 +240,15 @@ double gpumem_check_ref_value(const struct gpumem_ref *ref, enum gpumem_check_me
  * below what was measured, i.e. conservative.
  */
 double gpumem_check_mps_scale(enum gpumem_check_metric_id m, double share_pct);
+
+/*
+ * Where the site names no reference, a figure is judged against the GPU's
+ * own peak (peak.h): it passes at or above this fraction of the peak (at
+ * the default min_fraction; another scales it in proportion), warns down
+ * to GPUMEM_CHECK_WARN_BAND below, fails under that.  doc/admin/checks.md
+ * gives the measurements they stand below.
+ */
+double gpumem_check_peak_floor(enum gpumem_check_metric_id m, double min_fraction);
 
 /*
  * Judge one device against 'ref' (NULL: unknown model): fills every

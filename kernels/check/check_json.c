@@ -151,7 +151,7 @@ static jo *memtest(const struct gpumem_check_memtest *m)
 static jo *metric(const struct gpumem_check_metric *m)
 {
 	jo *o = obj();
-	int ref = m->reference > 0;
+	int ref = m->reference > 0, judged = m->threshold > 0;
 
 	add(o, "verdict", verdict(m->verdict));
 	add(o, "best_gbps", m->measured ? gpumem_json_fixed(m->best, 2) : NULL);
@@ -160,9 +160,36 @@ static jo *metric(const struct gpumem_check_metric *m)
 	add(o, "bytes", gpumem_json_int((long long)m->bytes));
 	add(o, "reference_gbps", ref ? gpumem_json_fixed(m->reference, 2) : NULL);
 	add(o, "mps_scale", gpumem_json_fixed(m->scale, 4));
-	add(o, "threshold_gbps", ref ? gpumem_json_fixed(m->threshold, 2) : NULL);
-	add(o, "warn_floor_gbps", ref ? gpumem_json_fixed(m->warn_floor, 2) : NULL);
+	add(o, "peak_gbps", m->peak > 0 ? gpumem_json_fixed(m->peak, 2) : NULL);
+	add(o, "threshold_gbps", judged ? gpumem_json_fixed(m->threshold, 2) : NULL);
+	add(o, "warn_floor_gbps", judged ? gpumem_json_fixed(m->warn_floor, 2) : NULL);
+	add(o, "basis", m->measured && m->basis[0] ? gpumem_json_string(m->basis) : NULL);
 	add(o, "error", opt_str(m->error));
+	return o;
+}
+
+static jo *num_or_null(int v)
+{
+	return v > 0 ? gpumem_json_int(v) : NULL;
+}
+
+/* The GPU's peaks from NVML's figures (peak.h), and why one is not known. */
+static jo *peak(const struct gpumem_check_device *d)
+{
+	const struct gpumem_check_health *h = &d->health;
+	const struct gpumem_peak *p = &d->peak;
+	jo *o = obj();
+
+	add(o, "memory_type", p->type ? gpumem_json_string(gpumem_memtype_name(p->type)) : NULL);
+	add(o, "architecture", num_or_null(h->nv.arch));
+	add(o, "bus_bits", num_or_null(h->nv.bus_bits));
+	add(o, "memory_clock_mhz", num_or_null(h->nv.mem_mhz));
+	add(o, "memory_gbps", p->mem_gbps > 0 ? gpumem_json_fixed(p->mem_gbps, 2) : NULL);
+	add(o, "memory_why", opt_str(p->mem_why));
+	add(o, "pcie_max_gen", num_or_null(h->nv.max_gen));
+	add(o, "pcie_max_width", num_or_null(h->nv.max_width));
+	add(o, "host_gbps", p->host_gbps > 0 ? gpumem_json_fixed(p->host_gbps, 2) : NULL);
+	add(o, "host_why", opt_str(p->host_why));
 	return o;
 }
 
@@ -272,6 +299,7 @@ static jo *device(const struct gpumem_check_report *r, const struct gpumem_check
 		add(ref, "model", opt_str(d->ref_model));
 	}
 	add(o, "reference", ref);
+	add(o, "peak", peak(d));
 	add(o, "timings_s", device_timings(d));
 	add(o, "verdict", verdict(d->verdict));
 	for (i = 0; i < d->nreasons; i++)

@@ -65,7 +65,7 @@ int gpumem_check_nvml_query(const struct gpumem_check_nvml *n, struct gpumem_che
 	 */
 	h->nv.uuid[0] = '\0';
 	if (gpumem_health_read_gpu(n->h, d->pci_bus_id, d->uuid,
-				   GPUMEM_HEALTH_PART_MIG | (counters ? COUNTERS : 0), &h->nv,
+				   GPUMEM_HEALTH_PART_MIG | GPUMEM_HEALTH_PART_PEAK | (counters ? COUNTERS : 0), &h->nv,
 				   &err) < 0) {
 		h->nvml = GPUMEM_CHECK_NVML_ERROR;
 		snprintf(h->nvml_note, sizeof(h->nvml_note), "NVML error: no NVML device for %s: %s",

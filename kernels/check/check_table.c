@@ -109,7 +109,7 @@ void gpumem_check_table_write(FILE *f, const struct gpumem_check_report *r)
 					m->patterns, (unsigned long long)m->mismatches,
 					m->planted ? " (error planted)" : "", m->seconds * 1e3);
 		}
-		fprintf(f, "  %-7s %9s %9s %9s %9s  %s\n", "GB/s", "best", "median", "ref",
+		fprintf(f, "  %-7s %9s %9s %9s %9s  %s\n", "GB/s", "best", "median", "ref/peak",
 			"threshold", "verdict");
 		for (j = 0; j < GPUMEM_CHECK_NMETRICS; j++) {
 			const struct gpumem_check_metric *m = &d->metric[j];
@@ -119,9 +119,12 @@ void gpumem_check_table_write(FILE *f, const struct gpumem_check_report *r)
 			fprintf(f, "  %-7s", gpumem_check_metric_name((enum gpumem_check_metric_id)j));
 			gbps(f, m->best, m->measured);
 			gbps(f, m->median, m->measured);
-			gbps(f, m->reference, m->reference > 0);
-			gbps(f, m->threshold, m->reference > 0);
+			gbps(f, m->reference > 0 ? m->reference : m->peak,
+			     m->reference > 0 || m->peak > 0);
+			gbps(f, m->threshold, m->threshold > 0);
 			fprintf(f, "  %s", gpumem_check_verdict_name(m->verdict));
+			if (m->measured && m->basis[0])
+				fprintf(f, " (%s)", m->basis);
 			if (m->error[0])
 				fprintf(f, ": %s", m->error);
 			fputc('\n', f);

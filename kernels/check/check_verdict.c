@@ -98,6 +98,19 @@ double gpumem_check_mps_scale(enum gpumem_check_metric_id m, double share_pct)
 	return s > 1.0 ? 1.0 : s;
 }
 
+double gpumem_check_peak_floor(enum gpumem_check_metric_id m, double min_fraction)
+{
+	static const double floor[GPUMEM_CHECK_NMETRICS] = {
+		[GPUMEM_CHECK_READ] = 0.85, [GPUMEM_CHECK_WRITE] = 0.80,
+		[GPUMEM_CHECK_COPY] = 0.80, [GPUMEM_CHECK_TRIAD] = 0.82,
+		[GPUMEM_CHECK_D2D] = 0.75, [GPUMEM_CHECK_H2D] = 0.78, [GPUMEM_CHECK_D2H] = 0.78,
+	};
+
+	if ((unsigned)m >= GPUMEM_CHECK_NMETRICS || !(min_fraction > 0))
+		return 0;
+	return floor[m] * min_fraction / GPUMEM_CHECK_DEFAULT_FRACTION;
+}
+
 void gpumem_check_add_reason(struct gpumem_check_device *d, const char *fmt, ...)
 {
 	va_list ap;
@@ -253,17 +266,60 @@ static enum gpumem_check_verdict judge_memtest(struct gpumem_check_device *d)
 	return m->verdict;
 }
 
+/* The GPU's peak for figure ID (its memory's, or its host link's), 0 unknown; WHY: why not. */
+static double peak_of(const struct gpumem_check_device *d, enum gpumem_check_metric_id id,
+		      const char **why)
+{
+	int host = id == GPUMEM_CHECK_H2D || id == GPUMEM_CHECK_D2H;
+
+	*why = host ? d->peak.host_why : d->peak.mem_why;
+	return host ? d->peak.host_gbps : d->peak.mem_gbps;
+}
+
+/*
+ * What figure ID is judged against: the site's reference (REF's figure
+ * times min_fraction), else the GPU's peak times its floor; its threshold
+ * and warn floor.  0, or -1 (basis says why) when there is neither.
+ */
+static int expectation(struct gpumem_check_device *d, enum gpumem_check_metric_id id,
+		       const struct gpumem_ref *ref, double min_fraction, double *frac)
+{
+	struct gpumem_check_metric *m = &d->metric[id];
+	const char *why = "";
+	double base;
+
+	m->reference = gpumem_check_ref_value(ref, id);
+	m->peak = 0;
+	if (m->reference > 0) {
+		base = m->reference;
+		*frac = min_fraction;
+		snprintf(m->basis, sizeof(m->basis), "site reference");
+	} else if ((base = peak_of(d, id, &why)) > 0) {
+		m->peak = base;
+		*frac = gpumem_check_peak_floor(id, min_fraction);
+		snprintf(m->basis, sizeof(m->basis), "%.2f of this GPU's peak", *frac);
+	} else {
+		snprintf(m->basis, sizeof(m->basis), "not judged: %.48s", why[0] ? why : "no reference");
+		return -1;
+	}
+	m->threshold = base * m->scale * *frac;
+	m->warn_floor = base * m->scale * (*frac > GPUMEM_CHECK_WARN_BAND ?
+					    *frac - GPUMEM_CHECK_WARN_BAND : 0);
+	return 0;
+}
+
 static enum gpumem_check_verdict judge_metric(struct gpumem_check_device *d,
 					      enum gpumem_check_metric_id id,
 					      const struct gpumem_ref *ref,
 					      double min_fraction, double share_pct)
 {
 	struct gpumem_check_metric *m = &d->metric[id];
-	double expected, floor_fraction;
+	double frac = 0, base;
+	int judged;
 
-	m->reference = gpumem_check_ref_value(ref, id);
 	m->scale = gpumem_check_mps_scale(id, share_pct);
 	m->threshold = m->warn_floor = 0;
+	judged = expectation(d, id, ref, min_fraction, &frac) == 0;
 	if (!m->measured) {
 		if (m->error[0]) {
 			gpumem_check_add_reason(d, "%s: %s", gpumem_check_metric_name(id), m->error);
@@ -279,30 +335,36 @@ static enum gpumem_check_verdict judge_metric(struct gpumem_check_device *d,
 		m->verdict = GPUMEM_CHECK_V_WARN;
 		return m->verdict;
 	}
-	if (!(m->reference > 0)) {
+	if (!judged) {
 		m->verdict = GPUMEM_CHECK_V_NOREF;
 		return m->verdict;
 	}
-	expected = m->reference * m->scale;
-	floor_fraction = min_fraction - GPUMEM_CHECK_WARN_BAND;
-	if (floor_fraction < 0)
-		floor_fraction = 0;
-	m->threshold = expected * min_fraction;
-	m->warn_floor = expected * floor_fraction;
+	base = (m->reference > 0 ? m->reference : m->peak) * m->scale;
 	if (m->best >= m->threshold) {
 		m->verdict = GPUMEM_CHECK_V_PASS;
-	} else if (m->best >= m->warn_floor) {
-		gpumem_check_add_reason(d, "%s %.1f GB/s below %.1f (%.2f of %.1f%s)",
-					gpumem_check_metric_name(id), m->best, m->threshold,
-					min_fraction, expected, m->scale < 1 ? " after MPS scaling" : "");
-		m->verdict = GPUMEM_CHECK_V_WARN;
-	} else {
-		gpumem_check_add_reason(d, "%s %.1f GB/s below %.1f (%.2f of %.1f%s)",
-					gpumem_check_metric_name(id), m->best, m->warn_floor,
-					floor_fraction, expected, m->scale < 1 ? " after MPS scaling" : "");
-		m->verdict = GPUMEM_CHECK_V_FAIL;
+		return m->verdict;
 	}
+	m->verdict = m->best >= m->warn_floor ? GPUMEM_CHECK_V_WARN : GPUMEM_CHECK_V_FAIL;
+	if (m->verdict == GPUMEM_CHECK_V_FAIL)
+		frac = frac > GPUMEM_CHECK_WARN_BAND ? frac - GPUMEM_CHECK_WARN_BAND : 0;
+	gpumem_check_add_reason(d, "%s %.1f GB/s below %.1f (%.2f of %s%.1f%s)",
+				gpumem_check_metric_name(id), m->best,
+				m->verdict == GPUMEM_CHECK_V_WARN ? m->threshold : m->warn_floor,
+				frac, m->reference > 0 ? "" : "this GPU's peak ", base,
+				m->scale < 1 ? " after MPS scaling" : "");
 	return m->verdict;
+}
+
+/* The GPU's peaks from the NVML figures its health holds (peak.h). */
+static void device_peak(struct gpumem_check_device *d)
+{
+	const struct gpumem_check_health *h = &d->health;
+	struct gpumem_peak_in in = {
+		.name = d->name, .arch = h->nv.arch, .bus_bits = h->nv.bus_bits, .mem_mhz = h->nv.mem_mhz,
+		.pcie_gen = h->nv.max_gen, .pcie_width = h->nv.max_width,
+	};
+
+	gpumem_peak_compute(&in, &d->peak);
 }
 
 void gpumem_check_judge_device(struct gpumem_check_device *d, const struct gpumem_ref *ref,
@@ -314,6 +376,7 @@ void gpumem_check_judge_device(struct gpumem_check_device *d, const struct gpume
 	d->nreasons = 0;
 	d->has_reference = ref != NULL;
 	snprintf(d->ref_model, sizeof(d->ref_model), "%s", ref && ref->model ? ref->model : "");
+	device_peak(d);
 
 	health = judge_health(d);
 	v = health;
@@ -323,7 +386,7 @@ void gpumem_check_judge_device(struct gpumem_check_device *d, const struct gpume
 							    min_fraction, share_pct);
 		if (d->metric[i].measured) {
 			any = 1;
-			if (d->metric[i].reference > 0)
+			if (d->metric[i].threshold > 0)
 				with_ref = 1;
 		}
 		v = worse(v, mv);
@@ -342,8 +405,9 @@ void gpumem_check_judge_device(struct gpumem_check_device *d, const struct gpume
 	if (v == GPUMEM_CHECK_V_PASS && any && !with_ref) {
 		v = GPUMEM_CHECK_V_NOREF;
 		gpumem_check_add_reason(d, ref ? "the site reference for \"%s\" has no figure "
-					"for what was measured" :
-					"no site reference for \"%s\": figures not judged", d->name);
+					"for what was measured, and %s" :
+					"no site reference for \"%s\": figures not judged: %s", d->name,
+					d->peak.mem_why[0] ? d->peak.mem_why : d->peak.host_why);
 	}
 	if (v == GPUMEM_CHECK_V_NOTRUN)
 		v = GPUMEM_CHECK_V_FAIL;        /* e.g. no context and no reason: never a pass */

@@ -101,6 +101,7 @@ static void print_check(struct json_object *c)
 {
 	struct json_object *gpus = gpumem_json_get(c, "gpus"), *sa = gpumem_json_get(c, "sa");
 	const char *reason = gpumem_json_str(c, "reason"), *ev = gpumem_json_str(c, "ev");
+	const char *jb = gpumem_json_str(c, "jb");
 
 	printf("  check %-6s %-8s %s%s%s\n", or_dash(gpumem_json_str(c, "phase")),
 	       or_dash(gpumem_json_str(c, "verdict")), or_dash(gpumem_json_str(c, "status")),
@@ -108,6 +109,9 @@ static void print_check(struct json_object *c)
 	/* What the verdict rests on: measured now, or an earlier pass (evidence.c). */
 	if (ev)
 		printf("    evidence: %s\n", or_dash(ev));
+	/* What the figures were judged against: the site's reference, or the GPU's peak. */
+	if (jb)
+		printf("    judged against: %s\n", or_dash(jb));
 	for (size_t k = 0; k < gpumem_json_len(gpus); k++) {
 		struct json_object *g = gpumem_json_at(gpus, k);
 		int has_reason = gpumem_json_len(g) > 6;

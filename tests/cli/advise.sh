@@ -32,8 +32,11 @@ gpu() {
 	metric pcie_tx GB/s "$9" "$9" "$9"; printf ,
 	printf '"nvlink_rx":null,"nvlink_tx":null,"mem_used":{"unit":"GiB","source":"nvml-memory","mean":5.0,"max":7.94,"timeline":[5.0]}}}'
 }
-# report NODE PHASE TIME PROFILE: a report file of job 12 (PROFILE: a JSON value or "").
+# report NODE PHASE TIME PROFILE: a report file of job 12 (PROFILE: a JSON value or "");
+# $basis: what its check judged the triad against (none: empty).
 report() {
+	bj=
+	[ -n "${basis:-}" ] && bj=", \"basis\": \"$basis\""
 	{
 		printf '{"schema": "gpumem-report/1", "job": 12, "step": "%s", "node": "%s", "user": "alice", "uid": 1000, ' \
 			"$([ "$2" = before ] && echo prolog || echo epilog)" "$1"
@@ -46,7 +49,7 @@ report() {
 		printf '"effective": {"l2": {"persisting_limit": null}, "mps": {"active_thread_percentage": null, "daemon": "none"}, '
 		printf '"unified_memory": {"preferred_location": "cpu", "accessed_by": ["gpu"], "prefetch": "none"}}, "check": '
 		if [ "$2" = job ]; then printf 'null'; else
-			printf '{"devices": [{"index": 0, "verdict": "pass", "reasons": [], "metrics": {"triad": {"best_gbps": 3100}}}]}'
+			printf '{"devices": [{"index": 0, "verdict": "pass", "reasons": [], "metrics": {"triad": {"best_gbps": 3100%s}}}]}' "$bj"
 		fi
 		[ -n "$4" ] && printf ', "profile": %s' "$4"
 		printf '}\n'
@@ -58,11 +61,14 @@ seg() { "$ACCT" record --dir "$t/r" --job 12 --node "$1" 2>"$t/acct.err" | sed -
 # gpu01: after-check and a profile of 2 GPUs, GPU 0 faulting, GPU 1 HBM-bound.
 prof1='{"schema":"gpumem-profile/1","state":"ran","reason":null,"interval_ms":1000,"started":"2026-11-25T16:00:00Z","seconds":12.0,"cpu_s":0.03,"gpus":['$(gpu 0 12 20 30 50 70 7.5 12.0 15.0),$(gpu 1 12 62 91 70 80 0.1 0.3 0.0)']}'
 report gpu01 before 2026-11-25T16:00:00Z ""
+basis="0.82 of this GPU's peak"
 report gpu01 after 2026-11-25T17:00:00Z "$prof1"
+basis="site reference"
 # gpu02: no after-check ran, the job report has the profile (skipped).
 report gpu02 job 2026-11-25T17:00:00Z '{"state":"skipped","reason":"no libnvidia-ml.so.1 on this node"}'
 # gpu03: an after-check, no profile (gpumem before issue 25).
 report gpu03 after 2026-11-25T17:00:00Z ""
+basis=
 # gpu04: a MIG GPU whose note carries an escape sequence.
 prof4='{"schema":"gpumem-profile/1","state":"ran","reason":null,"interval_ms":1000,"seconds":60,"gpus":[{"index":2,"source":null,"note":"MIG\u001b[2J: per-instance sampling not supported","samples":0,"metrics":null}]}'
 report gpu04 after 2026-11-25T17:00:00Z "$prof4"
@@ -88,6 +94,12 @@ like "$out" "      advice: stream.yaml: memory-bound on HBM" "GPU 1: stream.yaml
 is "$(printf '%s\n' "$out" | grep -n 'memory used\|advice:' | head -2 | cut -d: -f2 | tr -d ' ' | cut -c1-6)" \
 	"memory
 advice" "the advice comes after the GPU's block"
+is "$(printf '%s\n' "$out" | sed -n '/node gpu01/,/node gpu02/p' | grep 'judged against')" \
+	"    judged against: triad 0.82 of this GPU's peak" "gpu01's after-check: judged against the GPU's own peak"
+is "$(printf '%s\n' "$out" | sed -n '/node gpu03/,/node gpu04/p' | grep 'judged against')" \
+	"    judged against: site reference" "gpu03's: against the site reference"
+is "$(printf '%s\n' "$out" | sed -n '/node gpu04/,$p' | grep -c 'judged against')" 0 \
+	"a check whose figures say no basis (an older gpumem-check): no line"
 like "$out" "node gpu02  policy zerocopy.yaml" "gpu02's record (only a job report)"
 like "$out" "  profile: skipped \(no libnvidia-ml.so.1 on this node\)" "a skipped profile and why"
 is "$(printf '%s\n' "$out" | sed -n '/node gpu02/,/node gpu03/p' | grep -c '  check ')" 0 \

@@ -87,8 +87,8 @@ for x in d["devices"]:
         t["host"], t["l2_ab"], t["nvml"], t["total"]))
     for k, m in x["metrics"].items():
         if m["best_gbps"] is not None:
-            print("#   %-5s best %8.1f median %8.1f ref %s -> %s" % (k, m["best_gbps"], m["median_gbps"],
-                  m["reference_gbps"], m["verdict"]))
+            print("#   %-5s best %8.1f median %8.1f ref %s peak %s -> %s (%s)" % (k, m["best_gbps"],
+                  m["median_gbps"], m["reference_gbps"], m.get("peak_gbps"), m["verdict"], m.get("basis")))
     for r in x["reasons"]:
         print("#   - " + r)
     print("#   numa: %s" % x["numa"]["note"])
@@ -102,7 +102,7 @@ if [ ! -x "$CHECK" ]; then
 	finish
 fi
 command -v python3 >/dev/null || { fail "python3 is needed to read the JSON"; finish; }
-[ -f "$SITE" ] || { note "no site file $SITE: figures will be 'pass (no reference)'"; SITE=; }
+[ -f "$SITE" ] || { note "no site file $SITE: figures judged against the GPU's own peak"; SITE=; }
 SITEARG=()
 [ -n "$SITE" ] && SITEARG=(--site "$SITE")
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,persistence_mode,mig.mode.current,pcie.link.gen.max,pcie.link.width.max --format=csv 2>&1 | sed 's/^/# /'

@@ -160,8 +160,8 @@ jid=$(jobid_of "$out")
 is "$(printf '%s\n' "$out" | sed -n 's/^ctxhold: [0-9] //p' | sort | paste -sd' ')" "$AU" "the task sees the 4 GPUs"
 wait_after "$jid"
 wait_idle gpumem1
-# The verdict's first word: "pass (no reference)" where the site has no
-# reference for this model (the figures are then shown, not judged).
+# The verdict's first word: "pass (no reference)" where neither the site's
+# reference nor the GPU's own peak judged a figure (they are then shown only).
 figs() {   # each device of the report: "UUID verdict read triad h2d d2h" best GB/s
 	json "$R/job$1.$2.json" '"\n".join("%s %s %s" % (v["uuid"], v["verdict"].split()[0], " ".join(str(round((v["metrics"].get(k) or {}).get("best_gbps") or -1)) for k in ("read", "triad", "h2d", "d2h"))) for v in d["check"]["devices"])' 2>&1
 }

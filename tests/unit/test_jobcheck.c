@@ -240,7 +240,7 @@ int main(void)
 	is_str(r.verdict, "pass", "one GPU: verdict pass from exit 0");
 	is_int(r.exit_code, 0, "one GPU: exit code 0");
 	is_str(r.reason, "", "one GPU: no reason");
-	is_str(r.figures, "gpu0 pass triad 4100 GB/s", "one GPU: figures for the log");
+	is_str(r.figures, "gpu0 pass triad 4100 GB/s (site reference)", "one GPU: figures for the log, with their basis");
 	devs = devices(doc);
 	is_int(gpumem_json_len(devs), 1, "one GPU: one device in the report");
 	text = prom("GPU-00000000-0000-0000-0000-00000000000node1");

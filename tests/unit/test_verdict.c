@@ -12,6 +12,7 @@
 #include "tap.h"
 #include "check.h"
 #include "core_base.h"
+#include "verdict_fixture.h"
 
 /* Strict JSON (RFC 8259), by the parser the plugin reads these documents with. */
 static int json_valid(const char *s)
@@ -44,63 +45,6 @@ static char *esc(const char *s)
 	gpumem_json_write_string(f, s);
 	fclose(f);
 	return buf;
-}
-
-static struct gpumem_ref h200 = {
-	.model = "NVIDIA H200",
-	.read = 4373, .write = 4200, .copy = 3969, .triad = 4127, .d2d = 4294,
-	.h2d = 55, .d2h = 55,
-};
-
-/* A healthy H200 at its reference, NVML answering. */
-static void healthy(struct gpumem_check_device *d, int ordinal)
-{
-	int i;
-
-	gpumem_check_device_init(d, ordinal);
-	snprintf(d->name, sizeof(d->name), "NVIDIA H200");
-	snprintf(d->uuid, sizeof(d->uuid), "GPU-01234567-89ab-cdef-0123-456789abcdef");
-	snprintf(d->pci_bus_id, sizeof(d->pci_bus_id), "0000:3B:00.0");
-	d->health.context_ok = 1;
-	d->health.compute_mode = 0;
-	d->health.nvml = GPUMEM_CHECK_NVML_OK;
-	d->health.nv.ecc_enabled = 1;
-	d->health.nv.ecc[0][0] = 3;
-	d->health.nv.ecc[0][1] = 0;
-	d->health.nv.remap_c = d->health.nv.remap_u = 0;
-	d->health.nv.remap_pending = d->health.nv.remap_failure = 0;
-	d->health.nv.gen = d->health.nv.max_gen = 5;
-	d->health.nv.width = d->health.nv.max_width = 16;
-	d->health.nv.clocks = GPUMEM_HEALTH_GPU_IDLE;
-	d->health.nv.mig_mode = 0;
-	d->health.mig_instance = 0;
-	d->memtest.run = 1;
-	d->memtest.bytes = 1ull << 30;
-	d->memtest.patterns = 4;
-	for (i = 0; i < GPUMEM_CHECK_NMETRICS; i++) {
-		d->metric[i].measured = 1;
-		d->metric[i].best = gpumem_check_ref_value(&h200, (enum gpumem_check_metric_id)i);
-		d->metric[i].median = d->metric[i].best * 0.99;
-		d->metric[i].repeats = 10;
-		d->metric[i].bytes = 1ull << 28;
-	}
-}
-
-static enum gpumem_check_verdict judge(struct gpumem_check_device *d, const struct gpumem_ref *r,
-				       double share)
-{
-	gpumem_check_judge_device(d, r, 0.85, share);
-	return d->verdict;
-}
-
-static int has_reason(const struct gpumem_check_device *d, const char *needle)
-{
-	int i;
-
-	for (i = 0; i < d->nreasons; i++)
-		if (strstr(d->reasons[i], needle))
-			return 1;
-	return 0;
 }
 
 /* ------------------------------------------------------------ tests */
@@ -215,8 +159,11 @@ static void test_references(void)
 	struct gpumem_ref partial = h200;
 
 	healthy(&d, 0);
-	is_int(judge(&d, NULL, 100), GPUMEM_CHECK_V_NOREF, "unknown model: pass (no reference)");
+	d.health.nv.max_gen = -1;     /* NVML gave no figure to compute a peak from */
+	is_int(judge(&d, NULL, 100), GPUMEM_CHECK_V_NOREF, "unknown model, no NVML figures: "
+	       "pass (no reference)");
 	ok(has_reason(&d, "no site reference"), "and says why");
+	ok(has_reason(&d, "NVML gave no memory bus width"), "and what was missing");
 	is_int(d.metric[GPUMEM_CHECK_READ].verdict, GPUMEM_CHECK_V_NOREF, "each figure: no reference");
 	ok(d.metric[GPUMEM_CHECK_READ].threshold == 0, "no threshold without a reference");
 
@@ -226,10 +173,14 @@ static void test_references(void)
 
 	healthy(&d, 0);
 	partial.h2d = partial.d2h = 0;
-	d.metric[GPUMEM_CHECK_H2D].best = 1;
 	is_int(judge(&d, &partial, 100), GPUMEM_CHECK_V_PASS,
-	       "a reference without H2D: the rest judged, H2D not");
-	is_int(d.metric[GPUMEM_CHECK_H2D].verdict, GPUMEM_CHECK_V_NOREF, "H2D: pass (no reference)");
+	       "a reference without H2D: the rest against it, H2D against the GPU's PCIe peak");
+	is_str(d.metric[GPUMEM_CHECK_READ].basis, "site reference", "read: site reference");
+	is_str(d.metric[GPUMEM_CHECK_H2D].basis, "0.78 of this GPU's peak", "H2D: the peak's floor");
+	d.metric[GPUMEM_CHECK_H2D].best = 1;
+	is_int(judge(&d, &partial, 100), GPUMEM_CHECK_V_FAIL, "H2D at 1 GB/s of a gen5 x16 link: fail");
+	ok(has_reason(&d, "h2d 1.0 GB/s below 42.8 (0.68 of this GPU's peak 63.0)"),
+	   "the reason names the peak and the fraction");
 	ok(d.has_reference && !strcmp(d.ref_model, "NVIDIA H200"), "reference model recorded");
 }
 
@@ -373,6 +324,7 @@ static void test_report(void)
 
 	healthy(&d[0], 0);
 	healthy(&d[1], 1);
+	d[0].health.nv.max_gen = d[1].health.nv.max_gen = -1;
 	judge(&d[0], NULL, 100);
 	judge(&d[1], NULL, 100);
 	r.ndevices = 2;

@@ -8,5 +8,6 @@
 #ifndef GPUMEM_CORE_HEALTH_H
 #define GPUMEM_CORE_HEALTH_H
 #include "nvhealth.h"   /* gpumem-health/1: NVML's reads and the document */
+#include "peak.h"         /* the GPU's peak bandwidths from NVML's figures */
 #include "checkwire.h"  /* the warm check server's requests and replies */
 #endif

@@ -61,10 +61,16 @@ struct gpumem_health_nvml {
 	gpumem_nvmlReturn_t (*mem1)(gpumem_nvmlDevice_t, struct mem_v1 *);
 	gpumem_nvmlReturn_t (*procs)(gpumem_nvmlDevice_t, unsigned int *, void *); /* gpumem_nvml_proc[] */
 	gpumem_nvmlReturn_t (*mig_mode)(gpumem_nvmlDevice_t, unsigned int *, unsigned int *);
+	gpumem_nvmlReturn_t (*arch)(gpumem_nvmlDevice_t, unsigned int *);
+	gpumem_nvmlReturn_t (*bus_width)(gpumem_nvmlDevice_t, unsigned int *);
+	gpumem_nvmlReturn_t (*max_clock)(gpumem_nvmlDevice_t, int, unsigned int *);
 	const char *(*errstr)(gpumem_nvmlReturn_t);
 	unsigned int self;              /* a pid node_held leaves out (0: none) */
 	char driver[96];
 };
+
+/* nvmlClockType_t */
+#define NVML_CLOCK_MEM 2
 
 static int ok(gpumem_nvmlReturn_t r)
 {
@@ -83,6 +89,9 @@ static void load(struct gpumem_health_nvml *n)
 	GPUMEM_DLSYM(n->lib, n->by_uuid, "nvmlDeviceGetHandleByUUID");
 	GPUMEM_DLSYM(n->lib, n->uuid, "nvmlDeviceGetUUID");
 	GPUMEM_DLSYM(n->lib, n->mig_mode, "nvmlDeviceGetMigMode");
+	GPUMEM_DLSYM(n->lib, n->arch, "nvmlDeviceGetArchitecture");
+	GPUMEM_DLSYM(n->lib, n->bus_width, "nvmlDeviceGetMemoryBusWidth");
+	GPUMEM_DLSYM(n->lib, n->max_clock, "nvmlDeviceGetMaxClockInfo");
 	GPUMEM_DLSYM(n->lib, n->ecc_mode, "nvmlDeviceGetEccMode");
 	GPUMEM_DLSYM(n->lib, n->ecc_total, "nvmlDeviceGetTotalEccErrors");
 	GPUMEM_DLSYM(n->lib, n->remapped, "nvmlDeviceGetRemappedRows");
@@ -396,6 +405,20 @@ static void read_mig(struct gpumem_health_nvml *n, gpumem_nvmlDevice_t dev,
 	}
 }
 
+/* What the GPU's peak is computed from (peak.h); the PCIe maximum is read_pcie's. */
+static void read_peak(struct gpumem_health_nvml *n, gpumem_nvmlDevice_t dev,
+		      struct gpumem_health_dev *d)
+{
+	unsigned int a;
+
+	if (n->arch && ok(n->arch(dev, &a)) && a < 1000)
+		d->arch = (int)a;
+	if (n->bus_width && ok(n->bus_width(dev, &a)) && a > 0 && a < 100000)
+		d->bus_bits = (int)a;
+	if (n->max_clock && ok(n->max_clock(dev, NVML_CLOCK_MEM, &a)) && a > 0 && a < 100000)
+		d->mem_mhz = (int)a;
+}
+
 static void read_memory(struct gpumem_health_nvml *n, gpumem_nvmlDevice_t dev,
 			struct gpumem_health_dev *d)
 {
@@ -433,6 +456,8 @@ static void read_parts(struct gpumem_health_nvml *n, gpumem_nvmlDevice_t dev,
 		read_nvlink(n, dev, d);
 	if (parts & GPUMEM_HEALTH_PART_MEMORY)
 		read_memory(n, dev, d);
+	if (parts & GPUMEM_HEALTH_PART_PEAK)
+		read_peak(n, dev, d);
 }
 
 void gpumem_health_clear(struct gpumem_health_dev *d)
@@ -440,6 +465,7 @@ void gpumem_health_clear(struct gpumem_health_dev *d)
 	d->found = 0;
 	d->ecc_enabled = d->ecc_pending = d->remap_pending = d->remap_failure = -1;
 	d->retired_pending = d->mig_mode = -1;
+	d->arch = d->bus_bits = d->mem_mhz = -1;
 	d->ecc[0][0] = d->ecc[0][1] = d->ecc[1][0] = d->ecc[1][1] = -1;
 	d->remap_c = d->remap_u = d->retired_sbe = d->retired_dbe = d->clocks = -1;
 	d->gen = d->width = d->max_gen = d->max_width = d->nvl_links = d->nvl_up = -1;

@@ -53,6 +53,7 @@ struct gpumem_health_dev {
 	int nvl_links, nvl_up;          /* -1: no NVLink */
 	long long mem_used, mem_procs;  /* bytes in use; held by the GPU's processes */
 	int mig_mode;                   /* MIG mode on (the check's part) */
+	int arch, bus_bits, mem_mhz;    /* the GPU's peak's inputs (peak.h; the check's part) */
 };
 
 /* What a read fills (gpumem_health_read_gpu); the rest of the model is left as it is. */
@@ -64,6 +65,7 @@ enum {
 	GPUMEM_HEALTH_PART_NVLINK = 1 << 4,
 	GPUMEM_HEALTH_PART_MEMORY = 1 << 5,     /* in use, and held by processes */
 	GPUMEM_HEALTH_PART_MIG = 1 << 6,        /* MIG mode, and the UUID */
+	GPUMEM_HEALTH_PART_PEAK = 1 << 8,       /* architecture, memory bus width, max memory clock */
 	/* An ECC mode NVML does not give reads as off (a GPU without ECC says "not supported"). */
 	GPUMEM_HEALTH_ECC_UNSAID_OFF = 1 << 7,
 	GPUMEM_HEALTH_PART_ALL = 0x3f,          /* gpumem-health's: all but MIG */

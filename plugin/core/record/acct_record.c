@@ -14,6 +14,9 @@
  *
  * Per GPU: node index, verdict, best read, triad, h2d, d2h in GB/s
  * (rounded; null: not measured), and the first reason when not a pass.
+ * "jb" (absent in older records, and where no figure says): what the
+ * first GPU's read, triad, h2d and d2h were judged against, cut to 100
+ * characters ("site reference", "read 0.85, triad 0.82 of this GPU's peak").
  * "ev" (absent in older records): what the check rests on, the report's
  * evidence.text cut to 100 characters ("reused: bandwidth measured 12 min
  * ago after job 4411, NVML health unchanged since", or "measured: why").
@@ -40,6 +43,7 @@
 #define REASON_CHARS 60
 /* A check's evidence (the report's evidence.text: "reused: bandwidth measured ..."), cut. */
 #define EVIDENCE_CHARS 100
+#define BASIS_CHARS 100
 /* The phases of a report's name, as indexes: before, after, job (no check ran). */
 #define NPHASES 3
 /* A set-aside's cost (triad with / without it): a check's figure, bounded for the reader. */
@@ -156,19 +160,35 @@ static long node_index(const char *gpus, long i)
 }
 
 
+/*
+ * The report's own row of its check's device D (number I), where the row is
+ * D's (the same UUID), else D: its verdict is the hooks' (a GPU that fell
+ * below its own history warns there, not in the check's document, with
+ * the reason the check's passing device did not have).
+ */
+static struct json_object *own_row(const struct rep *r, struct json_object *d, size_t i)
+{
+	struct json_object *row = gpumem_json_at(gpumem_json_get(r->v, "rows"), i);
+	const char *ru = gpumem_json_str(row, "uuid"), *du = gpumem_json_str(d, "uuid");
+
+	return ru && du && !strcmp(ru, du) ? row : d;
+}
+
 /* [index, verdict, read, triad, h2d, d2h(, reason)] for device I of report R. */
 static struct json_object *gpu_row(const struct rep *r, struct json_object *d, size_t i)
 {
-	struct json_object *m = gpumem_json_get(d, "metrics");
+	struct json_object *m = gpumem_json_get(d, "metrics"), *own = own_row(r, d, i);
 	struct json_object *why = gpumem_json_at(gpumem_json_get(d, "reasons"), 0);
 	struct json_object *g = json_object_new_array();
-	const char *verdict = gpumem_json_str(d, "verdict");
+	const char *verdict = gpumem_json_str(own, "verdict");
 	double idx;
 
 	if (g == NULL)
 		return NULL;
 	if (gpumem_json_num(d, "index", &idx) < 0 || idx < 0 || idx > 4096)
 		idx = (double)i;
+	if (!gpumem_json_is(why, json_type_string))
+		why = gpumem_json_at(gpumem_json_get(own, "reasons"), 0);
 	push(g, gpumem_json_int(node_index(gpumem_json_str(r->v, "gpus"), (long)idx)));
 	push(g, gpumem_json_string(verdict ? verdict : "error"));
 	push(g, gbps(m, "read"));
@@ -211,7 +231,9 @@ static struct json_object *check_of(const struct rep *r)
 {
 	struct json_object *devs = gpumem_json_get(gpumem_json_get(r->v, "check"), "devices");
 	struct json_object *c = json_object_new_object(), *gpus = json_object_new_array(), *sa;
+	static const char *const judged[] = { "read", "triad", "h2d", "d2h" };
 	const char *ev;
+	char basis[400];
 
 	if (c == NULL || gpus == NULL) {
 		json_object_put(c);
@@ -227,6 +249,10 @@ static struct json_object *check_of(const struct rep *r)
 	ev = gpumem_json_str(gpumem_json_get(r->v, "evidence"), "text");
 	if (ev)
 		gpumem_json_add(c, "ev", gpumem_json_string_cut(ev, EVIDENCE_CHARS));
+	/* What its first GPU's figures were judged against (report.h). */
+	gpumem_report_basis(gpumem_json_at(devs, 0), judged, 4, basis, sizeof(basis));
+	if (basis[0])
+		gpumem_json_add(c, "jb", gpumem_json_string_cut(basis, BASIS_CHARS));
 	for (size_t i = 0; i < gpumem_json_len(devs) && i < MAX_GPUS; i++)
 		push(gpus, gpu_row(r, gpumem_json_at(devs, i), i));
 	gpumem_json_add(c, "gpus", gpus);
@@ -460,6 +486,7 @@ static int check_one(struct json_object *c, char *err, size_t errlen, size_t i)
 	    !is_str(gpumem_json_get(c, "step"), 1, 32) ||
 	    !is_str(gpumem_json_get(c, "reason"), 1, REASON_CHARS * 4) ||
 	    !is_str(gpumem_json_get(c, "ev"), 1, EVIDENCE_CHARS * 4) ||
+	    !is_str(gpumem_json_get(c, "jb"), 1, BASIS_CHARS * 4) ||
 	    !gpumem_json_is(gpus, json_type_array) || gpumem_json_len(gpus) > MAX_GPUS ||
 	    check_sa(gpumem_json_get(c, "sa")) < 0) {
 		snprintf(err, errlen, "checks[%zu]: wrong fields", i);

@@ -74,6 +74,15 @@ struct json_object;
 int gpumem_report_rows_of(struct json_object *check, struct json_object **rows, char *err,
 			  size_t errlen);
 const char *gpumem_report_check_reason(struct json_object *check);
+/*
+ * What a check's device DEV judged its figures NAMES (N of them) against,
+ * from each metric's "basis", in short into BUF: "site reference", "read
+ * 0.85, triad 0.82 of this GPU's peak", with any figure not judged and why
+ * ("h2d not judged: ..."), "; " between; "" when no figure says.  For the
+ * slurmd log line and the accounting record (gpumem job).
+ */
+void gpumem_report_basis(struct json_object *dev, const char *const *names, size_t n, char *buf,
+			 size_t len);
 char *gpumem_report_text(struct json_object *head, const char *effective, const char *check,
 			 struct json_object *check_doc, const char *profile);
 #endif

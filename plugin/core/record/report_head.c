@@ -131,6 +131,34 @@ const char *gpumem_report_check_reason(struct json_object *check)
 	return gpumem_json_str(gpumem_json_get(check, "overall"), "reason");
 }
 
+void gpumem_report_basis(struct json_object *dev, const char *const *names, size_t n, char *buf,
+			 size_t len)
+{
+	static const char peak[] = " of this GPU's peak";
+	const size_t pl = sizeof(peak) - 1;
+	char ref[16] = "", fr[160] = "", nj[160] = "";
+	size_t lf = 0, ln = 0;
+
+	for (size_t m = 0; m < n; m++) {
+		const char *b = gpumem_json_str(gpumem_json_get(gpumem_json_get(dev, "metrics"),
+								names[m]), "basis");
+		size_t bl = b ? strlen(b) : 0;
+
+		if (!b)
+			continue;
+		if (!strcmp(b, "site reference"))
+			snprintf(ref, sizeof(ref), "site reference");
+		else if (bl > pl && !strcmp(b + bl - pl, peak) && lf < sizeof(fr))
+			lf += (size_t)snprintf(fr + lf, sizeof(fr) - lf, "%s%s %.*s", lf ? ", " : "",
+					       names[m], (int)(bl - pl), b);
+		else if (ln < sizeof(nj))
+			ln += (size_t)snprintf(nj + ln, sizeof(nj) - ln, "%s%s %.60s", ln ? ", " : "",
+					       names[m], b);
+	}
+	snprintf(buf, len, "%s%s%s%s%s%s", ref, ref[0] && fr[0] ? "; " : "", fr, fr[0] ? peak : "",
+		 (ref[0] || fr[0]) && nj[0] ? "; " : "", nj);
+}
+
 /* HEAD's text without its closing brace and newline, then the rest; NULL on failure. */
 static char *join(struct json_object *head, const char *effective, const char *check,
 		  const char *profile)

@@ -122,7 +122,7 @@ static void figures(struct json_object *doc, struct gpumem_checkrun *r, const ch
 	for (size_t i = 0; i < gpumem_json_len(devs); i++) {
 		struct json_object *d = gpumem_json_at(devs, i);
 		struct json_object *why = gpumem_json_get(d, "reasons");
-		char nbuf[64];
+		char nbuf[64], basis[400];
 		const char *idx = gpumem_jobcheck_node_index(gpus, member_text(d, "index"), nbuf, sizeof(nbuf));
 		const char *v = member_text(d, "verdict");
 
@@ -141,6 +141,10 @@ static void figures(struct json_object *doc, struct gpumem_checkrun *r, const ch
 			if (off < sizeof(r->figures))
 				off += (size_t)snprintf(r->figures + off, sizeof(r->figures) - off,
 							" GB/s");
+			gpumem_report_basis(d, names, 5, basis, sizeof(basis));
+			if (basis[0] && off < sizeof(r->figures))
+				off += (size_t)snprintf(r->figures + off, sizeof(r->figures) - off,
+							" (%s)", basis);
 			off = setaside_text(d, r->figures, sizeof(r->figures), off);
 		}
 		/*

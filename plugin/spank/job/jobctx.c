@@ -21,6 +21,7 @@
 #include "core_policy.h"
 #include "evidence.h"
 #include "gpustate.h"
+#include "history.h"
 #include "jobctx.h"
 #include "jobreport.h"
 #include "jobpolicy.h"
@@ -478,6 +479,8 @@ void gpumem_perjob_check(struct gpumem_jobctx *c, const struct gpumem_node *node
 		gpumem_evidence_reused(ev, r);
 	} else {
 		gpumem_jobcheck_run(k, phase, l2_reset, r);
+		if (k->node.has_dev)
+			gpumem_history_judge(k, r);
 		if (k->node.has_dev)
 			gpumem_suspect_update(k, node, r);
 		if (ev && k->node.has_dev)

@@ -74,6 +74,8 @@ int gpumem_sf_job(char *name, size_t len, enum gpumem_sf_kind kind, unsigned job
 /* "JOB PHASE SEC\nEVIDENCE\njudged min_fraction=F references=HEX\n": the last measured pass */
 #define GPUMEM_SF_PASS "pass"
 #define GPUMEM_SF_HBMLOW "hbmlow"       /* "JOB P95 MEAN SM": a profile showed low HBM */
+/* "SEC READ WRITE COPY TRIAD D2D H2D D2H" per pass: a GPU's history, by UUID (history.c) */
+#define GPUMEM_SF_HIST "hist"
 /*
  * GPU GPU's file KIND (GPUMEM_SF_SUSPECT, _PASS, _HBMLOW) of NODE in
  * state_dir/gpus: KIND.<NODE>.<GPU> (GPU NULL: "all", plugstack
