@@ -57,6 +57,19 @@ struct gpumem_report_metric {
 	double best, median, reference, threshold, warn_floor; /* NaN: not known */
 };
 
+/*
+ * A row against its peers (report_peers.c): of its figures, the one lowest
+ * against its peers' median (as a share of its metric's margin).  peers 0:
+ * not compared (no GPU, no figure, or too few peers).
+ */
+struct gpumem_report_vs {
+	int metric;
+	int node;                       /* against its node's GPUs, not its model's */
+	double ratio, median;           /* its figure / the peers' median; that median (GB/s) */
+	size_t peers;
+	int slow;                       /* ratio under the metric's margin */
+};
+
 /* One row: a GPU of a report, or the report itself when it has no GPU. */
 struct gpumem_report_row {
 	const struct gpumem_report_file *rep;
@@ -68,6 +81,7 @@ struct gpumem_report_row {
 	char *verdict;                  /* as written */
 	char *reason;                   /* why not a pass, or NULL */
 	struct gpumem_report_metric m[GPUMEM_REPORT_NMETRICS];
+	struct gpumem_report_vs vs;     /* set by gpumem_report_peers */
 };
 
 struct gpumem_report_set {
@@ -137,8 +151,27 @@ void gpumem_report_utc(time_t t, char *buf, size_t len);
 
 /* Natural order for node names: gpu2 before gpu10. */
 int gpumem_report_natcmp(const char *a, const char *b);
-/* qsort of row pointers: worst verdict first, then newest (report_model.c). */
+/*
+ * A row's sort rank (report_model.c): its verdict's, but a row slow
+ * against its peers ranks right after the warnings, whatever it passed.
+ */
+int gpumem_report_row_rank(const struct gpumem_report_row *r);
+/*
+ * qsort of row pointers: worst first (the rank above; slow rows the
+ * slowest first), then newest (report_model.c).
+ */
 int gpumem_report_cmp_rows(const void *pa, const void *pb);
+
+/* ------------------------------------------------------------ peers (report_peers.c) */
+/* A row is slow under this share of its peers' median: HBM figures, host links. */
+#define GPUMEM_PEER_MARGIN_HBM 0.90
+#define GPUMEM_PEER_MARGIN_HOST 0.85
+/* The margin of a metric; 0: the metric is not compared. */
+double gpumem_report_peer_margin(int metric);
+/* Each row's vs against the GPUs of rows[0..n) (those with a GPU); 0, -1 out of memory. */
+int gpumem_report_peers(struct gpumem_report_row *const *rows, size_t n);
+/* "slow vs fleet: triad 0.80x of 511 peers" into buf ("" when not slow); as snprintf. */
+int gpumem_report_vs_text(const struct gpumem_report_row *r, char *buf, size_t len);
 
 /* ------------------------------------------------------------ picture */
 struct gpumem_report_svg_opts {
@@ -241,6 +274,11 @@ struct gpumem_fleet {
 
 int gpumem_fleet_build(struct gpumem_report_row *const *rows, size_t n, int metric,
 		       struct gpumem_fleet *fl);
+/* One GPU, by its UUID, else node and index; qsort by GPU, newest first within one. */
+int gpumem_fleet_same_gpu(const struct gpumem_report_row *a, const struct gpumem_report_row *b);
+int gpumem_fleet_cmp_by_gpu(const void *pa, const void *pb);
+/* How many GPUs' newest row is slow against its peers. */
+size_t gpumem_fleet_nslow(const struct gpumem_fleet *fl);
 void gpumem_fleet_free(struct gpumem_fleet *fl);
 /* Its newest figure is under the threshold its check applied. */
 int gpumem_fleet_below(const struct gpumem_fleet_gpu *g);
@@ -251,6 +289,9 @@ double gpumem_fleet_quantile(const double *sorted, size_t n, double q);
 void gpumem_report_print_summary(FILE *out, const struct gpumem_fleet *fl, const char *dir,
 				 size_t worst);
 void gpumem_report_print_summary_json(FILE *out, const struct gpumem_fleet *fl, size_t worst);
+
+/* --prometheus: each GPU against its peers, worst first, in the Prometheus text format. */
+void gpumem_report_print_prom(FILE *out, const struct gpumem_fleet *fl);
 
 /* ------------------------------------------------------------ profiles (report_profile.c) */
 /*

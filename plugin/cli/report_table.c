@@ -48,6 +48,21 @@ static void format_metric(const struct gpumem_report_metric *m, char *buf, size_
 		 (isfinite(m->threshold) && m->best < m->threshold) ? "*" : "");
 }
 
+/* Why not a pass, then whether the GPU is slow against its peers. */
+static void reason_cell(const struct gpumem_report_row *r, char *buf, size_t len)
+{
+	const char *why = r->vclass == GPUMEM_REPORT_V_PASS || !r->reason ? "" : r->reason;
+	int n = snprintf(buf, len, "%s", why);
+
+	if (r->vs.slow && n >= 0 && (size_t)n < len) {
+		if (n && (size_t)n + 2 < len) {
+			memcpy(buf + n, "; ", 3);
+			n += 2;
+		}
+		gpumem_report_vs_text(r, buf + n, len - (size_t)n);
+	}
+}
+
 static void row_cells(const struct gpumem_report_row *r, char cells[NCOLS][CELL],
 		      size_t width[NCOLS])
 {
@@ -88,8 +103,7 @@ static void row_cells(const struct gpumem_report_row *r, char cells[NCOLS][CELL]
 			break;
 		}
 		case C_REASON:
-			snprintf(tmp, sizeof(tmp), "%s", r->vclass == GPUMEM_REPORT_V_PASS || !r->reason ?
-				 "" : r->reason);
+			reason_cell(r, tmp, sizeof(tmp));
 			break;
 		default:
 			format_metric(&r->m[col_metric[c]], tmp, sizeof(tmp));
@@ -179,6 +193,27 @@ static struct json_object *json_metric(const struct gpumem_report_metric *m)
 	return o;
 }
 
+/* The row against its peers (report_peers.c); null when not compared. */
+static struct json_object *json_vs(const struct gpumem_report_row *r)
+{
+	const struct gpumem_report_vs *v = &r->vs;
+	struct json_object *o;
+	char text[160];
+
+	if (v->peers == 0 || (o = json_object_new_object()) == NULL)
+		return NULL;
+	gpumem_report_vs_text(r, text, sizeof(text));
+	gpumem_json_add(o, "slow", gpumem_json_bool(v->slow));
+	gpumem_json_add(o, "metric", gpumem_json_string(gpumem_report_metric_names[v->metric]));
+	gpumem_json_add(o, "against", gpumem_json_string(v->node ? "node" : "fleet"));
+	gpumem_json_add(o, "ratio", gpumem_json_number(round(v->ratio * 1e4) / 1e4));
+	gpumem_json_add(o, "peer_median_gbps", gpumem_json_number(round(v->median * 10) / 10));
+	gpumem_json_add(o, "peers", gpumem_json_int((long long)v->peers));
+	gpumem_json_add(o, "margin", gpumem_json_number(gpumem_report_peer_margin(v->metric)));
+	gpumem_json_add(o, "text", v->slow ? gpumem_json_string(text) : NULL);
+	return o;
+}
+
 /* One row as an object.  Field names here are an interface: REPORT-JSON.md documents each. */
 static struct json_object *json_row(const struct gpumem_report_row *r)
 {
@@ -215,6 +250,7 @@ static struct json_object *json_row(const struct gpumem_report_row *r)
 		gpumem_json_add(metrics, gpumem_report_metric_names[m],
 				r->has_gpu ? json_metric(&r->m[m]) : NULL);
 	gpumem_json_add(o, "metrics", metrics);
+	gpumem_json_add(o, "peers", json_vs(r));
 	return o;
 }
 

@@ -113,7 +113,7 @@ is "$(printf '%s\n' "$sum" | awk '/worst GPU/ { w = 1; getline; next } w { print
 	"gpu02:2:fail gpu04:1:unusable gpu01:1:warn gpu01:0:pass" "summary: worst GPUs first (newest verdict, then fraction)"
 run "$GPUMEM" report --summary --worst 1 "$t/r"
 unlike "$out" "^TIME" "--summary: no rows"
-is "$(printf '%s\n' "$out" | grep -c 'GPU-')" 1 "--worst 1: one GPU listed"
+is "$(printf '%s\n' "$out" | sed -n '/worst GPU/,$p' | grep -c 'GPU-')" 1 "--worst 1: one GPU listed"
 run "$GPUMEM" report --rows "$t/r"
 like "$(printf '%s\n' "$out" | head -1)" "^TIME \(UTC\)" "--rows: the table only"
 if [ -n "$have_python" ]; then
@@ -215,7 +215,7 @@ rows = json.load(open(sys.argv[1]))
 fields = ["file", "time", "epoch", "node", "job", "step", "phase", "user", "uid", "policy",
           "gpus", "status", "exit_code", "drained", "report_verdict", "gpu_index",
           "gpu_cuda_index", "gpu_name", "gpu_uuid", "gpu_pci_bus_id", "verdict",
-          "verdict_text", "reason", "metrics"]
+          "verdict_text", "reason", "metrics", "peers"]
 metrics = ["read", "write", "copy", "triad", "d2d", "h2d", "d2h"]
 mfields = ["verdict", "best_gbps", "median_gbps", "reference_gbps", "threshold_gbps",
            "warn_floor_gbps"]
