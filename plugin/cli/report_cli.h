@@ -3,7 +3,7 @@
  * What the files of `gpumem report` share among themselves (plugin/cli
  * only; the report file's format and head line are plugin/core/report.h):
  * the rows (one per report and GPU) and the directory loader
- * (report_load.c, report_dir.c), the names and times they share
+ * (report_load.c, report_dir.c; report_build.c builds them), the names and times they share
  * (report_model.c), the cache (report_cache.c), the table and JSON writers
  * (report_table.c), the fleet summary (report_summary.c), the per-GPU view
  * that the summary and the picture's overview both draw from
@@ -206,6 +206,31 @@ struct gpumem_report_buf {
 int gpumem_report_load_file(struct gpumem_report_set *set, int dfd, const char *dir,
 			    const char *name, const struct gpumem_report_want *want,
 			    struct gpumem_report_buf *b);
+/* A report's own fields, as read, into a new file (report_build.c). */
+struct gpumem_report_fields {
+	const char *name, *node, *phase, *time, *status, *verdict, *user, *policy, *gpus, *reason;
+	const char *step;
+	char stepbuf[32];               /* a numeric step, as text */
+	long long job, uid, exit_code;
+	int has_uid, has_exit_code, drained;
+	time_t t;
+};
+struct gpumem_report_file *gpumem_report_file_of(const struct gpumem_report_fields *h);
+/*
+ * A GPU's row of file f, at CUDA ordinal index, its metrics not yet set;
+ * reasons (malloc'd, taken; NULL: none) is why it is not a pass.  NULL:
+ * out of memory.
+ */
+struct gpumem_report_row *gpumem_report_gpu_row(struct gpumem_report_set *set,
+						 const struct gpumem_report_file *f, int index,
+						 const char *name, const char *uuid, const char *pci,
+						 const char *verdict, char *reasons);
+/* A metric from its compact form: verdict (NULL: none), best, median, reference, threshold, warn floor. */
+void gpumem_report_set_metric(struct gpumem_report_metric *rm, const char *verdict,
+			      const double v[5]);
+/* The row of a report without a GPU: skipped, timed out, no devices.  0, -1 out of memory. */
+int gpumem_report_nogpu_row(struct gpumem_report_set *set, const struct gpumem_report_file *f,
+			    const char *check_reason);
 /* This thread's warnings go to f (NULL: stderr). */
 void gpumem_report_warn_to(FILE *f);
 /* The set's pieces, for the cache (report_cache.c) and the reader threads. */
