@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A report's file and rows built from its fields as read: the one place
- * that says what a file and a row hold, for every reader of a report file
- * (report_load.c reads one with json-c), so that all give the same rows.
+ * that says what a file and a row hold, for both readers of a report file,
+ * json-c's (report_load.c) and the head line's scanner (report_scan.c),
+ * so both give the same rows.
  */
 #include <math.h>
 #include <stdlib.h>

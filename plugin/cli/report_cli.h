@@ -3,7 +3,8 @@
  * What the files of `gpumem report` share among themselves (plugin/cli
  * only; the report file's format and head line are plugin/core/report.h):
  * the rows (one per report and GPU) and the directory loader
- * (report_load.c, report_dir.c; report_build.c builds them), the names and times they share
+ * (report_load.c, report_dir.c; report_build.c builds them; report_scan.c
+ * reads a head line without json-c), the names and times they share
  * (report_model.c), the cache (report_cache.c), the table and JSON writers
  * (report_table.c), the fleet summary (report_summary.c), the per-GPU view
  * that the summary and the picture's overview both draw from
@@ -13,6 +14,7 @@
 #ifndef GPUMEM_REPORT_CLI_H
 #define GPUMEM_REPORT_CLI_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -93,6 +95,8 @@ struct gpumem_report_set {
 	size_t nlisted;                 /* report files in the directory */
 	size_t nskipped;                /* of them, not read: ruled out by the filters */
 	size_t ncached;                 /* of them, taken from the cache */
+	struct gpumem_report_cache_run *writer; /* the cache being written, NULL: none */
+	pthread_t writer_tid;
 };
 
 int gpumem_report_metric_id(const char *name);      /* -1: unknown */
@@ -231,6 +235,15 @@ void gpumem_report_set_metric(struct gpumem_report_metric *rm, const char *verdi
 /* The row of a report without a GPU: skipped, timed out, no devices.  0, -1 out of memory. */
 int gpumem_report_nogpu_row(struct gpumem_report_set *set, const struct gpumem_report_file *f,
 			    const char *check_reason);
+/*
+ * The head line of data (its first len bytes; report_scan.c) read without
+ * json-c, for a head as the plugin writes it: 0 with the file and its rows
+ * in set (*fp: the file); 1 when the head is anything else (nothing added:
+ * the caller parses it with json-c, which says what is wrong); -1 out of
+ * memory.
+ */
+int gpumem_report_scan_head(struct gpumem_report_set *set, const char *name, const char *data,
+			    size_t len, struct gpumem_report_file **fp);
 /* This thread's warnings go to f (NULL: stderr). */
 void gpumem_report_warn_to(FILE *f);
 /* The set's pieces, for the cache (report_cache.c) and the reader threads. */
@@ -258,9 +271,14 @@ struct gpumem_report_cache_run {
 int gpumem_report_cache_pass(struct gpumem_report_cache_run *run, const char *dir, int dfd,
 			     char **names, size_t n, time_t min_mtime,
 			     struct gpumem_report_set *set, char **todo, size_t *ntodo);
-/* Rewrite the cache when set is the whole directory (complete) and it changed. */
+/*
+ * Rewrite the cache when set is the whole directory (complete) and it
+ * changed: on a thread of its own while the caller lists the set, which
+ * it must not change until gpumem_report_cache_wait (set_free waits too).
+ */
 void gpumem_report_cache_done(struct gpumem_report_cache_run *run,
-			      const struct gpumem_report_set *set, int complete);
+			      struct gpumem_report_set *set, int complete);
+void gpumem_report_cache_wait(struct gpumem_report_set *set);
 
 /* ------------------------------------------------------------ the fleet */
 struct gpumem_fleet_gpu {

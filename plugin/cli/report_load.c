@@ -173,6 +173,7 @@ void gpumem_report_row_free(struct gpumem_report_row *r)
 
 void gpumem_report_set_free(struct gpumem_report_set *set)
 {
+	gpumem_report_cache_wait(set);
 	for (size_t i = 0; i < set->nrows; i++)
 		gpumem_report_row_free(&set->rows[i]);
 	for (size_t i = 0; i < set->nfiles; i++)
@@ -446,6 +447,18 @@ int gpumem_report_load_file(struct gpumem_report_set *set, int dfd, const char *
 	rv = read_capped(dfd, dir, name, want ? want->min_mtime : 0, b, &len, &st);
 	if (rv != 0)
 		return rv;
+	/* The head line as the plugin writes it, without json-c (report_scan.c). */
+	if (!whole) {
+		struct gpumem_report_file *f;
+
+		rv = gpumem_report_scan_head(set, name, b->data, len, &f);
+		if (rv == 0)
+			gpumem_report_stamp_of(&st, &f->stamp);
+		if (rv < 0)
+			WARN(dir, name, "out of memory");
+		if (rv <= 0)
+			return rv;
+	}
 	/* The profile follows "check", past the head line: --profiles reads the whole file. */
 	head = !whole && parse_head(b, len, &root) == 0;
 	if (!head &&

@@ -63,14 +63,38 @@ static void reason_cell(const struct gpumem_report_row *r, char *buf, size_t len
 	}
 }
 
+/*
+ * The time and figure cells of a row, as the first pass made them, for the
+ * second: a fleet's table need not print every figure twice.  An empty
+ * one (a cell too long to keep) is made again.
+ */
+#define NKEPT 6
+#define KEPT 24
+struct kept {
+	char cell[NKEPT][KEPT];
+};
+
+static int kept_col(int c)
+{
+	return c == C_TIME ? 0 : c >= C_READ && c <= C_D2H ? 1 + c - C_READ : -1;
+}
+
+/* A row's cells and their widths; k: its kept cells, made when make, else used. */
 static void row_cells(const struct gpumem_report_row *r, char cells[NCOLS][CELL],
-		      size_t width[NCOLS])
+		      size_t width[NCOLS], struct kept *k, int make)
 {
 	const struct gpumem_report_file *f = r->rep;
 	char tmp[CELL * 2];
 
 	for (int c = 0; c < NCOLS; c++) {
+		int kc = k ? kept_col(c) : -1;
+
 		tmp[0] = '\0';
+		if (kc >= 0 && !make && k->cell[kc][0]) {
+			width[c] = strlen(k->cell[kc]);
+			memcpy(cells[c], k->cell[kc], width[c] + 1);
+			continue;
+		}
 		switch (c) {
 		case C_TIME:
 			gpumem_report_utc(f->time, tmp, sizeof(tmp));
@@ -110,6 +134,10 @@ static void row_cells(const struct gpumem_report_row *r, char cells[NCOLS][CELL]
 			break;
 		}
 		width[c] = gpumem_term_clean(tmp, cells[c], CELL, c == C_REASON ? CELL / 4 * 3 : 40);
+		if (kc >= 0 && strlen(cells[c]) < KEPT)
+			memcpy(k->cell[kc], cells[c], strlen(cells[c]) + 1);
+		else if (kc >= 0)
+			k->cell[kc][0] = '\0';
 		if (c == C_REASON && r->reason && strlen(r->reason) > width[c] &&
 		    r->vclass != GPUMEM_REPORT_V_PASS) {
 			/* Long reasons are cut; --json has them whole. */
@@ -134,48 +162,62 @@ static void print_header(const size_t width[NCOLS])
 	}
 }
 
+static void pad(size_t n)
+{
+	static const char spaces[] = "                                ";
+
+	for (; n > sizeof(spaces) - 1; n -= sizeof(spaces) - 1)
+		fputs(spaces, stdout);
+	fwrite(spaces, 1, n, stdout);
+}
+
+/* Padded by hand (printf pads bytes, not UTF-8 characters), without printf: 100,000 lines. */
 static void print_cells(char cells[NCOLS][CELL], const size_t width[NCOLS])
 {
 	for (int c = 0; c < NCOLS; c++) {
 		const char *cell = cells[c];
-		size_t pad = width[c] - utf8_chars(cell);
+		size_t n = width[c] - utf8_chars(cell);
 		int right = c >= C_READ && c <= C_D2H;
 
 		if (c == C_REASON) {
-			if (cell[0])
-				printf("  %s", cell);
+			if (cell[0]) {
+				fputs("  ", stdout);
+				fputs(cell, stdout);
+			}
 			putchar('\n');
 			continue;
 		}
-		/* printf pads bytes, not characters: pad by hand for UTF-8. */
 		if (c)
 			fputs("  ", stdout);
 		if (right)
-			printf("%*s%s", (int)pad, "", cell);
-		else
-			printf("%s%*s", cell, (int)pad, "");
+			pad(n);
+		fputs(cell, stdout);
+		if (!right)
+			pad(n);
 	}
 }
 
 /* Two passes over the rows: widths, then lines; one row's cells at a time. */
 void gpumem_report_print_table(struct gpumem_report_row *const *rows, size_t n)
 {
+	struct kept *k = calloc(n ? n : 1, sizeof(*k));     /* NULL: made twice */
 	char cells[NCOLS][CELL];
 	size_t width[NCOLS], w[NCOLS];
 
 	for (int c = 0; c < NCOLS; c++)
 		width[c] = strlen(col_names[c]);
 	for (size_t i = 0; i < n; i++) {
-		row_cells(rows[i], cells, w);
+		row_cells(rows[i], cells, w, k ? &k[i] : NULL, 1);
 		for (int c = 0; c < NCOLS; c++)
 			if (w[c] > width[c])
 				width[c] = w[c];
 	}
 	print_header(width);
 	for (size_t i = 0; i < n; i++) {
-		row_cells(rows[i], cells, w);
+		row_cells(rows[i], cells, w, k ? &k[i] : NULL, 0);
 		print_cells(cells, width);
 	}
+	free(k);
 }
 
 static struct json_object *json_metric(const struct gpumem_report_metric *m)
