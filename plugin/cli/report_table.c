@@ -3,8 +3,8 @@
  * gpumem report's rows for people and for programs: the table (columns
  * sized to their widest cell, control characters made harmless, long
  * reasons cut) and the JSON array (every field, REPORT-JSON.md).  A fleet
- * has 100,000 rows: the table sizes its columns in one pass and prints in
- * a second, holding one row's cells at a time, and the JSON goes out a row
+ * has 100,000 rows: the table sizes its columns in one pass, keeping the
+ * cells it made, and prints them in a second, and the JSON goes out a row
  * at a time.
  */
 #include <math.h>
@@ -63,38 +63,15 @@ static void reason_cell(const struct gpumem_report_row *r, char *buf, size_t len
 	}
 }
 
-/*
- * The time and figure cells of a row, as the first pass made them, for the
- * second: a fleet's table need not print every figure twice.  An empty
- * one (a cell too long to keep) is made again.
- */
-#define NKEPT 6
-#define KEPT 24
-struct kept {
-	char cell[NKEPT][KEPT];
-};
-
-static int kept_col(int c)
-{
-	return c == C_TIME ? 0 : c >= C_READ && c <= C_D2H ? 1 + c - C_READ : -1;
-}
-
-/* A row's cells and their widths; k: its kept cells, made when make, else used. */
+/* A row's cells and their widths. */
 static void row_cells(const struct gpumem_report_row *r, char cells[NCOLS][CELL],
-		      size_t width[NCOLS], struct kept *k, int make)
+		      size_t width[NCOLS])
 {
 	const struct gpumem_report_file *f = r->rep;
 	char tmp[CELL * 2];
 
 	for (int c = 0; c < NCOLS; c++) {
-		int kc = k ? kept_col(c) : -1;
-
 		tmp[0] = '\0';
-		if (kc >= 0 && !make && k->cell[kc][0]) {
-			width[c] = strlen(k->cell[kc]);
-			memcpy(cells[c], k->cell[kc], width[c] + 1);
-			continue;
-		}
 		switch (c) {
 		case C_TIME:
 			gpumem_report_utc(f->time, tmp, sizeof(tmp));
@@ -134,10 +111,6 @@ static void row_cells(const struct gpumem_report_row *r, char cells[NCOLS][CELL]
 			break;
 		}
 		width[c] = gpumem_term_clean(tmp, cells[c], CELL, c == C_REASON ? CELL / 4 * 3 : 40);
-		if (kc >= 0 && strlen(cells[c]) < KEPT)
-			memcpy(k->cell[kc], cells[c], strlen(cells[c]) + 1);
-		else if (kc >= 0)
-			k->cell[kc][0] = '\0';
 		if (c == C_REASON && r->reason && strlen(r->reason) > width[c] &&
 		    r->vclass != GPUMEM_REPORT_V_PASS) {
 			/* Long reasons are cut; --json has them whole. */
@@ -172,7 +145,7 @@ static void pad(size_t n)
 }
 
 /* Padded by hand (printf pads bytes, not UTF-8 characters), without printf: 100,000 lines. */
-static void print_cells(char cells[NCOLS][CELL], const size_t width[NCOLS])
+static void print_cells(const char *const cells[NCOLS], const size_t width[NCOLS])
 {
 	for (int c = 0; c < NCOLS; c++) {
 		const char *cell = cells[c];
@@ -198,26 +171,77 @@ static void print_cells(char cells[NCOLS][CELL], const size_t width[NCOLS])
 }
 
 /* Two passes over the rows: widths, then lines; one row's cells at a time. */
+/*
+ * Every row's cells as the first pass made them, each ending in a NUL, so
+ * that the second pass only prints: a fleet's table is 100,000 rows.
+ */
+struct made {
+	char *p;
+	size_t len, cap;
+	size_t *at;                     /* where each row's cells start; NULL: made again */
+};
+
+static void keep(struct made *m, size_t i, char cells[NCOLS][CELL])
+{
+	size_t len[NCOLS], need = 0;
+
+	for (int c = 0; c < NCOLS; c++)
+		need += (len[c] = strlen(cells[c])) + 1;
+	if (m->len + need > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 1 << 20;
+		char *p;
+
+		while (cap < m->len + need)
+			cap *= 2;
+		if ((p = realloc(m->p, cap)) == NULL) {
+			free(m->at);
+			m->at = NULL;
+			return;
+		}
+		m->p = p;
+		m->cap = cap;
+	}
+	m->at[i] = m->len;
+	for (int c = 0; c < NCOLS; c++) {
+		memcpy(m->p + m->len, cells[c], len[c] + 1);
+		m->len += len[c] + 1;
+	}
+}
+
+/* Two passes over the rows: widths (and the cells kept), then lines. */
 void gpumem_report_print_table(struct gpumem_report_row *const *rows, size_t n)
 {
-	struct kept *k = calloc(n ? n : 1, sizeof(*k));     /* NULL: made twice */
+	struct made m = { .at = malloc((n ? n : 1) * sizeof(size_t)) };
 	char cells[NCOLS][CELL];
+	const char *cp[NCOLS];
 	size_t width[NCOLS], w[NCOLS];
 
 	for (int c = 0; c < NCOLS; c++)
 		width[c] = strlen(col_names[c]);
 	for (size_t i = 0; i < n; i++) {
-		row_cells(rows[i], cells, w, k ? &k[i] : NULL, 1);
+		row_cells(rows[i], cells, w);
 		for (int c = 0; c < NCOLS; c++)
 			if (w[c] > width[c])
 				width[c] = w[c];
+		if (m.at)
+			keep(&m, i, cells);
 	}
 	print_header(width);
 	for (size_t i = 0; i < n; i++) {
-		row_cells(rows[i], cells, w, k ? &k[i] : NULL, 0);
-		print_cells(cells, width);
+		if (m.at) {
+			const char *s = m.p + m.at[i];
+
+			for (int c = 0; c < NCOLS; c++, s += strlen(s) + 1)
+				cp[c] = s;
+		} else {
+			row_cells(rows[i], cells, w);
+			for (int c = 0; c < NCOLS; c++)
+				cp[c] = cells[c];
+		}
+		print_cells(cp, width);
 	}
-	free(k);
+	free(m.at);
+	free(m.p);
 }
 
 static struct json_object *json_metric(const struct gpumem_report_metric *m)
