@@ -69,11 +69,10 @@ static int file_matches(const struct gpumem_report_file *f, const void *arg)
 		user_matches(o, f->user);
 }
 
-static int row_matches(const struct ropts *o, const struct gpumem_report_row *r)
+/* --verdict (the other filters are the file's). */
+static int verdict_matches(const struct ropts *o, const struct gpumem_report_row *r)
 {
-	if (o->verdicts && !(o->verdicts & (1u << r->vclass)))
-		return 0;
-	return file_matches(r->rep, o);
+	return !o->verdicts || (o->verdicts & (1u << r->vclass));
 }
 
 /* The summary, the rows, or both; a summary needs the rows as GPUs first. */
@@ -83,17 +82,19 @@ static int print_text(const struct ropts *o, const char *dir, struct gpumem_repo
 	struct gpumem_fleet fl;
 	int metric = o->metric_given ? o->metric : GPUMEM_REPORT_M_TRIAD;
 
-	if (o->json ? o->summary : !o->rows) {
+	if (o->prom || (o->json ? o->summary : !o->rows)) {
 		if (gpumem_fleet_build(rows, n, metric, &fl) < 0) {
 			fprintf(stderr, "gpumem: report: out of memory\n");
 			return -1;
 		}
-		if (o->json)
+		if (o->prom)
+			gpumem_report_print_prom(stdout, &fl);
+		else if (o->json)
 			gpumem_report_print_summary_json(stdout, &fl, o->worst);
 		else
 			gpumem_report_print_summary(stdout, &fl, dir, o->worst);
 		gpumem_fleet_free(&fl);
-		if (o->summary || o->json)
+		if (o->summary || o->json || o->prom)
 			return 0;
 		putchar('\n');
 	}
@@ -107,23 +108,34 @@ static int print_text(const struct ropts *o, const char *dir, struct gpumem_repo
 	return 0;
 }
 
-/* The rows the filters keep, worst first; NULL when out of memory. */
+/*
+ * The rows the filters keep, worst first; NULL when out of memory.  Each
+ * GPU is compared with its peers among the rows of every verdict, so
+ * --verdict narrows what is listed, not whom a GPU is compared with.
+ */
 static struct gpumem_report_row **select_rows(const struct ropts *o,
 					      struct gpumem_report_set *set, size_t *np)
 {
 	struct gpumem_report_row **rows = calloc(set->nrows ? set->nrows : 1, sizeof(*rows));
-	size_t n = 0;
+	size_t n = 0, k = 0;
 
-	if (rows == NULL) {
-		fprintf(stderr, "gpumem: report: out of memory\n");
-		return NULL;
-	}
+	if (rows == NULL)
+		goto oom;
 	for (size_t i = 0; i < set->nrows; i++)
-		if (row_matches(o, &set->rows[i]))
+		if (file_matches(set->rows[i].rep, o))
 			rows[n++] = &set->rows[i];
-	qsort(rows, n, sizeof(*rows), gpumem_report_cmp_rows);
-	*np = n;
+	if (gpumem_report_peers(rows, n) < 0)
+		goto oom;
+	for (size_t i = 0; i < n; i++)
+		if (verdict_matches(o, rows[i]))
+			rows[k++] = rows[i];
+	qsort(rows, k, sizeof(*rows), gpumem_report_cmp_rows);
+	*np = k;
 	return rows;
+oom:
+	fprintf(stderr, "gpumem: report: out of memory\n");
+	free(rows);
+	return NULL;
 }
 
 static int load(struct ropts *o, const char *dir, struct gpumem_report_set *set)
@@ -142,7 +154,7 @@ static void say_empty(const struct ropts *o, const char *dir, const struct gpume
 {
 	int none = set->nlisted == set->nbad;
 
-	if (o->json)
+	if (o->json || o->prom)
 		fprintf(stderr, "gpumem: report: no reports in %s%s\n", dir,
 			none ? "" : " match the filters");
 	else if (none)
@@ -171,11 +183,11 @@ static int list_rows(const struct ropts *o, const char *dir, struct gpumem_repor
 			goto fail;
 	}
 	if (o->json || o->svg == NULL) {
-		if (n == 0 && !o->json)
+		if (n == 0 && !o->json && !o->prom)
 			say_empty(o, dir, set);
 		else if (print_text(o, dir, rows, n, shown) < 0)
 			goto fail;
-		if (n == 0 && o->json)
+		if (n == 0 && (o->json || o->prom))
 			say_empty(o, dir, set);
 	}
 	rv = 0;

@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -482,15 +483,58 @@ int gpumem_report_cache_pass(struct gpumem_report_cache_run *run, const char *di
 	return 0;
 }
 
-void gpumem_report_cache_done(struct gpumem_report_cache_run *run,
-			      const struct gpumem_report_set *set, int complete)
+static void run_close(struct gpumem_report_cache_run *run)
 {
-	/* A file read now, not from the cache, is new to it. */
-	if (complete && run->cfd >= 0 && run->real && (run->stale || set->nfiles > set->ncached))
-		cache_write(run->cfd, run->real, set);
 	if (run->cfd >= 0)
 		close(run->cfd);
 	free(run->real);
 	memset(run, 0, sizeof(*run));
 	run->cfd = -1;
+}
+
+/* The writer: set is only read, here and by the listing meanwhile. */
+static void *write_thread(void *arg)
+{
+	struct gpumem_report_set *set = arg;
+
+	cache_write(set->writer->cfd, set->writer->real, set);
+	return NULL;
+}
+
+void gpumem_report_cache_done(struct gpumem_report_cache_run *run,
+			      struct gpumem_report_set *set, int complete)
+{
+	/* A file read now, not from the cache, is new to it. */
+	if (!complete || run->cfd < 0 || !run->real || (!run->stale && set->nfiles == set->ncached)) {
+		run_close(run);
+		return;
+	}
+	/*
+	 * Written beside the listing, on another thread (the set stays as it
+	 * is until gpumem_report_set_free waits for it): the cache is for the
+	 * next run, and this one need not wait for it.
+	 */
+	set->writer = malloc(sizeof(*set->writer));
+	if (set->writer) {
+		*set->writer = *run;
+		memset(run, 0, sizeof(*run));
+		run->cfd = -1;
+		if (pthread_create(&set->writer_tid, NULL, write_thread, set) == 0)
+			return;
+		*run = *set->writer;
+		free(set->writer);
+		set->writer = NULL;
+	}
+	cache_write(run->cfd, run->real, set);
+	run_close(run);
+}
+
+void gpumem_report_cache_wait(struct gpumem_report_set *set)
+{
+	if (set->writer == NULL)
+		return;
+	pthread_join(set->writer_tid, NULL);
+	run_close(set->writer);
+	free(set->writer);
+	set->writer = NULL;
 }

@@ -3,7 +3,8 @@
  * What the files of `gpumem report` share among themselves (plugin/cli
  * only; the report file's format and head line are plugin/core/record/report.h):
  * the rows (one per report and GPU) and the directory loader
- * (report_load.c, report_dir.c), the names and times they share
+ * (report_load.c, report_dir.c; report_build.c builds them; report_scan.c
+ * reads a head line without json-c), the names and times they share
  * (report_model.c), the cache (report_cache.c), the table and JSON writers
  * (report_table.c), the fleet summary (report_summary.c), the per-GPU view
  * that the summary and the picture's overview both draw from
@@ -13,6 +14,7 @@
 #ifndef GPUMEM_REPORT_CLI_H
 #define GPUMEM_REPORT_CLI_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -57,6 +59,19 @@ struct gpumem_report_metric {
 	double best, median, reference, threshold, warn_floor; /* NaN: not known */
 };
 
+/*
+ * A row against its peers (report_peers.c): of its figures, the one lowest
+ * against its peers' median (as a share of its metric's margin).  peers 0:
+ * not compared (no GPU, no figure, or too few peers).
+ */
+struct gpumem_report_vs {
+	int metric;
+	int node;                       /* against its node's GPUs, not its model's */
+	double ratio, median;           /* its figure / the peers' median; that median (GB/s) */
+	size_t peers;
+	int slow;                       /* ratio under the metric's margin */
+};
+
 /* One row: a GPU of a report, or the report itself when it has no GPU. */
 struct gpumem_report_row {
 	const struct gpumem_report_file *rep;
@@ -68,6 +83,7 @@ struct gpumem_report_row {
 	char *verdict;                  /* as written */
 	char *reason;                   /* why not a pass, or NULL */
 	struct gpumem_report_metric m[GPUMEM_REPORT_NMETRICS];
+	struct gpumem_report_vs vs;     /* set by gpumem_report_peers */
 };
 
 struct gpumem_report_set {
@@ -79,6 +95,8 @@ struct gpumem_report_set {
 	size_t nlisted;                 /* report files in the directory */
 	size_t nskipped;                /* of them, not read: ruled out by the filters */
 	size_t ncached;                 /* of them, taken from the cache */
+	struct gpumem_report_cache_run *writer; /* the cache being written, NULL: none */
+	pthread_t writer_tid;
 };
 
 int gpumem_report_metric_id(const char *name);      /* -1: unknown */
@@ -137,8 +155,27 @@ void gpumem_report_utc(time_t t, char *buf, size_t len);
 
 /* Natural order for node names: gpu2 before gpu10. */
 int gpumem_report_natcmp(const char *a, const char *b);
-/* qsort of row pointers: worst verdict first, then newest (report_model.c). */
+/*
+ * A row's sort rank (report_model.c): its verdict's, but a row slow
+ * against its peers ranks right after the warnings, whatever it passed.
+ */
+int gpumem_report_row_rank(const struct gpumem_report_row *r);
+/*
+ * qsort of row pointers: worst first (the rank above; slow rows the
+ * slowest first), then newest (report_model.c).
+ */
 int gpumem_report_cmp_rows(const void *pa, const void *pb);
+
+/* ------------------------------------------------------------ peers (report_peers.c) */
+/* A row is slow under this share of its peers' median: HBM figures, host links. */
+#define GPUMEM_PEER_MARGIN_HBM 0.90
+#define GPUMEM_PEER_MARGIN_HOST 0.85
+/* The margin of a metric; 0: the metric is not compared. */
+double gpumem_report_peer_margin(int metric);
+/* Each row's vs against the GPUs of rows[0..n) (those with a GPU); 0, -1 out of memory. */
+int gpumem_report_peers(struct gpumem_report_row *const *rows, size_t n);
+/* "slow vs fleet: triad 0.80x of 511 peers" into buf ("" when not slow); as snprintf. */
+int gpumem_report_vs_text(const struct gpumem_report_row *r, char *buf, size_t len);
 
 /* ------------------------------------------------------------ picture */
 struct gpumem_report_svg_opts {
@@ -173,6 +210,40 @@ struct gpumem_report_buf {
 int gpumem_report_load_file(struct gpumem_report_set *set, int dfd, const char *dir,
 			    const char *name, const struct gpumem_report_want *want,
 			    struct gpumem_report_buf *b);
+/* A report's own fields, as read, into a new file (report_build.c). */
+struct gpumem_report_fields {
+	const char *name, *node, *phase, *time, *status, *verdict, *user, *policy, *gpus, *reason;
+	const char *step;
+	char stepbuf[32];               /* a numeric step, as text */
+	long long job, uid, exit_code;
+	int has_uid, has_exit_code, drained;
+	time_t t;
+};
+struct gpumem_report_file *gpumem_report_file_of(const struct gpumem_report_fields *h);
+/*
+ * A GPU's row of file f, at CUDA ordinal index, its metrics not yet set;
+ * reasons (malloc'd, taken; NULL: none) is why it is not a pass.  NULL:
+ * out of memory.
+ */
+struct gpumem_report_row *gpumem_report_gpu_row(struct gpumem_report_set *set,
+						 const struct gpumem_report_file *f, int index,
+						 const char *name, const char *uuid, const char *pci,
+						 const char *verdict, char *reasons);
+/* A metric from its compact form: verdict (NULL: none), best, median, reference, threshold, warn floor. */
+void gpumem_report_set_metric(struct gpumem_report_metric *rm, const char *verdict,
+			      const double v[5]);
+/* The row of a report without a GPU: skipped, timed out, no devices.  0, -1 out of memory. */
+int gpumem_report_nogpu_row(struct gpumem_report_set *set, const struct gpumem_report_file *f,
+			    const char *check_reason);
+/*
+ * The head line of data (its first len bytes; report_scan.c) read without
+ * json-c, for a head as the plugin writes it: 0 with the file and its rows
+ * in set (*fp: the file); 1 when the head is anything else (nothing added:
+ * the caller parses it with json-c, which says what is wrong); -1 out of
+ * memory.
+ */
+int gpumem_report_scan_head(struct gpumem_report_set *set, const char *name, const char *data,
+			    size_t len, struct gpumem_report_file **fp);
 /* This thread's warnings go to f (NULL: stderr). */
 void gpumem_report_warn_to(FILE *f);
 /* The set's pieces, for the cache (report_cache.c) and the reader threads. */
@@ -200,9 +271,14 @@ struct gpumem_report_cache_run {
 int gpumem_report_cache_pass(struct gpumem_report_cache_run *run, const char *dir, int dfd,
 			     char **names, size_t n, time_t min_mtime,
 			     struct gpumem_report_set *set, char **todo, size_t *ntodo);
-/* Rewrite the cache when set is the whole directory (complete) and it changed. */
+/*
+ * Rewrite the cache when set is the whole directory (complete) and it
+ * changed: on a thread of its own while the caller lists the set, which
+ * it must not change until gpumem_report_cache_wait (set_free waits too).
+ */
 void gpumem_report_cache_done(struct gpumem_report_cache_run *run,
-			      const struct gpumem_report_set *set, int complete);
+			      struct gpumem_report_set *set, int complete);
+void gpumem_report_cache_wait(struct gpumem_report_set *set);
 
 /* ------------------------------------------------------------ the fleet */
 struct gpumem_fleet_gpu {
@@ -241,6 +317,11 @@ struct gpumem_fleet {
 
 int gpumem_fleet_build(struct gpumem_report_row *const *rows, size_t n, int metric,
 		       struct gpumem_fleet *fl);
+/* One GPU, by its UUID, else node and index; qsort by GPU, newest first within one. */
+int gpumem_fleet_same_gpu(const struct gpumem_report_row *a, const struct gpumem_report_row *b);
+int gpumem_fleet_cmp_by_gpu(const void *pa, const void *pb);
+/* How many GPUs' newest row is slow against its peers. */
+size_t gpumem_fleet_nslow(const struct gpumem_fleet *fl);
 void gpumem_fleet_free(struct gpumem_fleet *fl);
 /* Its newest figure is under the threshold its check applied. */
 int gpumem_fleet_below(const struct gpumem_fleet_gpu *g);
@@ -251,6 +332,9 @@ double gpumem_fleet_quantile(const double *sorted, size_t n, double q);
 void gpumem_report_print_summary(FILE *out, const struct gpumem_fleet *fl, const char *dir,
 				 size_t worst);
 void gpumem_report_print_summary_json(FILE *out, const struct gpumem_fleet *fl, size_t worst);
+
+/* --prometheus: each GPU against its peers, worst first, in the Prometheus text format. */
+void gpumem_report_print_prom(FILE *out, const struct gpumem_fleet *fl);
 
 /* ------------------------------------------------------------ profiles (report_profile.c) */
 /*

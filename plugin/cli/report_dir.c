@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -124,9 +125,19 @@ static int join(struct gpumem_report_set *dst, struct gpumem_report_set *src)
 	return 0;
 }
 
+/* The CPUs this process may run on (taskset, a cgroup's cpuset), else those online. */
+static long cpus_here(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+	return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 static int readers(size_t n)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long cpus = cpus_here();
 	size_t k = n / FILES_PER_READER + 1;
 
 	if (cpus < 1)

@@ -28,8 +28,13 @@ static int cmp_gpu_key(const struct gpumem_report_row *a, const struct gpumem_re
 	return gpumem_report_gpu_index(a) - gpumem_report_gpu_index(b);
 }
 
+int gpumem_fleet_same_gpu(const struct gpumem_report_row *a, const struct gpumem_report_row *b)
+{
+	return cmp_gpu_key(a, b) == 0;
+}
+
 /* By GPU, newest first within a GPU. */
-static int cmp_by_gpu(const void *pa, const void *pb)
+int gpumem_fleet_cmp_by_gpu(const void *pa, const void *pb)
 {
 	const struct gpumem_report_row *a = *(const struct gpumem_report_row *const *)pa;
 	const struct gpumem_report_row *b = *(const struct gpumem_report_row *const *)pb;
@@ -57,16 +62,21 @@ static int is_bad(enum gpumem_report_vclass v)
 	       v == GPUMEM_REPORT_V_WARN || v == GPUMEM_REPORT_V_ERROR;
 }
 
-/* Worst first: newest verdict, then the lowest fraction, then the most bad checks. */
+/*
+ * Worst first: newest verdict (a GPU slow against its peers right after
+ * the warnings, the slowest first), then the lowest fraction, then the
+ * most bad checks.
+ */
 static int cmp_worst(const void *pa, const void *pb)
 {
 	const struct gpumem_fleet_gpu *a = *(const struct gpumem_fleet_gpu *const *)pa;
 	const struct gpumem_fleet_gpu *b = *(const struct gpumem_fleet_gpu *const *)pb;
-	int ra = gpumem_report_vclass_rank(a->last->vclass);
-	int rb = gpumem_report_vclass_rank(b->last->vclass);
+	int ra = gpumem_report_row_rank(a->last), rb = gpumem_report_row_rank(b->last);
 
 	if (ra != rb)
 		return ra < rb ? -1 : 1;
+	if (a->last->vs.slow && b->last->vs.slow && a->last->vs.ratio != b->last->vs.ratio)
+		return a->last->vs.ratio < b->last->vs.ratio ? -1 : 1;
 	if (isfinite(a->frac) != isfinite(b->frac))
 		return isfinite(a->frac) ? -1 : 1;
 	if (isfinite(a->frac) && a->frac != b->frac)
@@ -228,7 +238,7 @@ int gpumem_fleet_build(struct gpumem_report_row *const *rows, size_t n, int metr
 		if (i == 0 || rows[i]->rep->time > fl->last)
 			fl->last = rows[i]->rep->time;
 	}
-	qsort(byg, ng, sizeof(*byg), cmp_by_gpu);
+	qsort(byg, ng, sizeof(*byg), gpumem_fleet_cmp_by_gpu);
 	if (build_gpus(fl, byg, ng) < 0 || build_models(fl) < 0 || build_drained(fl, rows, n) < 0)
 		goto fail;
 	fl->worst = malloc((fl->ngpus ? fl->ngpus : 1) * sizeof(*fl->worst));
@@ -244,6 +254,15 @@ fail:
 	if (rv < 0)
 		gpumem_fleet_free(fl);
 	return rv;
+}
+
+size_t gpumem_fleet_nslow(const struct gpumem_fleet *fl)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < fl->ngpus; i++)
+		k += fl->gpus[i].last->vs.slow;
+	return k;
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -141,11 +141,6 @@ void gpumem_report_stamp_of(const struct stat *st, struct gpumem_report_stamp *s
 	s->ctime_ns = (long long)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
 }
 
-static char *dup_or_null(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
-
 void gpumem_report_file_free(struct gpumem_report_file *f)
 {
 	if (f == NULL)
@@ -178,6 +173,7 @@ void gpumem_report_row_free(struct gpumem_report_row *r)
 
 void gpumem_report_set_free(struct gpumem_report_set *set)
 {
+	gpumem_report_cache_wait(set);
 	for (size_t i = 0; i < set->nrows; i++)
 		gpumem_report_row_free(&set->rows[i]);
 	for (size_t i = 0; i < set->nfiles; i++)
@@ -185,43 +181,6 @@ void gpumem_report_set_free(struct gpumem_report_set *set)
 	free(set->rows);
 	free(set->files);
 	memset(set, 0, sizeof(*set));
-}
-
-/*
- * The node's own index of CUDA ordinal 'cuda' from the step's "gpus" list
- * ("2,3" or "0-3"): the check sees the step's GPUs renumbered from 0, in
- * the order Slurm listed them.  -1 when the list does not say.
- */
-static int node_index(const char *gpus, int cuda)
-{
-	const char *s = gpus;
-	int k = 0;
-
-	if (s == NULL || cuda < 0)
-		return -1;
-	while (*s) {
-		char *end;
-		long a = strtol(s, &end, 10), b;
-
-		if (end == s || a < 0 || a > 4096)
-			return -1;
-		b = a;
-		s = end;
-		if (*s == '-') {
-			b = strtol(s + 1, &end, 10);
-			if (end == s + 1 || b < a || b > 4096)
-				return -1;
-			s = end;
-		}
-		if (*s == ',')
-			s++;
-		else if (*s)
-			return -1;
-		if (cuda - k <= b - a)
-			return (int)(a + (cuda - k));
-		k += (int)(b - a + 1);
-	}
-	return -1;
 }
 
 int gpumem_report_add_row(struct gpumem_report_set *set, struct gpumem_report_row **out)
@@ -295,21 +254,12 @@ static double item_num(struct json_object *arr, size_t i)
 static void metric_of(struct gpumem_report_metric *rm, struct json_object *a)
 {
 	struct json_object *v = gpumem_json_at(a, 0);
+	double n[5];
 
-	rm->present = 1;
-	rm->verdict = gpumem_json_is(v, json_type_string) ?
-		strdup(json_object_get_string(v)) : NULL;
-	rm->vclass = gpumem_report_vclass_of(rm->verdict);
-	rm->best = item_num(a, 1);
-	rm->median = item_num(a, 2);
-	rm->reference = item_num(a, 3);
-	rm->threshold = item_num(a, 4);
-	rm->warn_floor = item_num(a, 5);
-	/* gpumem-check writes 0 for a metric it did not measure: no line. */
-	if (!(rm->threshold > 0))
-		rm->threshold = NAN;
-	if (!(rm->warn_floor > 0))
-		rm->warn_floor = NAN;
+	for (int i = 0; i < 5; i++)
+		n[i] = item_num(a, (size_t)i + 1);
+	gpumem_report_set_metric(rm, gpumem_json_is(v, json_type_string) ?
+				 json_object_get_string(v) : NULL, n);
 }
 
 /* One GPU's row from its compact row (report_head.c: the head line's, or made from the check). */
@@ -317,28 +267,18 @@ static int device_row(struct gpumem_report_set *set, const struct gpumem_report_
 		      struct json_object *dev, int pos)
 {
 	struct json_object *metrics = gpumem_json_get(dev, "metrics");
-	struct gpumem_report_row *r;
 	const char *verdict = gpumem_json_str(dev, "verdict");
+	struct gpumem_report_row *r;
 	double idx;
 
-	if (gpumem_report_add_row(set, &r) < 0)
-		return -1;
-	r->rep = f;
-	r->has_gpu = 1;
 	/* A device without an index keeps its position in the list. */
-	r->cuda_index = gpumem_json_num(dev, "index", &idx) == 0 && idx >= 0 && idx < 4096 ?
-		(int)idx : pos;
-	r->node_index = node_index(f->gpus, r->cuda_index);
-	r->gpu_name = dup_or_null(gpumem_json_str(dev, "name"));
-	r->gpu_uuid = dup_or_null(gpumem_json_str(dev, "uuid"));
-	r->gpu_pci = dup_or_null(gpumem_json_str(dev, "pci_bus_id"));
-	r->verdict = strdup(verdict ? verdict : "error");
-	r->vclass = gpumem_report_vclass_of(verdict);
-	if (r->vclass != GPUMEM_REPORT_V_PASS) {
-		r->reason = join_reasons(gpumem_json_get(dev, "reasons"));
-		if (r->reason == NULL && verdict == NULL)
-			r->reason = strdup("the check document gives this GPU no verdict");
-	}
+	r = gpumem_report_gpu_row(set, f, gpumem_json_num(dev, "index", &idx) == 0 && idx >= 0 &&
+				  idx < 4096 ? (int)idx : pos, gpumem_json_str(dev, "name"),
+				  gpumem_json_str(dev, "uuid"), gpumem_json_str(dev, "pci_bus_id"),
+				  verdict, gpumem_report_vclass_of(verdict) == GPUMEM_REPORT_V_PASS ? NULL :
+				  join_reasons(gpumem_json_get(dev, "reasons")));
+	if (r == NULL)
+		return -1;
 	for (int i = 0; i < GPUMEM_REPORT_NMETRICS; i++) {
 		struct json_object *m = gpumem_json_get(metrics, gpumem_report_metric_names[i]);
 
@@ -348,49 +288,17 @@ static int device_row(struct gpumem_report_set *set, const struct gpumem_report_
 	return 0;
 }
 
-/* The row of a report without a GPU: skipped, timed out, no devices. */
-static int report_row(struct gpumem_report_set *set, const struct gpumem_report_file *f,
-		      const char *check_reason)
-{
-	const char *why = f->reason;
-	struct gpumem_report_row *r;
-
-	if (gpumem_report_add_row(set, &r) < 0)
-		return -1;
-	r->rep = f;
-	r->cuda_index = r->node_index = -1;
-	r->verdict = strdup(f->verdict);
-	r->vclass = f->vclass;
-	/*
-	 * A check that never started (not installed) sorts with the skipped
-	 * ones, whatever verdict the plugin gave it ("error" or "skipped").
-	 */
-	if (!strcmp(f->status, "not_run") &&
-	    (r->vclass == GPUMEM_REPORT_V_SKIPPED || r->vclass == GPUMEM_REPORT_V_ERROR))
-		r->vclass = GPUMEM_REPORT_V_NOT_RUN;
-	if (why == NULL)
-		why = check_reason;
-	if (why == NULL && f->vclass != GPUMEM_REPORT_V_PASS && strcmp(f->status, "ran"))
-		why = f->status;
-	if (why == NULL && f->vclass != GPUMEM_REPORT_V_PASS)
-		why = "the check reported no GPU";
-	r->reason = dup_or_null(why);
-	return 0;
-}
-
 #define BAD(...) do { WARN(dir, name, __VA_ARGS__); goto fail; } while (0)
 
 /* Slurm step IDs are numbers or names ("batch"): either form, "?" when neither. */
-static char *step_of(struct json_object *v)
+static const char *step_of(struct json_object *v, char *buf, size_t len)
 {
 	if (gpumem_json_is(v, json_type_int) || gpumem_json_is(v, json_type_double)) {
-		char tmp[32];
-
-		snprintf(tmp, sizeof(tmp), "%lld", (long long)json_object_get_double(v));
-		return strdup(tmp);
+		snprintf(buf, len, "%lld", (long long)json_object_get_double(v));
+		return buf;
 	}
-	return strdup(gpumem_json_is(v, json_type_string) && json_object_get_string(v)[0] ?
-		      json_object_get_string(v) : "?");
+	return gpumem_json_is(v, json_type_string) && json_object_get_string(v)[0] ?
+		json_object_get_string(v) : "?";
 }
 
 /* A required string member, or a warning naming it. */
@@ -410,6 +318,7 @@ static struct gpumem_report_file *make_file(struct json_object *root, const char
 {
 	const char *schema, *node, *phase, *time_s, *status, *verdict;
 	struct gpumem_report_file *f = NULL;
+	struct gpumem_report_fields h;
 	struct json_object *v;
 	double job, x;
 
@@ -433,37 +342,21 @@ static struct gpumem_report_file *make_file(struct json_object *root, const char
 	    !(status = need_str(root, "status", dir, name)) ||
 	    !(verdict = need_str(root, "verdict", dir, name)))
 		goto fail;
-	f = calloc(1, sizeof(*f));
-	if (f == NULL)
-		BAD("out of memory");
-	if (gpumem_report_parse_time(time_s, &f->time) < 0)
+	h = (struct gpumem_report_fields){ .name = name, .node = node, .phase = phase,
+		.time = time_s, .status = status, .verdict = verdict, .job = (long long)job,
+		.user = gpumem_json_str(root, "user"), .policy = gpumem_json_str(root, "policy"),
+		.gpus = gpumem_json_str(root, "gpus"), .reason = gpumem_json_str(root, "reason") };
+	if (gpumem_report_parse_time(time_s, &h.t) < 0)
 		BAD("\"time\" \"%.64s\" is not an ISO 8601 time", time_s);
-	f->job = (long long)job;
-	f->step = step_of(gpumem_json_get(root, "step"));
-	f->name = strdup(name);
-	f->node = strdup(node);
-	f->phase = strdup(phase);
-	f->time_text = strdup(time_s);
-	f->status = strdup(status);
-	f->verdict = strdup(verdict);
-	f->user = dup_or_null(gpumem_json_str(root, "user"));
-	f->policy = dup_or_null(gpumem_json_str(root, "policy"));
-	f->gpus = dup_or_null(gpumem_json_str(root, "gpus"));
-	f->reason = dup_or_null(gpumem_json_str(root, "reason"));
-	if (!f->step || !f->name || !f->node || !f->phase || !f->time_text || !f->status ||
-	    !f->verdict)
-		BAD("out of memory");
-	f->vclass = gpumem_report_vclass_of(verdict);
-	if (gpumem_json_num(root, "uid", &x) == 0) {
-		f->uid = (long long)x;
-		f->has_uid = 1;
-	}
-	if (gpumem_json_num(root, "exit_code", &x) == 0) {
-		f->exit_code = (long long)x;
-		f->has_exit_code = 1;
-	}
+	h.step = step_of(gpumem_json_get(root, "step"), h.stepbuf, sizeof(h.stepbuf));
+	h.has_uid = gpumem_json_num(root, "uid", &x) == 0;
+	h.uid = h.has_uid ? (long long)x : 0;
+	h.has_exit_code = gpumem_json_num(root, "exit_code", &x) == 0;
+	h.exit_code = h.has_exit_code ? (long long)x : 0;
 	v = gpumem_json_get(root, "drained");
-	f->drained = gpumem_json_is(v, json_type_boolean) && json_object_get_boolean(v);
+	h.drained = gpumem_json_is(v, json_type_boolean) && json_object_get_boolean(v);
+	if ((f = gpumem_report_file_of(&h)) == NULL)
+		BAD("out of memory");
 	return f;
 fail:
 	gpumem_report_file_free(f);
@@ -500,7 +393,7 @@ static int extract(struct gpumem_report_set *set, const char *dir, const char *n
 		if (device_row(set, f, gpumem_json_at(rows, i), (int)i) < 0)
 			BAD("out of memory");
 	}
-	if (gpumem_json_len(rows) == 0 && report_row(set, f, reason) < 0)
+	if (gpumem_json_len(rows) == 0 && gpumem_report_nogpu_row(set, f, reason) < 0)
 		BAD("out of memory");
 	if (gpumem_report_add_file(set, f) < 0)
 		BAD("out of memory");
@@ -554,6 +447,18 @@ int gpumem_report_load_file(struct gpumem_report_set *set, int dfd, const char *
 	rv = read_capped(dfd, dir, name, want ? want->min_mtime : 0, b, &len, &st);
 	if (rv != 0)
 		return rv;
+	/* The head line as the plugin writes it, without json-c (report_scan.c). */
+	if (!whole) {
+		struct gpumem_report_file *f;
+
+		rv = gpumem_report_scan_head(set, name, b->data, len, &f);
+		if (rv == 0)
+			gpumem_report_stamp_of(&st, &f->stamp);
+		if (rv < 0)
+			WARN(dir, name, "out of memory");
+		if (rv <= 0)
+			return rv;
+	}
 	/* The profile follows "check", past the head line: --profiles reads the whole file. */
 	head = !whole && parse_head(b, len, &root) == 0;
 	if (!head &&

@@ -200,15 +200,25 @@ int gpumem_report_parse_since(const char *s, time_t now, time_t *out)
 }
 
 /* Worst first, then newest; the rest only makes the order total (qsort of row pointers). */
+int gpumem_report_row_rank(const struct gpumem_report_row *r)
+{
+	int rank = 2 * gpumem_report_vclass_rank(r->vclass);
+	int slow = 2 * gpumem_report_vclass_rank(GPUMEM_REPORT_V_WARN) + 1;
+
+	return r->vs.slow && rank > slow ? slow : rank;
+}
+
 int gpumem_report_cmp_rows(const void *pa, const void *pb)
 {
 	const struct gpumem_report_row *a = *(const struct gpumem_report_row *const *)pa;
 	const struct gpumem_report_row *b = *(const struct gpumem_report_row *const *)pb;
-	int ra = gpumem_report_vclass_rank(a->vclass), rb = gpumem_report_vclass_rank(b->vclass);
+	int ra = gpumem_report_row_rank(a), rb = gpumem_report_row_rank(b);
 	int c;
 
 	if (ra != rb)
 		return ra < rb ? -1 : 1;
+	if (a->vs.slow && b->vs.slow && a->vs.ratio != b->vs.ratio)
+		return a->vs.ratio < b->vs.ratio ? -1 : 1;
 	if (a->rep->time != b->rep->time)
 		return a->rep->time > b->rep->time ? -1 : 1;
 	if ((c = gpumem_report_natcmp(a->rep->node, b->rep->node)) != 0)

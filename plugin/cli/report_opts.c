@@ -22,13 +22,17 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: gpumem report [--site FILE] [FILTERS] [--summary|--rows] [--json] [--limit N] [DIR]\n"
 		"       gpumem report --svg FILE [--metric NAME] [FILTERS] [--limit N] [DIR]\n"
+		"       gpumem report --prometheus [FILTERS] [DIR]\n"
 		"       gpumem report --profiles [--sort KEY] [FILTERS] [--json] [--limit N] [DIR]\n"
 		"\n"
 		"The gpumem check reports of every node: a summary of the fleet (rows by\n"
 		"verdict, GPUs by model, each model's figures as a fraction of the site's\n"
 		"reference, nodes gpumem drained, the worst GPUs), then one row per report\n"
 		"and GPU, worst first (fail, unusable, error, warn, skipped/not_run, pass),\n"
-		"then newest.  Filters by job and node read only the files named for them.\n"
+		"then newest.  Each GPU is compared with its model's other GPUs (the\n"
+		"fleet) and its node's: a figure under %.2fx of their median (HBM; host\n"
+		"links %.2fx) is marked \"slow vs fleet\" and listed right after the\n"
+		"warnings.  Filters by job and node read only the files named for them.\n"
 		"DIR defaults to the site file's report.dir, else %s.\n"
 		"\n"
 		"Filters:\n"
@@ -45,6 +49,8 @@ static void usage(FILE *out)
 		"  --limit N        at most N rows (with --svg: N GPU panels, worst first;\n"
 		"                   default %d panels)\n"
 		"  --svg FILE       a picture per GPU of a metric over time ('-': stdout)\n"
+		"  --prometheus     each GPU against its peers, worst first, in the\n"
+		"                   Prometheus text format (gpumem_peer_slow, _ratio, _count)\n"
 		"  --metric NAME    of the picture and the summary: read, write, copy,\n"
 		"                   triad (default), d2d, h2d, d2h\n"
 		"  --profiles       the jobs' GPU memory profiles (reports of phase after or\n"
@@ -58,7 +64,7 @@ static void usage(FILE *out)
 		"                   ~/.cache/gpumem)\n"
 		"In the table, a figure marked * is below its pass threshold; times are UTC.\n"
 		"Exit status: 0 listed (even nothing), 1 DIR unreadable or output failed,\n"
-		"64 usage error.\n", GPUMEM_REPORT_DEFAULT_DIR, WORST_DEFAULT, GPUMEM_REPORT_SVG_PANELS,
+		"64 usage error.\n", GPUMEM_PEER_MARGIN_HBM, GPUMEM_PEER_MARGIN_HOST, GPUMEM_REPORT_DEFAULT_DIR, WORST_DEFAULT, GPUMEM_REPORT_SVG_PANELS,
 		DEFAULT_SITE);
 }
 
@@ -219,6 +225,11 @@ static int finish_opts(int argc, char **argv, struct ropts *o)
 			"(not with --rows, nor --json without --summary)\n");
 		return -1;
 	}
+	if (o->prom && (o->svg || o->json || o->summary || o->rows || o->profiles)) {
+		fprintf(stderr, "gpumem: report: --prometheus prints its own text: no --svg, --json, "
+			"--summary, --rows or --profiles\n");
+		return -1;
+	}
 	if (o->svg && (o->summary || o->rows)) {
 		fprintf(stderr, "gpumem: report: --svg draws a picture: no --summary or --rows\n");
 		return -1;
@@ -238,6 +249,7 @@ int gpumem_report_parse_opts(int argc, char **argv, struct ropts *o)
 	static const struct option longopts[] = {
 		{ "site", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "prometheus", no_argument, NULL, 'p' },
 		{ "node", required_argument, NULL, 'n' },
 		{ "since", required_argument, NULL, 'S' },
 		{ "verdict", required_argument, NULL, 'V' },
@@ -266,6 +278,7 @@ int gpumem_report_parse_opts(int argc, char **argv, struct ropts *o)
 		switch (c) {
 		case 's': o->site = optarg; break;
 		case 'j': o->json = 1; break;
+		case 'p': o->prom = 1; break;
 		case 'o':
 			if (optarg[0] == '\0') {
 				fprintf(stderr, "gpumem: report: --svg: give a file name ('-': stdout)\n");

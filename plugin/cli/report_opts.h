@@ -20,6 +20,7 @@ struct ropts {
 	const char *dir;
 	const char *svg;
 	int json;
+	int prom;                       /* --prometheus */
 	int metric;
 	int metric_given;
 	char **nodes, **users;

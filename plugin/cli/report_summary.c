@@ -115,6 +115,35 @@ static void print_worst(FILE *out, const struct gpumem_fleet *fl, size_t worst)
 	}
 }
 
+/* The GPUs slow against their peers, slowest first (fl->worst's order). */
+static void print_slow(FILE *out, const struct gpumem_fleet *fl, size_t worst)
+{
+	size_t n = gpumem_fleet_nslow(fl), shown = 0;
+	char node[128], model[64], uuid[260], text[160];
+
+	fprintf(out, "slow against their peers (under %.2fx of their median for HBM, %.2fx for "
+		"host links): ", GPUMEM_PEER_MARGIN_HBM, GPUMEM_PEER_MARGIN_HOST);
+	if (n == 0) {
+		fputs("none\n", out);
+		return;
+	}
+	fprintf(out, "%zu GPU%s\n", n, n == 1 ? "" : "s");
+	for (size_t i = 0; i < fl->ngpus && shown < worst; i++) {
+		const struct gpumem_report_row *r = fl->worst[i]->last;
+
+		if (!r->vs.slow)
+			continue;
+		gpumem_report_vs_text(r, text, sizeof(text));
+		fprintf(out, "  %-16s %4d  %-16s %s  %s\n", clean(r->rep->node, node, sizeof(node), 16),
+			gpumem_report_gpu_index(r),
+			clean(gpumem_report_short_model(r->gpu_name), model, sizeof(model), 16), text,
+			clean(r->gpu_uuid, uuid, sizeof(uuid), 64));
+		shown++;
+	}
+	if (shown < n)
+		fprintf(out, "  (%zu more; --worst N)\n", n - shown);
+}
+
 void gpumem_report_print_summary(FILE *out, const struct gpumem_fleet *fl, const char *dir,
 				 size_t worst)
 {
@@ -130,6 +159,7 @@ void gpumem_report_print_summary(FILE *out, const struct gpumem_fleet *fl, const
 	if (fl->nmodels)
 		print_models(out, fl);
 	print_drained(out, fl);
+	print_slow(out, fl, worst);
 	print_worst(out, fl, worst);
 }
 
@@ -186,6 +216,18 @@ static struct json_object *json_gpu(const struct gpumem_fleet_gpu *g, int metric
 	gpumem_json_add(o, "rows", gpumem_json_int((long long)g->nrows));
 	gpumem_json_add(o, "not_pass", gpumem_json_int((long long)g->nbad));
 	gpumem_json_add(o, "file", gpumem_json_string(r->rep->name));
+	gpumem_json_add(o, "slow", gpumem_json_bool(r->vs.slow));
+	if (r->vs.slow) {
+		char text[160];
+
+		gpumem_report_vs_text(r, text, sizeof(text));
+		gpumem_json_add(o, "slow_metric",
+				gpumem_json_string(gpumem_report_metric_names[r->vs.metric]));
+		gpumem_json_add(o, "slow_against", gpumem_json_string(r->vs.node ? "node" : "fleet"));
+		gpumem_json_add(o, "slow_ratio", gpumem_json_number(round(r->vs.ratio * 1e4) / 1e4));
+		gpumem_json_add(o, "slow_peers", gpumem_json_int((long long)r->vs.peers));
+		gpumem_json_add(o, "slow_text", gpumem_json_string(text));
+	}
 	return o;
 }
 
@@ -225,6 +267,15 @@ void gpumem_report_print_summary_json(FILE *out, const struct gpumem_fleet *fl, 
 	for (size_t i = 0; a && i < worst && i < fl->ngpus; i++)
 		json_object_array_add(a, json_gpu(fl->worst[i], fl->metric));
 	gpumem_json_add(o, "worst", a);
+	a = json_object_new_array();
+	for (size_t i = 0; a && i < fl->ngpus; i++)
+		if (fl->worst[i]->last->vs.slow)
+			json_object_array_add(a, json_gpu(fl->worst[i], fl->metric));
+	gpumem_json_add(o, "slow", a);
+	a = json_object_new_object();
+	gpumem_json_add(a, "hbm", gpumem_json_number(GPUMEM_PEER_MARGIN_HBM));
+	gpumem_json_add(a, "host", gpumem_json_number(GPUMEM_PEER_MARGIN_HOST));
+	gpumem_json_add(o, "peer_margins", a);
 	gpumem_json_write(out, o, GPUMEM_JSON_SPACED);
 	fputc('\n', out);
 	json_object_put(o);

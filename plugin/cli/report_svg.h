@@ -42,6 +42,7 @@ struct panel {
 	size_t n, cap;
 	int worst;                              /* best sort rank among its points */
 	double low;                             /* its lowest figure / reference; HUGE_VAL */
+	double slow;                            /* its lowest ratio of a slow row; HUGE_VAL */
 };
 
 struct tick {

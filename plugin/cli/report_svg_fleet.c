@@ -4,7 +4,8 @@
  * mark, a band per model, placed by its newest figure as a fraction of the
  * site's reference (so H100s and H200s share one scale), coloured by its
  * newest verdict; the pass threshold as a dashed line; the GPUs that are
- * not a pass or under their threshold named below the band, worst first.
+ * not a pass, under their threshold or slow against their peers named
+ * below the band, worst first.
  * 8,000 GPUs are 8,000 small circles: a passing fleet is one dense cloud,
  * and whatever sits apart from it is an outlier by eye and by name.
  */
@@ -46,7 +47,47 @@ static double jitter(const struct gpumem_fleet_gpu *g)
 
 static int named(const struct gpumem_fleet_gpu *g)
 {
-	return g->last->vclass != GPUMEM_REPORT_V_PASS || gpumem_fleet_below(g);
+	return g->last->vclass != GPUMEM_REPORT_V_PASS || gpumem_fleet_below(g) || g->last->vs.slow;
+}
+
+/*
+ * The model's GPUs slow against their peers, slowest first, in one line
+ * under its band (drawn when draw); returns 1 when there is one.  A model
+ * without a reference has no marks to place: this line still names them.
+ */
+static int draw_slow(FILE *f, double x, double y, const struct gpumem_fleet_gpu **g, size_t n,
+		     int draw)
+{
+	char line[400], one[200], text[160], cut[200];
+	size_t k = 0, len = 0;
+
+	line[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		const struct gpumem_report_row *r = g[i]->last;
+
+		if (!r->vs.slow)
+			continue;
+		if (k++ < 3) {
+			gpumem_report_vs_text(r, text, sizeof(text));
+			snprintf(one, sizeof(one), "%s%s GPU %d: %s", len ? "; " : "", r->rep->node,
+				 gpumem_report_gpu_index(r), text);
+			len += (size_t)snprintf(line + len, sizeof(line) - len, "%s", one);
+			if (len >= sizeof(line))
+				len = sizeof(line) - 1;
+		}
+	}
+	if (k == 0)
+		return 0;
+	if (k > 3)
+		snprintf(line + len, sizeof(line) - len, "; %zu more", k - 3);
+	if (draw) {
+		gpumem_svg_cut(line, 150, cut, sizeof(cut));
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9.5\" fill=\"#37474f\" "
+			"class=\"slow-peers\">", x, y + 10);
+		gpumem_svg_xml(f, cut);
+		fputs("</text>\n", f);
+	}
+	return 1;
 }
 
 /* The fractions' range, in steps of 0.05, with the reference (1.0) in it. */
@@ -182,7 +223,8 @@ static double draw_model(FILE *f, const struct gpumem_fleet *fl, const struct gp
 {
 	size_t n = model_gpus(fl, m, buf);
 	int rows = draw_names(f, s, y, buf, n, 0);
-	double h = BAND_H + rows * ROW_H + 8, thr;
+	int slow = draw_slow(f, s->x0, y + BAND_H + rows * ROW_H + 4, buf, n, 0);
+	double h = BAND_H + (rows + slow) * ROW_H + 8, thr;
 	char name[64], count[96];
 
 	if (!draw)
@@ -207,6 +249,7 @@ static double draw_model(FILE *f, const struct gpumem_fleet *fl, const struct gp
 			y + BAND_H, fx(s, thr) + 3, y + 10, thr);
 	draw_marks(f, s, y, buf, n);
 	draw_names(f, s, y, buf, n, 1);
+	draw_slow(f, s->x0, y + BAND_H + rows * ROW_H + 4, buf, n, 1);
 	return h;
 }
 

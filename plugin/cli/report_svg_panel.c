@@ -67,8 +67,10 @@ static int add_point(struct panel *p, const struct gpumem_report_row *r, int met
 	pt->thr = r->has_gpu && m->present ? m->threshold : NAN;
 	pt->floor = r->has_gpu && m->present ? m->warn_floor : NAN;
 	pt->mclass = isfinite(pt->v) ? m->vclass : r->vclass;
-	if (gpumem_report_vclass_rank(r->vclass) < p->worst)
-		p->worst = gpumem_report_vclass_rank(r->vclass);
+	if (gpumem_report_row_rank(r) < p->worst)
+		p->worst = gpumem_report_row_rank(r);
+	if (r->vs.slow && r->vs.ratio < p->slow)
+		p->slow = r->vs.ratio;
 	if (isfinite(pt->v) && m->reference > 0 && pt->v / m->reference < p->low)
 		p->low = pt->v / m->reference;
 	return 0;
@@ -111,8 +113,8 @@ static struct panel *new_panel(struct panel **ps, size_t *np, size_t *cap)
 		*cap = c;
 	}
 	memset(&(*ps)[*np], 0, sizeof(**ps));
-	(*ps)[*np].worst = GPUMEM_REPORT_NV;
-	(*ps)[*np].low = HUGE_VAL;
+	(*ps)[*np].worst = 2 * GPUMEM_REPORT_NV;
+	(*ps)[*np].low = (*ps)[*np].slow = HUGE_VAL;
 	return &(*ps)[(*np)++];
 }
 
@@ -170,7 +172,8 @@ static int cmp_pt(const void *pa, const void *pb)
 }
 
 /*
- * Panels worst first (as the table), then the lowest figure (as a fraction
+ * Panels worst first (as the table: a GPU slow against its peers right
+ * after the warnings, the slowest first), then the lowest figure (as a fraction
  * of its reference: in a fleet of passes, the ones closest to failing),
  * then in node and GPU order.
  */
@@ -181,6 +184,8 @@ static int cmp_panel(const void *pa, const void *pb)
 
 	if (a->worst != b->worst)
 		return a->worst < b->worst ? -1 : 1;
+	if (a->slow != b->slow)
+		return a->slow < b->slow ? -1 : 1;
 	if (a->low != b->low)
 		return a->low < b->low ? -1 : 1;
 	if ((c = gpumem_report_natcmp(a->node, b->node)) != 0)
@@ -533,6 +538,20 @@ static void draw_empty(FILE *f, const struct look *k)
 	fputs("</text>\n", f);
 }
 
+/* The newest check slow against its peers: said under the title. */
+static void draw_slow(FILE *f, const struct panel *p)
+{
+	char text[160];
+
+	if (p->n == 0 || p->nogpu || !p->pts[p->n - 1].row->vs.slow)
+		return;
+	gpumem_report_vs_text(p->pts[p->n - 1].row, text, sizeof(text));
+	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"note slow-peers\" style=\"fill:%s\">",
+		PX0 + 3, PY0 + 23, gpumem_svg_colours[GPUMEM_REPORT_V_WARN]);
+	gpumem_svg_xml(f, text);
+	fputs("</text>\n", f);
+}
+
 void gpumem_svg_draw_panel(FILE *f, const struct panel *p, double x0, double y0,
 			   const struct xscale *xs, int metric)
 {
@@ -563,5 +582,6 @@ void gpumem_svg_draw_panel(FILE *f, const struct panel *p, double x0, double y0,
 			"no reference: no threshold</text>\n", PX1 - 3, PY0 + 11);
 	if (k.nmeasured == 0)
 		draw_empty(f, &k);
+	draw_slow(f, p);
 	fputs("</g>\n", f);
 }

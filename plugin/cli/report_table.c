@@ -3,8 +3,8 @@
  * gpumem report's rows for people and for programs: the table (columns
  * sized to their widest cell, control characters made harmless, long
  * reasons cut) and the JSON array (every field, REPORT-JSON.md).  A fleet
- * has 100,000 rows: the table sizes its columns in one pass and prints in
- * a second, holding one row's cells at a time, and the JSON goes out a row
+ * has 100,000 rows: the table sizes its columns in one pass, keeping the
+ * cells it made, and prints them in a second, and the JSON goes out a row
  * at a time.
  */
 #include <math.h>
@@ -48,6 +48,22 @@ static void format_metric(const struct gpumem_report_metric *m, char *buf, size_
 		 (isfinite(m->threshold) && m->best < m->threshold) ? "*" : "");
 }
 
+/* Why not a pass, then whether the GPU is slow against its peers. */
+static void reason_cell(const struct gpumem_report_row *r, char *buf, size_t len)
+{
+	const char *why = r->vclass == GPUMEM_REPORT_V_PASS || !r->reason ? "" : r->reason;
+	int n = snprintf(buf, len, "%s", why);
+
+	if (r->vs.slow && n >= 0 && (size_t)n < len) {
+		if (n && (size_t)n + 2 < len) {
+			memcpy(buf + n, "; ", 3);
+			n += 2;
+		}
+		gpumem_report_vs_text(r, buf + n, len - (size_t)n);
+	}
+}
+
+/* A row's cells and their widths. */
 static void row_cells(const struct gpumem_report_row *r, char cells[NCOLS][CELL],
 		      size_t width[NCOLS])
 {
@@ -88,8 +104,7 @@ static void row_cells(const struct gpumem_report_row *r, char cells[NCOLS][CELL]
 			break;
 		}
 		case C_REASON:
-			snprintf(tmp, sizeof(tmp), "%s", r->vclass == GPUMEM_REPORT_V_PASS || !r->reason ?
-				 "" : r->reason);
+			reason_cell(r, tmp, sizeof(tmp));
 			break;
 		default:
 			format_metric(&r->m[col_metric[c]], tmp, sizeof(tmp));
@@ -120,33 +135,85 @@ static void print_header(const size_t width[NCOLS])
 	}
 }
 
-static void print_cells(char cells[NCOLS][CELL], const size_t width[NCOLS])
+static void pad(size_t n)
+{
+	static const char spaces[] = "                                ";
+
+	for (; n > sizeof(spaces) - 1; n -= sizeof(spaces) - 1)
+		fputs(spaces, stdout);
+	fwrite(spaces, 1, n, stdout);
+}
+
+/* Padded by hand (printf pads bytes, not UTF-8 characters), without printf: 100,000 lines. */
+static void print_cells(const char *const cells[NCOLS], const size_t width[NCOLS])
 {
 	for (int c = 0; c < NCOLS; c++) {
 		const char *cell = cells[c];
-		size_t pad = width[c] - utf8_chars(cell);
+		size_t n = width[c] - utf8_chars(cell);
 		int right = c >= C_READ && c <= C_D2H;
 
 		if (c == C_REASON) {
-			if (cell[0])
-				printf("  %s", cell);
+			if (cell[0]) {
+				fputs("  ", stdout);
+				fputs(cell, stdout);
+			}
 			putchar('\n');
 			continue;
 		}
-		/* printf pads bytes, not characters: pad by hand for UTF-8. */
 		if (c)
 			fputs("  ", stdout);
 		if (right)
-			printf("%*s%s", (int)pad, "", cell);
-		else
-			printf("%s%*s", cell, (int)pad, "");
+			pad(n);
+		fputs(cell, stdout);
+		if (!right)
+			pad(n);
 	}
 }
 
 /* Two passes over the rows: widths, then lines; one row's cells at a time. */
+/*
+ * Every row's cells as the first pass made them, each ending in a NUL, so
+ * that the second pass only prints: a fleet's table is 100,000 rows.
+ */
+struct made {
+	char *p;
+	size_t len, cap;
+	size_t *at;                     /* where each row's cells start; NULL: made again */
+};
+
+static void keep(struct made *m, size_t i, char cells[NCOLS][CELL])
+{
+	size_t len[NCOLS], need = 0;
+
+	for (int c = 0; c < NCOLS; c++)
+		need += (len[c] = strlen(cells[c])) + 1;
+	if (m->len + need > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 1 << 20;
+		char *p;
+
+		while (cap < m->len + need)
+			cap *= 2;
+		if ((p = realloc(m->p, cap)) == NULL) {
+			free(m->at);
+			m->at = NULL;
+			return;
+		}
+		m->p = p;
+		m->cap = cap;
+	}
+	m->at[i] = m->len;
+	for (int c = 0; c < NCOLS; c++) {
+		memcpy(m->p + m->len, cells[c], len[c] + 1);
+		m->len += len[c] + 1;
+	}
+}
+
+/* Two passes over the rows: widths (and the cells kept), then lines. */
 void gpumem_report_print_table(struct gpumem_report_row *const *rows, size_t n)
 {
+	struct made m = { .at = malloc((n ? n : 1) * sizeof(size_t)) };
 	char cells[NCOLS][CELL];
+	const char *cp[NCOLS];
 	size_t width[NCOLS], w[NCOLS];
 
 	for (int c = 0; c < NCOLS; c++)
@@ -156,12 +223,25 @@ void gpumem_report_print_table(struct gpumem_report_row *const *rows, size_t n)
 		for (int c = 0; c < NCOLS; c++)
 			if (w[c] > width[c])
 				width[c] = w[c];
+		if (m.at)
+			keep(&m, i, cells);
 	}
 	print_header(width);
 	for (size_t i = 0; i < n; i++) {
-		row_cells(rows[i], cells, w);
-		print_cells(cells, width);
+		if (m.at) {
+			const char *s = m.p + m.at[i];
+
+			for (int c = 0; c < NCOLS; c++, s += strlen(s) + 1)
+				cp[c] = s;
+		} else {
+			row_cells(rows[i], cells, w);
+			for (int c = 0; c < NCOLS; c++)
+				cp[c] = cells[c];
+		}
+		print_cells(cp, width);
 	}
+	free(m.at);
+	free(m.p);
 }
 
 static struct json_object *json_metric(const struct gpumem_report_metric *m)
@@ -176,6 +256,27 @@ static struct json_object *json_metric(const struct gpumem_report_metric *m)
 	gpumem_json_add(o, "reference_gbps", gpumem_json_number(m->reference));
 	gpumem_json_add(o, "threshold_gbps", gpumem_json_number(m->threshold));
 	gpumem_json_add(o, "warn_floor_gbps", gpumem_json_number(m->warn_floor));
+	return o;
+}
+
+/* The row against its peers (report_peers.c); null when not compared. */
+static struct json_object *json_vs(const struct gpumem_report_row *r)
+{
+	const struct gpumem_report_vs *v = &r->vs;
+	struct json_object *o;
+	char text[160];
+
+	if (v->peers == 0 || (o = json_object_new_object()) == NULL)
+		return NULL;
+	gpumem_report_vs_text(r, text, sizeof(text));
+	gpumem_json_add(o, "slow", gpumem_json_bool(v->slow));
+	gpumem_json_add(o, "metric", gpumem_json_string(gpumem_report_metric_names[v->metric]));
+	gpumem_json_add(o, "against", gpumem_json_string(v->node ? "node" : "fleet"));
+	gpumem_json_add(o, "ratio", gpumem_json_number(round(v->ratio * 1e4) / 1e4));
+	gpumem_json_add(o, "peer_median_gbps", gpumem_json_number(round(v->median * 10) / 10));
+	gpumem_json_add(o, "peers", gpumem_json_int((long long)v->peers));
+	gpumem_json_add(o, "margin", gpumem_json_number(gpumem_report_peer_margin(v->metric)));
+	gpumem_json_add(o, "text", v->slow ? gpumem_json_string(text) : NULL);
 	return o;
 }
 
@@ -215,6 +316,7 @@ static struct json_object *json_row(const struct gpumem_report_row *r)
 		gpumem_json_add(metrics, gpumem_report_metric_names[m],
 				r->has_gpu ? json_metric(&r->m[m]) : NULL);
 	gpumem_json_add(o, "metrics", metrics);
+	gpumem_json_add(o, "peers", json_vs(r));
 	return o;
 }
 

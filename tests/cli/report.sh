@@ -65,6 +65,69 @@ run "$GPUMEM" report --no-cache --json "$t/whole"
 is "$out" "$head_out" "--json: head line and whole file list the same"
 like "$head_out" '"verdict": "fail"' "(and the JSON has the fail row)"
 
+# The head line's scanner (report_scan.c) against json-c: each file below
+# is a head line changed in one way (escapes, other bytes, numbers of every
+# form, null and odd values, repeated and unknown keys), in dir "scan"; its
+# twin in dir "jsonc" has a key no plugin writes put first, which sends the
+# reader to json-c.  Both must list the same rows, field for field.
+if [ -n "$have_python" ]; then
+	python3 - "$t/r/job101.0.gpu01.after.json" "$t/scan" "$t/jsonc" <<'PYEOF'
+import os, sys
+base = open(sys.argv[1]).read()
+head, rest = base.split("\n", 1)
+cases = {
+    "plain": [],
+    "numbers": [('4300.00', '4300'), ('3300.00', '3.3e3'), ('54.00', '54.000000000000001'),
+                ('"uid": 1000', '"uid": 1e3'), ('3507.95', '12345678901234567.5')],
+    "bignum": [('"exit_code": 1', '"exit_code": 123456789012345678')],
+    "negzero": [('"exit_code": 1', '"exit_code": -0'), ('4300.00', '-0.0')],
+    "tiny": [('4300.00', '1E-5'), ('3300.00', '0.1')],
+    "escape": [('"node": "gpu01"', '"node": "gpu\\u0030\\/1"')],
+    "utf8": [('"user": "alice"', '"user": "al\u00e9ce"')],
+    "nulls": [('"user": "alice"', '"user": null'), ('"policy": "stream.yaml"', '"policy": null'),
+              ('"step": "0"', '"step": null'), ('"drained": false', '"drained": null')],
+    "stepnum": [('"step": "0"', '"step": 3.9')],
+    "stepempty": [('"step": "0"', '"step": ""')],
+    "index": [('"index": 0', '"index": null'), ('"index": 1', '"index": 5000')],
+    "indexfrac": [('"index": 1', '"index": 1.7')],
+    "verdictnull": [('"verdict": "warn", "reasons"', '"verdict": null, "reasons"')],
+    "reasons": [('"reasons": []', '"reasons": ["", "disk"]'), ('"reasons": ["', '"reasons": ["", "\\"a\\"", "')],
+    "metrics": [('"read": ["pass", 4300.00, 4265.60, 4373.00, 3717.05, 3279.75]', '"read": []'),
+                ('"write": [', '"write": ["pass", 1, null], "x": ['),
+                ('"d2d": [', '"d2d": [null, ')],
+    "metricshort": [('"read": ["pass", 4300.00, 4265.60, 4373.00, 3717.05, 3279.75]', '"read": ["pass", 4300]')],
+    "duplicate": [('"node": "gpu01"', '"node": "gpu01", "node": "gpu09"')],
+    "unknown": [('"drained": false', '"drained": false, "extra": {"a": [1, 2]}')],
+    "spaces": [(', "', ',\t "'), (': ', ' :  ')],
+    "rowsempty": [('"rows": [', '"rows": [], "zrows": ['), ('"check_reason": null', '"check_reason": "no GPU"')],
+    "badtime": [('"time": "2026-11-20T10:00:00Z"', '"time": "yesterday"')],
+    "badjob": [('"job": 101', '"job": 101.5')],
+    "control": [('"user": "alice"', '"user": "al\tice"')],
+    "truncated": [('"check_reason": null,', '"check_reason": nul,')],
+}
+for d in sys.argv[2:]:
+    os.makedirs(d)
+for i, (name, subs) in enumerate(sorted(cases.items())):
+    h = head
+    for a, b in subs:
+        assert a in h, (name, a)
+        h = h.replace(a, b, 1)
+    f = "job%d.0.%s.after.json" % (900 + i, name)
+    open(os.path.join(sys.argv[2], f), "w").write(h + "\n" + rest)
+    open(os.path.join(sys.argv[3], f), "w").write(h.replace("{", '{"zz-json-c": 0, ', 1) + "\n" + rest)
+PYEOF
+	is "$?" 0 "head lines changed in $(ls "$t/scan" | wc -l | tr -d ' ') ways, each in two twins"
+	run2 "$GPUMEM" report --no-cache --json "$t/scan"; scan_out=$out scan_err=$err
+	run2 "$GPUMEM" report --no-cache --json "$t/jsonc"
+	is "$scan_out" "$out" "scanner and json-c: the same rows, field for field"
+	# The twins' warnings name their directory, and columns 16 bytes on.
+	is "$(printf '%s\n' "$scan_err" | sed 's#/scan/#/#; s/column [0-9]*/column N/')" \
+		"$(printf '%s\n' "$err" | sed 's#/jsonc/#/#; s/column [0-9]*/column N/')" \
+		"scanner and json-c: the same warnings"
+	is "$(printf '%s\n' "$scan_err" | grep -c 'skipped$')" 4 \
+		"(bad job, bad time, a tab in a string, a broken literal: refused on both sides)"
+fi
+
 # Filters.
 run "$GPUMEM" report --node gpu04 "$t/r"
 is "$(rows "$out")" "106.0:1 105.0:-" "--node NAME"
@@ -113,7 +176,7 @@ is "$(printf '%s\n' "$sum" | awk '/worst GPU/ { w = 1; getline; next } w { print
 	"gpu02:2:fail gpu04:1:unusable gpu01:1:warn gpu01:0:pass" "summary: worst GPUs first (newest verdict, then fraction)"
 run "$GPUMEM" report --summary --worst 1 "$t/r"
 unlike "$out" "^TIME" "--summary: no rows"
-is "$(printf '%s\n' "$out" | grep -c 'GPU-')" 1 "--worst 1: one GPU listed"
+is "$(printf '%s\n' "$out" | sed -n '/worst GPU/,$p' | grep -c 'GPU-')" 1 "--worst 1: one GPU listed"
 run "$GPUMEM" report --rows "$t/r"
 like "$(printf '%s\n' "$out" | head -1)" "^TIME \(UTC\)" "--rows: the table only"
 if [ -n "$have_python" ]; then
@@ -215,7 +278,7 @@ rows = json.load(open(sys.argv[1]))
 fields = ["file", "time", "epoch", "node", "job", "step", "phase", "user", "uid", "policy",
           "gpus", "status", "exit_code", "drained", "report_verdict", "gpu_index",
           "gpu_cuda_index", "gpu_name", "gpu_uuid", "gpu_pci_bus_id", "verdict",
-          "verdict_text", "reason", "metrics"]
+          "verdict_text", "reason", "metrics", "peers"]
 metrics = ["read", "write", "copy", "triad", "d2d", "h2d", "d2h"]
 mfields = ["verdict", "best_gbps", "median_gbps", "reference_gbps", "threshold_gbps",
            "warn_floor_gbps"]
