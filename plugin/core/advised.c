@@ -15,9 +15,9 @@
 #include "policy.h"
 #include "advise.h"
 #include "advised.h"
+#include "advsrc.h"
 #include "profile.h"
 
-#define TAG " (advised from job "
 /* What Slurm 22.05's database may name a job srun started (advised.h). */
 #define ALLOC_NAME "allocation"
 
@@ -65,34 +65,6 @@ int gpumem_advised_argv(const char *name, const char *user, int days, char *buf,
 		k++;
 	}
 	argv[k] = NULL;
-	return 0;
-}
-
-int gpumem_advised_parse_name(const char *name, char *policy, size_t plen, long long *from,
-			      char *rule, size_t rlen)
-{
-	const char *t = name ? strstr(name, TAG) : NULL, *r;
-	char *end;
-	size_t pl, rl;
-
-	if (t == NULL || t == name)
-		return -1;
-	pl = (size_t)(t - name);
-	if (pl >= plen || strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-				 "0123456789._-") < pl || name[0] == '.')
-		return -1;
-	t += strlen(TAG);
-	if (*t < '1' || *t > '9')
-		return -1;
-	*from = strtoll(t, &end, 10);
-	if (end[0] != ':' || end[1] != ' ' || *from <= 0 || *from > 9000000000000000LL)
-		return -1;
-	r = end + 2;
-	rl = strspn(r, "abcdefghijklmnopqrstuvwxyz0123456789-");
-	if (rl == 0 || rl >= rlen || r[rl] != ')')
-		return -1;
-	snprintf(policy, plen, "%.*s", (int)pl, name);
-	snprintf(rule, rlen, "%.*s", (int)rl, r);
 	return 0;
 }
 
@@ -152,13 +124,15 @@ static void one_record(struct pick *k, struct json_object *rec)
 	struct json_object *eff = gpumem_json_get(rec, "eff");
 	const char *st = gpumem_json_str(prof, "st"), *node = gpumem_json_str(rec, "node");
 	struct gpumem_advised_job *j = k->j;
+	struct gpumem_advsrc src;
 
 	j->nrecords++;
-	if (!j->advised &&
-	    gpumem_advised_parse_name(gpumem_json_str(rec, "policy"), j->from_policy,
-				      sizeof(j->from_policy), &j->from, j->from_rule,
-				      sizeof(j->from_rule)) == 0)
+	if (!j->advised && gpumem_advsrc_of_record(rec, &src)) {
 		j->advised = 1;
+		j->from = src.job;
+		snprintf(j->from_policy, sizeof(j->from_policy), "%s", src.policy);
+		snprintf(j->from_rule, sizeof(j->from_rule), "%s", src.rule);
+	}
 	for (size_t i = 0; st && strcmp(st, "ran") == 0 && i < gpumem_json_len(rows); i++) {
 		struct gpumem_prof_gpu g;
 		struct gpumem_advice a;
@@ -397,12 +371,21 @@ static const struct gpumem_advised_history *history_of(const struct gpumem_advis
 }
 
 static void choose_from(struct gpumem_advised *a, const struct gpumem_advised_job *src,
-			const char *policy, const char *rule, const char *tail)
+			const char *policy, const char *rule, const char *standing, const char *tail)
 {
+	struct gpumem_advsrc f = { .job = src->id };
+	char *json;
+
 	snprintf(a->policy, sizeof(a->policy), "%s", policy);
 	snprintf(a->rule, sizeof(a->rule), "%s", rule);
+	snprintf(f.standing, sizeof(f.standing), "%s", standing);
 	a->from = src->id;
-	snprintf(a->fwd_name, sizeof(a->fwd_name), "%s" TAG "%lld: %s)", policy, src->id, rule);
+	snprintf(f.policy, sizeof(f.policy), "%s", policy);
+	snprintf(f.rule, sizeof(f.rule), "%s", rule);
+	gpumem_advsrc_label(&f, a->fwd_name, sizeof(a->fwd_name));
+	json = gpumem_advsrc_json(&f);
+	snprintf(a->src_json, sizeof(a->src_json), "%s", json ? json : "");
+	free(json);
 	snprintf(a->line, sizeof(a->line), "gpumem: advised: %s, from job %lld on %s (%s: %s)%s",
 		 policy, src->id, src->node, rule, src->reason, tail);
 }
@@ -426,7 +409,7 @@ void gpumem_advised_choose(struct gpumem_advised *a, const char *name, int days)
 	h = j->advised ? history_of(a, j) : NULL;
 	if (h && h->verdict == GPUMEM_V_KEPT && h->from && h->from->profiled) {
 		snprintf(tail, sizeof(tail), "; kept: %s", h->text);
-		choose_from(a, h->from, j->from_policy, j->from_rule, tail);
+		choose_from(a, h->from, j->from_policy, j->from_rule, "kept", tail);
 		return;
 	}
 	/* It did not pay (or cannot be judged against a job gone): back to its first job's advice. */
@@ -449,7 +432,7 @@ void gpumem_advised_choose(struct gpumem_advised *a, const char *name, int days)
 			 "%s: site defaults", j->id, j->policy, j->rule, d->text);
 		return;
 	}
-	choose_from(a, j, j->policy, j->rule, "");
+	choose_from(a, j, j->policy, j->rule, "new", "");
 }
 
 void gpumem_advised_free(struct gpumem_advised *a)

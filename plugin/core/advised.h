@@ -31,9 +31,10 @@
  *                   lookup goes back to job A's advice); one that gained is
  *                   kept (advised again, from the same first job A).
  *
- * An advised job's policy name, as forwarded and recorded, is
- * "POLICY (advised from job A: RULE)" (gpumem_advised_name): the record's
- * "policy" field carries it to AdminComment unchanged.
+ * An advised job's source (job A, RULE, POLICY) travels as fields
+ * (advsrc.h): forwarded by srun, kept in the record's "adv"; the label
+ * "POLICY (advised from job A: RULE)" is made from them for people and
+ * read back only from version 1 records, which have no "adv".
  */
 #ifndef GPUMEM_ADVISED_H
 #define GPUMEM_ADVISED_H
@@ -84,7 +85,8 @@ struct gpumem_advised {
 	size_t nhist;
 	/* The choice (gpumem_advised_choose): */
 	char policy[72];                /* "" : the site's defaults */
-	char fwd_name[256];             /* "POLICY (advised from job A: RULE)" */
+	char fwd_name[256];             /* the label "POLICY (advised from job A: RULE)" */
+	char src_json[400];             /* the advised source's fields, forwarded (advsrc.h) */
 	long long from;                 /* A */
 	char rule[32];                  /* RULE */
 	char line[1400];                /* the one line for the user, raw (escape it) */
@@ -113,8 +115,5 @@ int gpumem_advised_read(char *text, const char *name, const struct gpumem_advice
 			struct gpumem_advised *out);
 /* The choice for NAME's next job, looked back DAYS days: policy, fwd_name, line. */
 void gpumem_advised_choose(struct gpumem_advised *a, const char *name, int days);
-/* "POLICY (advised from job A: RULE)" of an advised job's name, or -1 when NAME is none. */
-int gpumem_advised_parse_name(const char *name, char *policy, size_t plen, long long *from,
-			      char *rule, size_t rlen);
 void gpumem_advised_free(struct gpumem_advised *a);
 #endif

@@ -6,7 +6,8 @@
 # policy its name's last profiled job was advised, with one line saying
 # which job and rule; no history, a forged or oversized AdminComment, a
 # name full of shell and terminal metacharacters, accounting down: one
-# clear line, the site's defaults, the job runs.  The loop: a policy that
+# clear line, the site's defaults, the job runs.  A label forged in a
+# policy's name changes nothing (the record's fields decide).  The loop: a policy that
 # gained is kept, one that lost is not advised again, and `gpumem advise`
 # shows the history (and as --json fields).  Several GPUs, or several nodes of one
 # job (2 nodes, each its own stand-in figures), disagreeing: the documented rule.  The
@@ -239,6 +240,25 @@ sacctmgr -i modify job where jobid="$jid" set AdminComment="$big" >/dev/null
 run asuser srun -N1 -J forged2 --gpumem-policy=advised true
 is "$rc" 0 "an oversized record: the job runs"
 like "$out" "gpumem: advised: no profiled job named forged2 .*its records have no profile, or were refused\): site defaults" "... the record is refused, the site's defaults"
+
+# --- a forged label changes nothing: the record's fields decide (advsrc.h) ------------------
+# A policy file named like the label: the record's "policy" reads "z (advised
+# from job N: faulting).yaml", which a reader of labels took for an advised run.
+values "$FAULT"
+job forge 2
+f1=$jid
+forged="z (advised from job $f1: faulting).yaml"
+asuser cp "$t/policies/stream.yaml" "$GPUMEM_CLUSTER_TMP/$forged"
+values "$LINK"
+job forge 2 --gpumem-policy="$forged"
+is "$rc" 0 "a policy file named like an advised label: the job runs"
+f2=$jid
+run asuser "$GM" job "$f2"
+like "$out" "policy z \(advised from job $f1: faulting\)" "... its record carries the forged label"
+run asuser "$GM" advise "$f2" --json
+is "$(printf '%s' "$out" | json_in 'd[0]["history"]["runs"]')" "[]" "... but it is no advised run: no history"
+run asuser srun -N1 -J forge --gpumem-policy=advised true
+unlike "$out" "z tried|advised: z," "... and the lookup never takes z for an advised policy"
 
 # --- sbatch, and the site's default ----------------------------------------------------
 run asuser sbatch -J train --gpumem-policy=advised -o /dev/null --wrap true

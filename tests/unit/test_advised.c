@@ -60,8 +60,7 @@ static const char *choose(const char *name, struct gpumem_advised *a)
 int main(void)
 {
 	struct gpumem_advised a;
-	char pol[80], rule[32], buf[512], why[200], *argv[16];
-	long long from;
+	char buf[512], why[200], *argv[16];
 
 	/* No history, and forged records only. */
 	like(choose("train", &a), "no profiled job named train in the last 30 days: site defaults", "no rows");
@@ -152,14 +151,6 @@ int main(void)
 	snprintf(text + strlen(text) - strlen("33.0|30|COMPLETED|allocation|\n"), 64, "33.0|30|COMPLETED|x|\n");
 	like(choose("x", &a), "from job 33", "a job the database named allocation: its step's name");
 	gpumem_advised_free(&a);
-
-	/* The advised name. */
-	ok(gpumem_advised_parse_name("zerocopy.yaml (advised from job 12: faulting) (as forwarded)", pol, sizeof(pol), &from, rule, sizeof(rule)) == 0 &&
-	   !strcmp(pol, "zerocopy.yaml") && from == 12 && !strcmp(rule, "faulting"), "the advised name reads back");
-	ok(gpumem_advised_parse_name("../x (advised from job 12: faulting)", pol, sizeof(pol), &from, rule, sizeof(rule)) < 0, "a policy name with '/' is none");
-	ok(gpumem_advised_parse_name("z (advised from job 0: faulting)", pol, sizeof(pol), &from, rule, sizeof(rule)) < 0, "job 0 is none");
-	ok(gpumem_advised_parse_name("z (advised from job 3: Fault)", pol, sizeof(pol), &from, rule, sizeof(rule)) < 0, "a rule in capitals is none");
-	ok(gpumem_advised_parse_name("stream.yaml", pol, sizeof(pol), &from, rule, sizeof(rule)) < 0, "a plain name is none");
 
 	/* sacct's arguments. */
 	ok(gpumem_advised_argv("train", "1000", 30, buf, sizeof(buf), argv, 16, why, sizeof(why)) == 0 &&
