@@ -204,6 +204,35 @@ static char *report_dir(const struct opts *o)
 	return dir;
 }
 
+/*
+ * The advised source srun forwarded (advsrc.h) into the record *JSON:
+ * Slurm gives the job's SPANK_ variables to the node's epilog.  The
+ * fields are the job's user's and checked like any of theirs; fields
+ * that do not check are said and left out (the record is kept).  0, or
+ * -1 out of memory.
+ */
+static int with_advised(struct opts *o, char **json)
+{
+	const char *text = getenv("SPANK_" GPUMEM_ADVSRC_ENV);
+	struct gpumem_advsrc s;
+	char err[300], *j;
+
+	if (text == NULL || !*text || o->sweep)
+		return 0;
+	if (gpumem_advsrc_parse(text, &s, err, sizeof(err)) < 0) {
+		gpumem_acct_say(o, "the forwarded advised source is left out: %s", err);
+		return 0;
+	}
+	j = gpumem_advsrc_into_record(*json, &s, err, sizeof(err));
+	if (j == NULL) {
+		gpumem_acct_say(o, "%s", err);
+		return -1;
+	}
+	free(*json);
+	*json = j;
+	return 0;
+}
+
 static int run(struct opts *o, int print)
 {
 	char err[512], *dir = report_dir(o), *json = NULL, *seg = NULL;
@@ -221,6 +250,8 @@ static int run(struct opts *o, int print)
 			gpumem_acct_say(o, "%s", err);
 		goto fail;
 	}
+	if (with_advised(o, &json) < 0)
+		goto fail;
 	seg = gpumem_acct_encode(json, err, sizeof(err));
 	if (seg == NULL) {
 		gpumem_acct_say(o, "%s", err);

@@ -57,6 +57,8 @@ struct group {
 struct mine {
 	struct group *g;
 	size_t n, cap;
+	long long last_job;             /* the job whose steps follow, and its group */
+	size_t last_group;
 	long jobs, odd;
 };
 
@@ -183,7 +185,8 @@ static int history(const struct group *g, struct gpumem_advised *a)
 	return rv;
 }
 
-/* One line of sacct: JobIDRaw, State, End, ElapsedRaw, AllocTRES, AdminComment, JobName. */
+/* One line of sacct (a job's, or one of its steps' after it): JobIDRaw, State, End, ElapsedRaw,
+ * AllocTRES, AdminComment, JobName. */
 static int one_job(struct mine *m, char *line)
 {
 	char *f[NFIXED + 1];
@@ -199,6 +202,12 @@ static int one_job(struct mine *m, char *line)
 			*d = '\0';
 		f[i] = d ? d + strlen(DELIM) : NULL;
 	}
+	if (f[NFIXED] && f[0][0] && f[0][strspn(f[0], "0123456789")] == '.') {
+		/* A step: its time is what the advised judge reads (advice_history.h). */
+		json_object_put(js.advice);
+		return m->last_job > 0 && strtoll(f[0], NULL, 10) == m->last_job ?
+			add_row(&m->g[m->last_group], f[0], f[3], f[1], "") : 0;
+	}
 	if (f[NFIXED] == NULL || strspn(f[0], "0123456789") != strlen(f[0]) || !f[0][0] ||
 	    js.advice == NULL) {
 		json_object_put(js.advice);
@@ -212,6 +221,8 @@ static int one_job(struct mine *m, char *line)
 	}
 	m->jobs++;
 	g->jobs++;
+	m->last_job = strtoll(f[0], NULL, 10);
+	m->last_group = (size_t)(g - m->g);
 	gpus = tres_gpus(f[4]);
 	g->gpus_tres |= gpus >= 0;
 	if (gpus < 0 && js.gpus > 0) {
@@ -362,7 +373,7 @@ int gpumem_advise_mine(const char *since, int json)
 	localtime_r(&t, &tm);           /* sacct reads times in the local zone */
 	strftime(start, sizeof(start), "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(uid, sizeof(uid), "%u", (unsigned)getuid());
-	char *argv[] = { "sacct", "-X", "-n", "-P", "--delimiter=" DELIM, "--user", uid,
+	char *argv[] = { "sacct", "-n", "-P", "--delimiter=" DELIM, "--user", uid,
 			 "--starttime", start, "-o",
 			 "JobIDRaw,State,End,ElapsedRaw,AllocTRES,AdminComment,JobName", NULL };
 	if (out == NULL)

@@ -134,9 +134,10 @@ struct json_object *gpumem_job_history_runs(const struct gpumem_advised *a)
 		gpumem_json_add(o, "from_job", gpumem_json_int(h->job->from));
 		gpumem_json_add(o, "rule", gpumem_json_string(h->job->from_rule));
 		gpumem_json_add(o, "verdict", gpumem_json_string(h->verdict == GPUMEM_V_KEPT ?
-			"kept" : h->verdict == GPUMEM_V_DROPPED ? "not advised again" : "not judged"));
+			"kept" : h->verdict == GPUMEM_V_DROPPED ? "not advised again" :
+			h->verdict == GPUMEM_V_PROBATION ? "probation" : "not judged"));
 		gpumem_json_add(o, "outcome", gpumem_json_string(h->outcome));
-		gpumem_json_add(o, "ratio", h->from ? gpumem_json_number(h->ratio) : NULL);
+		gpumem_json_add(o, "ratio", h->ratio > 0 ? gpumem_json_number(h->ratio) : NULL);
 		gpumem_json_add(o, "elapsed_s", gpumem_json_int(h->job->elapsed));
 		gpumem_json_add(o, "from_elapsed_s", h->from ? gpumem_json_int(h->from->elapsed) :
 				NULL);

@@ -98,12 +98,12 @@ static int lookup(const struct gpumem_site *site, const char *name, struct gpume
 }
 
 int gpumem_advised_policy(spank_t sp, const struct gpumem_site *site, char *policy, size_t plen,
-			  char *fwd, size_t flen)
+			  char *fwd, size_t flen, char *src, size_t slen)
 {
 	struct gpumem_advised a;
 	char *name;
 
-	policy[0] = fwd[0] = '\0';
+	policy[0] = fwd[0] = src[0] = '\0';
 	/* A step in a job that exists: its policy was decided when the job was submitted. */
 	if (getenv("SLURM_JOB_ID") && spank_context() == S_CTX_LOCAL)
 		return 0;
@@ -115,6 +115,7 @@ int gpumem_advised_policy(spank_t sp, const struct gpumem_site *site, char *poli
 	if (lookup(site, name, &a) == 0 && a.policy[0]) {
 		snprintf(policy, plen, "%s", a.policy);
 		snprintf(fwd, flen, "%s", a.fwd_name);
+		snprintf(src, slen, "%s", a.src_json);
 	}
 	say(a.line);
 	gpumem_advised_free(&a);

@@ -78,10 +78,12 @@ int gpumem_srun_post_opt(spank_t sp);
 /*
  * advised.c: the policy --gpumem-policy=advised chooses for the job about
  * to be submitted (POLICY, a name in the site's policy_dir, "" for the
- * site's defaults) and the name to forward (FWD); its one line said.  0.
+ * site's defaults), the name to forward (FWD: the label, for people) and
+ * the advised source's fields to forward (SRC: JSON, advsrc.h); its one
+ * line said.  0.
  */
 int gpumem_advised_policy(spank_t sp, const struct gpumem_site *site, char *policy, size_t plen,
-			  char *fwd, size_t flen);
+			  char *fwd, size_t flen, char *src, size_t slen);
 /*
  * advised.c, where the site's advised.hint is on: one line, once per job
  * name (the user's own cache), when the name's last advice is not ASKED

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core_advice.h"
+#include "core_record.h"
 #include "jobpolicy.h"
 #include "plugin.h"
 
@@ -38,14 +39,15 @@ int gpumem_srun_post_opt(spank_t sp)
 	struct gpumem_policy_src src = { .option = st->opt_policy };
 	struct gpumem_diags d = { 0 };
 	struct gpumem_policy user, eff;
-	char name[4200], *json = NULL, adv[80], fwd[256];
+	char name[4200], *json = NULL, adv[80], fwd[256], src_json[GPUMEM_ADVSRC_MAX_JSON];
 	int rv = -1, advised = 0;
 
 	if (st->opt_policy ? !strcmp(st->opt_policy, GPUMEM_ADVISED) :
 	    site != NULL && site->advised.by_default) {
 		advised = 1;
 		if (getuid() != geteuid() ||
-		    gpumem_advised_policy(sp, site, adv, sizeof(adv), fwd, sizeof(fwd)) < 0 ||
+		    gpumem_advised_policy(sp, site, adv, sizeof(adv), fwd, sizeof(fwd), src_json,
+					  sizeof(src_json)) < 0 ||
 		    !adv[0])
 			return 0;       /* site defaults, said */
 		/* "zerocopy.yaml" is the site's policy_dir/zerocopy.yaml: resolved by its name. */
@@ -79,8 +81,12 @@ int gpumem_srun_post_opt(spank_t sp)
 	    spank_job_control_setenv(sp, GPUMEM_FWD_NAME, advised ? fwd : st->opt_policy, 1) !=
 	    ESPANK_SUCCESS)
 		slurm_debug("gpumem: job control environment not available here");
+	/* The advised source as fields (advsrc.h): the node's epilog puts them in the record. */
+	if (advised && spank_job_control_setenv(sp, GPUMEM_ADVSRC_ENV, src_json, 1) != ESPANK_SUCCESS)
+		slurm_debug("gpumem: job control environment not available here");
 	if (setenv("SPANK_" GPUMEM_FWD_DATA, json, 1) < 0 ||
-	    setenv("SPANK_" GPUMEM_FWD_NAME, advised ? fwd : st->opt_policy, 1) < 0) {
+	    setenv("SPANK_" GPUMEM_FWD_NAME, advised ? fwd : st->opt_policy, 1) < 0 ||
+	    (advised && setenv("SPANK_" GPUMEM_ADVSRC_ENV, src_json, 1) < 0)) {
 		slurm_error("gpumem: cannot forward the policy: out of memory");
 		goto fail;
 	}
@@ -93,6 +99,7 @@ fail:
 			   "defaults", adv);
 		unsetenv("SPANK_" GPUMEM_FWD_DATA);
 		unsetenv("SPANK_" GPUMEM_FWD_NAME);
+		unsetenv("SPANK_" GPUMEM_ADVSRC_ENV);
 		rv = 0;
 	} else if (rv < 0 && d.nerrors)
 		slurm_error("gpumem: policy '%s' rejected: no job submitted", st->opt_policy);

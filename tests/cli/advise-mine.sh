@@ -36,8 +36,8 @@ d=$(printf '\037')
 run "$GPUMEM" advise --mine --json
 is "$rc" 0 "advise --mine --json: exit 0" || diag "$out"
 is "$(wc -l <"$t/sacct.args")" 1 "one sacct query"
-like "$(cat "$t/sacct.args")" "^-X -n -P --delimiter=$d --user $(id -u) --starttime [0-9-]*T[0-9:]* -o JobIDRaw,State,End,ElapsedRaw,AllocTRES,AdminComment,JobName$" \
-	"  for the caller's uid only, allocations only, since a time"
+like "$(cat "$t/sacct.args")" "^-n -P --delimiter=$d --user $(id -u) --starttime [0-9-]*T[0-9:]* -o JobIDRaw,State,End,ElapsedRaw,AllocTRES,AdminComment,JobName$" \
+	"  for the caller's uid only, jobs with their steps (the judge's times), since a time"
 is "$(printf '%s' "$out" | json_in '[(n["name"], n["jobs"], float(round(n["gpu_hours"], 2)), n["gpus_from"], n["latest_profiled_job"]) for n in d["names"]]')" \
 	"[('train', 2, 6.0, 'profile', 77), ('small', 1, 2.0, 'tres', None), ('two', 1, 0.0, 'none', None)]" \
 	"by name, the most GPU-hours first; 2 profiled GPUs x 2 h where AllocTRES has no gres/gpu; no GPU known: none"

@@ -134,8 +134,8 @@ if command -v python3 >/dev/null 2>&1; then
 	is "$(printf '%s' "$out" | json_in '[(n["node"], n.get("prof", {}).get("st"), len(n["checks"]), [a["rule"] for a in n["advice"]]) for n in d[0]["nodes"]]')" \
 		"[('gpu01', 'ran', 2, ['faulting', 'hbm-bound']), ('gpu02', 'skipped', 0, []), ('gpu03', None, 1, []), ('gpu04', 'ran', 1, ['unsampled'])]" \
 		"job --json: the compact prof, the checks and the advice"
-	is "$(printf '%s' "$out" | json_in 'd[0]["nodes"][0]["prof"]["g"][0]')" \
-		"[0, 12, 'gpm', 20, 30, 50, 70, 40, 7.5, 12.0, 15.0, None, None, 7.9]" "  a compact GPU row"
+	is "$(printf '%s' "$out" | json_in 'sorted(d[0]["nodes"][0]["prof"]["g"][0].items())')" \
+		"[('dram', 20), ('dram95', 30), ('gpu', 0), ('mem', 7.9), ('model', 'NVIDIA H100 80GB HBM3'), ('n', 12), ('nvrx', None), ('nvtx', None), ('occ', 40), ('rx', 7.5), ('rx95', 12.0), ('sm', 50), ('sm95', 70), ('src', 'gpm'), ('tx', 15.0)]" "  a compact GPU row, named"
 else
 	skip "python3 is needed to read the JSON"
 fi

@@ -93,7 +93,7 @@ run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" "$GM" job "$jid
 is "$(printf '%s' "$out" | json_in 'sorted((n["node"], n["checks"][0]["verdict"], n["checks"][0]["gpus"][0][3]) for n in d[0]["nodes"])')" \
 	"[('gpumem1', 'pass', 4100), ('gpumem2', 'fail', 1200)]" "gpumem job --json: node, verdict, triad"
 # The job's profile (issue 25): each node's record carries it; job and advise show it.
-is "$(printf '%s' "$out" | json_in 'sorted((n["node"], n["prof"]["st"], n["prof"]["g"][0][3], n["prof"]["g"][0][1] >= 3) for n in d[0]["nodes"])')" \
+is "$(printf '%s' "$out" | json_in 'sorted((n["node"], n["prof"]["st"], n["prof"]["g"][0]["dram"], n["prof"]["g"][0]["n"] >= 3) for n in d[0]["nodes"])')" \
 	"[('gpumem1', 'ran', 70, True), ('gpumem2', 'ran', 70, True)]" "each node's record carries the job's profile (DRAM mean 70%, 3 samples or more)"
 run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" "$GM" job "$jid"
 like "$out" "HBM bandwidth: mean 70%, p95 70% of what this GPU can do: memory-bound" "gpumem job prints the profile in plain words"

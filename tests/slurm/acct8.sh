@@ -44,7 +44,7 @@ run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" "$GM" job "$jid
 all8="[0, 1, 2, 3, 4, 5, 6, 7]"
 is "$(printf '%s' "$out" | json_in 'sorted((c["phase"], [g[0] for g in c["gpus"] if g[1] == "pass" and all(x is not None and x > 0 for x in g[2:6])]) for c in d[0]["nodes"][0]["checks"])' 2>&1)" \
 	"[('after', $all8), ('before', $all8)]" "gpumem job --json: both checks with read, triad, h2d and d2h for each of the 8 GPUs"
-is "$(printf '%s' "$out" | json_in 'd[0]["nodes"][0]["prof"]["st"], [g[0] for g in d[0]["nodes"][0]["prof"]["g"] if g[3] == 70]' 2>&1)" \
+is "$(printf '%s' "$out" | json_in 'd[0]["nodes"][0]["prof"]["st"], [g["gpu"] for g in d[0]["nodes"][0]["prof"]["g"] if g["dram"] == 70]' 2>&1)" \
 	"('ran', $all8)" "gpumem job --json: the profile of each of the 8 GPUs (DRAM mean 70%)"
 run runuser -u "$U" -- env PATH="$PATH" SLURM_CONF="$SLURM_CONF" "$GM" job "$jid"
 is "$rc" 0 "gpumem job as the job's user: exit 0"

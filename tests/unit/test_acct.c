@@ -75,9 +75,9 @@ int main(void)
 	ok(json && gpumem_acct_decode(json + 2, strlen(json) - 8, err, sizeof(err)) == NULL,
 	   "a truncated record refused");
 	free(json);
-	m = gpumem_acct_encode("{\"v\":2}", err, sizeof(err));
+	m = gpumem_acct_encode("{\"v\":3}", err, sizeof(err));
 	ok(m && dec(m, err, sizeof(err)) == NULL, "another version refused");
-	like(err, "version 2, this gpumem reads 1", "  naming both versions");
+	like(err, "version 3, this gpumem reads 1 to 2", "  naming both versions");
 	free(m);
 	m = gpumem_acct_encode("{\"v\":1,\"node\":\"x\",\"job\":1,\"drained\":false,\"checks\":[{}]}", err,
 			       sizeof(err));

@@ -242,8 +242,10 @@ static void compact(void)
 	gpumem_profile_parse(good, strlen(good), &d, err, sizeof(err));
 	c = gpumem_profile_compact(d);
 	s = dump(c);
-	is_str(s, "{\"st\":\"ran\",\"why\":null,\"s\":12,\"src\":\"gpm\",\"g\":[[3,12,\"gpm\",61,91,97,99,"
-	       "79,7.5,12.0,15.0,null,null,7.9]]}", "the compact summary");
+	is_str(s, "{\"st\":\"ran\",\"why\":null,\"s\":12,\"src\":\"gpm\",\"g\":[{\"gpu\":3,\"n\":12,"
+	       "\"src\":\"gpm\",\"dram\":61,\"dram95\":91,\"sm\":97,\"sm95\":99,\"occ\":79,\"rx\":7.5,"
+	       "\"rx95\":12.0,\"tx\":15.0,\"nvrx\":null,\"nvtx\":null,\"mem\":7.9,"
+	       "\"model\":\"NVIDIA H100 80GB HBM3\"}]}", "the compact summary: named rows");
 	is_int(gpumem_profile_compact_check(c, err, sizeof(err)), 0, "  passes its check");
 	is_int(gpumem_prof_gpu_of(gpumem_json_at(gpumem_json_get(c, "g"), 0), &g), 0, "  a row reads");
 	ok(g.index == 3 && g.samples == 12 && !strcmp(g.source, "gpm") && g.dram_mean == 61 &&
@@ -260,8 +262,10 @@ static void compact(void)
 			       NULL);
 	c = gpumem_profile_compact(d);
 	s = dump(c);
-	like(s, "\"src\":null,\"g\":[[3,12,null,null,null,null,null,null,null,null,null,null,null,"
-	     "null,\"MIG: per-instance sampling not supported\"]]", "a MIG GPU: no figures, its note");
+	like(s, "\"src\":null,\"g\":[{\"gpu\":3,\"n\":12,\"src\":null,\"dram\":null,\"dram95\":null,"
+	     "\"sm\":null,\"sm95\":null,\"occ\":null,\"rx\":null,\"rx95\":null,\"tx\":null,\"nvrx\":null,"
+	     "\"nvtx\":null,\"mem\":null,\"model\":\"NVIDIA H100 80GB HBM3\",\"note\":\"MIG: per-instance "
+	     "sampling not supported\"}]", "a MIG GPU: no figures, its note");
 	is_int(gpumem_profile_compact_check(c, err, sizeof(err)), 0, "  passes the check");
 	free(s);
 	free(doc);

@@ -8,6 +8,7 @@
  * accounting record's decoder and checker (acct.h): a forged or oversized
  * AdminComment is refused there and counted, never read.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,6 @@
 #include "advise.h"
 #include "advice_history.h"
 
-#define TAG " (advised from job "
 /* What Slurm 22.05's database may name a job srun started (advice_history.h). */
 #define ALLOC_NAME "allocation"
 
@@ -67,34 +67,6 @@ int gpumem_advised_argv(const char *name, const char *user, int days, char *buf,
 	return 0;
 }
 
-int gpumem_advised_parse_name(const char *name, char *policy, size_t plen, long long *from,
-			      char *rule, size_t rlen)
-{
-	const char *t = name ? strstr(name, TAG) : NULL, *r;
-	char *end;
-	size_t pl, rl;
-
-	if (t == NULL || t == name)
-		return -1;
-	pl = (size_t)(t - name);
-	if (pl >= plen || strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-				 "0123456789._-") < pl || name[0] == '.')
-		return -1;
-	t += strlen(TAG);
-	if (*t < '1' || *t > '9')
-		return -1;
-	*from = strtoll(t, &end, 10);
-	if (end[0] != ':' || end[1] != ' ' || *from <= 0 || *from > 9000000000000000LL)
-		return -1;
-	r = end + 2;
-	rl = strspn(r, "abcdefghijklmnopqrstuvwxyz0123456789-");
-	if (rl == 0 || rl >= rlen || r[rl] != ')')
-		return -1;
-	snprintf(policy, plen, "%.*s", (int)pl, name);
-	snprintf(rule, rlen, "%.*s", (int)rl, r);
-	return 0;
-}
-
 /* Rank of RULE in GPUMEM_ADVISED_ORDER (a rule the order does not know: after it). */
 /* RULE's place in table T: its order decides between used GPUs (advice_history.h). */
 static int rank_of(const struct gpumem_advice_table *t, const char *rule)
@@ -117,16 +89,27 @@ struct pick {
 	const struct gpumem_advice_table *rules;
 	int best;                       /* rank of the winner so far, -1: none */
 	int best_used;
+	double prof_s;                  /* the record's sampled seconds */
 };
 
 /* One GPU's advice into the job's winner (advice_history.h: which GPU wins). */
-static void consider(struct pick *k, const char *node, long gpu, const struct gpumem_advice *a)
+static void consider(struct pick *k, const char *node, const struct gpumem_prof_gpu *g,
+		     const struct gpumem_advice *a)
 {
 	struct gpumem_advised_job *j = k->j;
 	int u = used(a->rule), r = rank_of(k->rules, a->rule);
 
 	j->ngpus++;
 	j->nused += u;
+	/* The fewest samples of a used GPU; while none is used, the most of any. */
+	if (isfinite(g->samples) && ((u && (j->jr.nused == 0 || g->samples < j->jr.samples)) ||
+				     (!u && j->jr.nused == 0 && g->samples > j->jr.samples)))
+		j->jr.samples = g->samples;
+	j->jr.nused += u;
+	if (isfinite(g->sm_mean))
+		j->jr.busy_s += k->prof_s * g->sm_mean / 100;
+	if (!j->jr.model[0])
+		snprintf(j->jr.model, sizeof(j->jr.model), "%s", g->model);
 	if (strcmp(a->rule, "unsampled") == 0 || strcmp(a->rule, "short") == 0)
 		return;
 	j->profiled = 1;
@@ -137,7 +120,7 @@ static void consider(struct pick *k, const char *node, long gpu, const struct gp
 		return;
 	k->best = r;
 	k->best_used = u;
-	j->gpu = gpu;
+	j->gpu = g->index;
 	snprintf(j->node, sizeof(j->node), "%s", node);
 	snprintf(j->rule, sizeof(j->rule), "%s", a->rule);
 	snprintf(j->policy, sizeof(j->policy), "%s", a->policy ? a->policy : "");
@@ -151,13 +134,20 @@ static void one_record(struct pick *k, struct json_object *rec)
 	struct json_object *eff = gpumem_json_get(rec, "eff");
 	const char *st = gpumem_json_str(prof, "st"), *node = gpumem_json_str(rec, "node");
 	struct gpumem_advised_job *j = k->j;
+	struct gpumem_advsrc src;
 
 	j->nrecords++;
-	if (!j->advised &&
-	    gpumem_advised_parse_name(gpumem_json_str(rec, "policy"), j->from_policy,
-				      sizeof(j->from_policy), &j->from, j->from_rule,
-				      sizeof(j->from_rule)) == 0)
+	k->prof_s = 0;
+	gpumem_json_num(prof, "s", &k->prof_s);
+	j->jr.profiled |= st && strcmp(st, "ran") == 0;
+	if (gpumem_json_str(rec, "policy") && strcmp(gpumem_json_str(rec, "policy"), "site defaults"))
+		j->dflt = 0;
+	if (!j->advised && gpumem_advsrc_of_record(rec, &src)) {
 		j->advised = 1;
+		j->from = src.job;
+		snprintf(j->from_policy, sizeof(j->from_policy), "%s", src.policy);
+		snprintf(j->from_rule, sizeof(j->from_rule), "%s", src.rule);
+	}
 	for (size_t i = 0; st && strcmp(st, "ran") == 0 && i < gpumem_json_len(rows); i++) {
 		struct gpumem_prof_gpu g;
 		struct gpumem_advice a;
@@ -165,7 +155,7 @@ static void one_record(struct pick *k, struct json_object *rec)
 		if (gpumem_prof_gpu_of(gpumem_json_at(rows, i), &g) < 0)
 			continue;
 		gpumem_advise_with(k->rules, &g, eff, &a);
-		consider(k, node ? node : "-", g.index, &a);
+		consider(k, node ? node : "-", &g, &a);
 	}
 }
 
@@ -241,11 +231,13 @@ static int split_row(char *line, struct row *r)
 static void take_row(const struct row *r, long nl, const struct gpumem_advice_table *rules,
 		     struct gpumem_advised_job *j)
 {
-	struct pick k = { j, rules, -1, 0 };
+	struct pick k = { j, rules, -1, 0, 0 };
 	char *end;
 
 	memset(j, 0, sizeof(*j));
 	j->id = r->job;
+	j->dflt = 1;
+	j->batch_s = j->step_s = -1;
 	j->elapsed = strtol(r->elapsed, &end, 10);
 	if (*end || j->elapsed < 0)
 		j->elapsed = 0;
@@ -260,7 +252,7 @@ static int newer_first(const void *a, const void *b)
 	return x->id < y->id ? 1 : x->id > y->id ? -1 : 0;
 }
 
-static const struct gpumem_advised_job *find(const struct gpumem_advised *a, long long id)
+const struct gpumem_advised_job *gpumem_advised_find(const struct gpumem_advised *a, long long id)
 {
 	for (size_t i = 0; i < a->njobs; i++)
 		if (a->jobs[i].id == id)
@@ -268,50 +260,48 @@ static const struct gpumem_advised_job *find(const struct gpumem_advised *a, lon
 	return NULL;
 }
 
-/* The verdict on advised job J (advice_history.h: gain). */
+/* A step row R of job J: its time (advice_history.h: the work, not the wall). */
+static void step_time(struct gpumem_advised_job *j, const struct row *r)
+{
+	const char *dot = strchr(r->id, '.');
+	char *end;
+	long t = strtol(r->elapsed, &end, 10);
+
+	if (j == NULL || r->job != j->id || dot == NULL || *end || t < 0)
+		return;
+	if (!strcmp(dot, ".batch"))
+		j->batch_s = t;
+	else if (dot[1] >= '0' && dot[1] <= '9' && t > j->step_s)
+		j->step_s = t;
+}
+
+/* What the judge reads of J (judge.h). */
+static void judge_run(struct gpumem_advised_job *j)
+{
+	j->jr.id = j->id;
+	j->jr.completed = j->completed;
+	j->jr.job_s = j->elapsed;
+	j->jr.work_s = j->batch_s >= 0 ? j->batch_s : j->step_s;
+	j->jr.ngpus = j->ngpus;
+	j->jr.symptom = j->still;
+}
+
+/* The judgement of advised job J against the runs under the defaults before it. */
 static void judge(const struct gpumem_advised *a, const struct gpumem_advised_job *j,
 		  struct gpumem_advised_history *h)
 {
-	const struct gpumem_advised_job *f = find(a, j->from);
-	double ta, tk;
-	char ratio[64] = "";
+	const struct gpumem_judge_run *c[GPUMEM_ADVISED_MAX_JOBS];
+	size_t n = 0;
 
 	memset(h, 0, sizeof(*h));
 	h->job = j;
-	h->from = f;
-	h->outcome = "unjudged";
-	if (f == NULL) {
-		snprintf(h->text, sizeof(h->text), "%s tried in job %lld (advised from job %lld, "
-			 "%s): job %lld is no longer in the window: not judged", j->from_policy,
-			 j->id, j->from, j->from_rule, j->from);
-		return;
-	}
-	ta = f->elapsed > 0 ? (double)f->elapsed : 1;
-	tk = j->elapsed > 0 ? (double)j->elapsed : 1;
-	h->ratio = ta / tk;
-	snprintf(ratio, sizeof(ratio), h->ratio >= 1 ? "%.1fx faster" : "%.2fx (slower)", h->ratio);
-	h->verdict = GPUMEM_V_DROPPED;
-	h->outcome = !j->completed ? "incomplete" : j->elapsed > f->elapsed *
-		(1 + GPUMEM_ADVISED_MARGIN) + GPUMEM_ADVISED_TICK_S ? "slower" : j->still ? "still" :
-		"gained";
-	if (!strcmp(h->outcome, "incomplete"))
-		snprintf(h->text, sizeof(h->text), "%s tried in job %lld (advised from job %lld, "
-			 "%s): it did not complete: not advised again", j->from_policy, j->id,
-			 j->from, j->from_rule);
-	else if (!strcmp(h->outcome, "slower"))
-		snprintf(h->text, sizeof(h->text), "%s tried in job %lld (advised from job %lld, "
-			 "%s): %s (%ld s against %ld s): not advised again", j->from_policy,
-			 j->id, j->from, j->from_rule, ratio, j->elapsed, f->elapsed);
-	else if (!strcmp(h->outcome, "still"))
-		snprintf(h->text, sizeof(h->text), "%s tried in job %lld (advised from job %lld, "
-			 "%s): still %s: not advised again", j->from_policy, j->id, j->from,
-			 j->from_rule, j->from_rule);
-	else {
-		h->verdict = GPUMEM_V_KEPT;
-		snprintf(h->text, sizeof(h->text), "%s tried in job %lld (advised from job %lld, "
-			 "%s): %s (%ld s against %ld s): kept", j->from_policy, j->id, j->from,
-			 j->from_rule, ratio, j->elapsed, f->elapsed);
-	}
+	h->from = gpumem_advised_find(a, j->from);
+	for (size_t i = 0; i < a->njobs; i++)
+		if (a->jobs[i].id < j->id && a->jobs[i].dflt && !a->jobs[i].advised)
+			c[n++] = &a->jobs[i].jr;
+	gpumem_judge(&j->jr, c, n, j->from_rule, &h->j);
+	h->ratio = h->j.ratio;
+	h->outcome = gpumem_judge_outcome(&h->j, &j->jr);
 }
 
 int gpumem_advised_read(char *text, const char *name, const struct gpumem_advice_table *rules,
@@ -319,6 +309,7 @@ int gpumem_advised_read(char *text, const char *name, const struct gpumem_advice
 {
 	char *line, *save = NULL;
 	struct row alloc, *pending = NULL;
+	struct gpumem_advised_job *cur = NULL;  /* the job whose steps follow */
 
 	memset(out, 0, sizeof(*out));
 	out->rules = rules ? rules : gpumem_advice_builtin();
@@ -335,6 +326,10 @@ int gpumem_advised_read(char *text, const char *name, const struct gpumem_advice
 
 		if (split_row(line, &r) < 0)
 			continue;
+		if (r.step && cur && r.job == cur->id && !(pending && r.job == pending->job)) {
+			step_time(cur, &r);
+			continue;
+		}
 		/*
 		 * The name may hold '|': it is known, so it is matched whole, not
 		 * split; what follows is AdminComment, which holds no '|' of gpumem's
@@ -357,98 +352,29 @@ int gpumem_advised_read(char *text, const char *name, const struct gpumem_advice
 		} else if (pending && r.job == pending->job && nl >= 0) {
 			take_row(pending, (long)strlen(ALLOC_NAME), out->rules, j);
 			pending = NULL;
+			step_time(j, &r);
 		} else {
 			continue;
 		}
+		cur = NULL;
 		if (j->nrecords || j->nrefused) {
 			/* Keep the newest when over the cap: replace the oldest kept. */
-			if (out->njobs + 1 < GPUMEM_ADVISED_MAX_JOBS)
+			if (out->njobs + 1 < GPUMEM_ADVISED_MAX_JOBS) {
 				out->njobs++;
-			else
+				cur = j;
+			} else {
 				qsort(out->jobs, out->njobs + 1, sizeof(*j), newer_first);
+			}
 		}
 	}
 	qsort(out->jobs, out->njobs, sizeof(*out->jobs), newer_first);
 	for (size_t i = 0; i < out->njobs; i++)
+		judge_run(&out->jobs[i]);
+	for (size_t i = 0; i < out->njobs; i++)
 		if (out->jobs[i].advised)
 			judge(out, &out->jobs[i], &out->hist[out->nhist++]);
+	gpumem_advised_loop(out);
 	return 0;
-}
-
-/* The newest verdict that dropped POLICY for this name, or NULL. */
-static const struct gpumem_advised_history *dropped(const struct gpumem_advised *a,
-						    const char *policy)
-{
-	for (size_t i = 0; i < a->nhist; i++)
-		if (a->hist[i].verdict == GPUMEM_V_DROPPED &&
-		    strcmp(a->hist[i].job->from_policy, policy) == 0)
-			return &a->hist[i];
-	return NULL;
-}
-
-static const struct gpumem_advised_history *history_of(const struct gpumem_advised *a,
-						       const struct gpumem_advised_job *j)
-{
-	for (size_t i = 0; i < a->nhist; i++)
-		if (a->hist[i].job == j)
-			return &a->hist[i];
-	return NULL;
-}
-
-static void choose_from(struct gpumem_advised *a, const struct gpumem_advised_job *src,
-			const char *policy, const char *rule, const char *tail)
-{
-	snprintf(a->policy, sizeof(a->policy), "%s", policy);
-	snprintf(a->rule, sizeof(a->rule), "%s", rule);
-	a->from = src->id;
-	snprintf(a->fwd_name, sizeof(a->fwd_name), "%s" TAG "%lld: %s)", policy, src->id, rule);
-	snprintf(a->line, sizeof(a->line), "gpumem: advised: %s, from job %lld on %s (%s: %s)%s",
-		 policy, src->id, src->node, rule, src->reason, tail);
-}
-
-void gpumem_advised_choose(struct gpumem_advised *a, const char *name, int days)
-{
-	const struct gpumem_advised_job *j = NULL;
-	const struct gpumem_advised_history *h, *d;
-	char tail[700] = "";
-
-	a->policy[0] = a->fwd_name[0] = '\0';
-	for (size_t i = 0; i < a->njobs && j == NULL; i++)
-		if (a->jobs[i].profiled)
-			j = &a->jobs[i];
-	if (j == NULL) {
-		snprintf(a->line, sizeof(a->line), "gpumem: advised: no profiled job named %s in "
-			 "the last %d days%s: site defaults", name, days,
-			 a->njobs ? " (its records have no profile, or were refused)" : "");
-		return;
-	}
-	h = j->advised ? history_of(a, j) : NULL;
-	if (h && h->verdict == GPUMEM_V_KEPT && h->from && h->from->profiled) {
-		snprintf(tail, sizeof(tail), "; kept: %s", h->text);
-		choose_from(a, h->from, j->from_policy, j->from_rule, tail);
-		return;
-	}
-	/* It did not pay (or cannot be judged against a job gone): back to its first job's advice. */
-	if (h && h->verdict == GPUMEM_V_DROPPED && h->from && h->from->profiled)
-		j = h->from;
-	if (!used(j->rule)) {
-		snprintf(a->line, sizeof(a->line), "gpumem: advised: job %lld on %s left its GPUs idle "
-			 "(%s: %s): no memory policy can use them (ask for fewer GPUs): site "
-			 "defaults", j->id, j->node, j->rule, j->reason);
-		return;
-	}
-	if (j->policy[0] == '\0') {
-		snprintf(a->line, sizeof(a->line), "gpumem: advised: job %lld on %s (%s: %s): no "
-			 "policy to advise: site defaults", j->id, j->node, j->rule, j->reason);
-		return;
-	}
-	d = dropped(a, j->policy);
-	if (d) {
-		snprintf(a->line, sizeof(a->line), "gpumem: advised: job %lld advises %s (%s), but "
-			 "%s: site defaults", j->id, j->policy, j->rule, d->text);
-		return;
-	}
-	choose_from(a, j, j->policy, j->rule, "");
 }
 
 void gpumem_advised_free(struct gpumem_advised *a)

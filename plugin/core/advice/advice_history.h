@@ -19,37 +19,32 @@
  *                   mps-half.yaml cannot gain it anything (and was seen to
  *                   slow an idle-looking program); the line says to ask
  *                   for fewer GPUs.
- *   gain            an advised job K (from job A) gained when K COMPLETED,
- *                   its elapsed time is at most A's plus
- *                   GPUMEM_ADVISED_MARGIN plus GPUMEM_ADVISED_TICK_S (sacct
- *                   counts whole seconds: 8 s against 7 s is no evidence of
- *                   a slower job), and, for a rule whose policy is
- *                   meant to remove what it saw (faulting), that rule no
- *                   longer matches a used GPU of K.  Ratio: A's elapsed / K's.
- *   the loop        a policy that did not gain for a name is not advised
- *                   again for it while that run is in the window (the next
- *                   lookup goes back to job A's advice); one that gained is
- *                   kept (advised again, from the same first job A).
+ *   the judge       each advised run K is judged on its work (its .batch
+ *                   step's time, from the step rows sacct gives with the
+ *                   job's) against the name's runs under the site's
+ *                   defaults before it (judge.h); the policy's standing
+ *                   for the name (kept, probation, dropped) follows from
+ *                   the verdicts (advised_loop.h).
  *
- * An advised job's policy name, as forwarded and recorded, is
- * "POLICY (advised from job A: RULE)" (gpumem_advised_name): the record's
- * "policy" field carries it to AdminComment unchanged.
+ * An advised job's source (job A, RULE, POLICY) travels as fields
+ * (advsrc.h): forwarded by srun, kept in the record's "adv"; the label
+ * "POLICY (advised from job A: RULE)" is made from them for people and
+ * read back only from version 1 records, which have no "adv".
  */
 #ifndef GPUMEM_ADVICE_HISTORY_H
 #define GPUMEM_ADVICE_HISTORY_H
 #include <stddef.h>
+#include "judge.h"
 
 struct gpumem_advice_table;     /* advise.h */
 
 #define GPUMEM_ADVISED "advised"        /* the option's value, reserved as a policy name */
-#define GPUMEM_ADVISED_MARGIN 0.05      /* elapsed time may grow this much and still count */
-#define GPUMEM_ADVISED_TICK_S 1         /* ... and one tick of sacct's whole seconds */
 #define GPUMEM_ADVISED_MAX_JOBS 512     /* rows looked at, newest first */
 #define GPUMEM_ADVISED_SACCT_CAP (8 * 1024 * 1024)
 
 struct gpumem_advised_job {
 	long long id;
-	long elapsed;                   /* seconds (sacct ElapsedRaw) */
+	long elapsed;                   /* seconds (sacct ElapsedRaw: the prolog included) */
 	int completed;                  /* State COMPLETED */
 	int profiled;                   /* a GPU with a rule beyond unsampled/short */
 	char node[72];                  /* of the winning GPU */
@@ -63,16 +58,20 @@ struct gpumem_advised_job {
 	long long from;
 	char from_rule[32], from_policy[72];
 	int still;                      /* from_rule (faulting) still matches a used GPU */
+	int dflt;                       /* it ran under the site's defaults */
+	long batch_s, step_s;           /* the .batch step's elapsed, the longest other step's; -1 */
+	struct gpumem_judge_run jr;     /* what the judge reads (judge.h) */
 };
 
-enum gpumem_verdict { GPUMEM_V_UNKNOWN = 0, GPUMEM_V_KEPT, GPUMEM_V_DROPPED };
+enum gpumem_verdict { GPUMEM_V_UNKNOWN = 0, GPUMEM_V_KEPT, GPUMEM_V_DROPPED, GPUMEM_V_PROBATION };
 
 struct gpumem_advised_history {
 	const struct gpumem_advised_job *job, *from;    /* from: NULL when out of the window */
 	enum gpumem_verdict verdict;
-	double ratio;                   /* from's elapsed / job's */
-	const char *outcome;            /* "gained", "slower", "still" (its rule still
-					 * matched), "incomplete", "unjudged" (from gone) */
+	double ratio;                   /* the reference's work time / job's; 0: not judged */
+	const char *outcome;            /* gpumem_judge_outcome: "gained", "even", "slower",
+					 * "still", "failed", "not judged" */
+	struct gpumem_judgement j;
 	char text[600];                 /* "zerocopy.yaml tried in job 1240 ...: kept" */
 };
 
@@ -84,9 +83,11 @@ struct gpumem_advised {
 	size_t nhist;
 	/* The choice (gpumem_advised_choose): */
 	char policy[72];                /* "" : the site's defaults */
-	char fwd_name[256];             /* "POLICY (advised from job A: RULE)" */
+	char fwd_name[256];             /* the label "POLICY (advised from job A: RULE)" */
+	char src_json[400];             /* the advised source's fields, forwarded (advsrc.h) */
 	long long from;                 /* A */
 	char rule[32];                  /* RULE */
+	char standing[16];              /* "new", "kept", "probation" */
 	char line[1400];                /* the one line for the user, raw (escape it) */
 };
 
@@ -111,10 +112,8 @@ int gpumem_advised_argv(const char *name, const char *user, int days, char *buf,
  */
 int gpumem_advised_read(char *text, const char *name, const struct gpumem_advice_table *rules,
 			struct gpumem_advised *out);
-/* The choice for NAME's next job, looked back DAYS days: policy, fwd_name, line. */
-void gpumem_advised_choose(struct gpumem_advised *a, const char *name, int days);
-/* "POLICY (advised from job A: RULE)" of an advised job's name, or -1 when NAME is none. */
-int gpumem_advised_parse_name(const char *name, char *policy, size_t plen, long long *from,
-			      char *rule, size_t rlen);
+/* A's job ID, or NULL when it is not in the window. */
+const struct gpumem_advised_job *gpumem_advised_find(const struct gpumem_advised *a, long long id);
 void gpumem_advised_free(struct gpumem_advised *a);
+#include "advised_loop.h"    /* the loop's verdicts and the choice */
 #endif

@@ -55,8 +55,17 @@ static const struct figdef {
 	{ "eff.um.pf", 0, U_WORDS, 0 },
 	{ NULL, 0, 0, 0 },
 };
-#define FIG_SAMPLES 11
-#define FIG_EFF 12              /* the first of the effective policy's */
+/* What a figure is, by its unit, never by its place in the table. */
+static int is_profile_fig(int i)
+{
+	return figs[i].unit == U_PCT || figs[i].unit == U_GBPS || figs[i].unit == U_GIB;
+}
+
+static int is_eff_fig(int i)
+{
+	return figs[i].unit == U_EFF || figs[i].unit == U_WORDS;
+}
+
 static const char *const metrics[] = { "dram_bw_util", "sm_util", "sm_occupancy", "pcie_rx",
 	"pcie_tx", "nvlink_rx", "nvlink_tx", "mem_used", NULL };
 static const char *const stats[] = { "mean", "median", "p95", "max", NULL };
@@ -68,8 +77,8 @@ static void kept(const char *metric, char *buf, size_t len)
 	size_t n = strlen(metric), o = 0;
 
 	buf[0] = '\0';
-	for (int i = 0; i < FIG_SAMPLES && o < len; i++)
-		if (!strncmp(figs[i].name, metric, n) && figs[i].name[n] == '.')
+	for (int i = 0; figs[i].name && o < len; i++)
+		if (is_profile_fig(i) && !strncmp(figs[i].name, metric, n) && figs[i].name[n] == '.')
 			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "", figs[i].name);
 }
 
@@ -83,7 +92,7 @@ static int figure_of(const char *word, int eff, char *err, size_t len)
 	for (int i = 0; figs[i].name; i++)
 		if (!strcmp(figs[i].name, word)) {
 			/* when reads both: a rule may be about what the job ran under. */
-			if (i < FIG_EFF && eff) {
+			if (!is_eff_fig(i) && eff) {
 				snprintf(err, len, "%s: in_effect reads the job's effective policy "
 					 "(eff.l2, eff.mps, eff.um.pl, eff.um.ab, eff.um.pf), not its "
 					 "profile", word);
@@ -328,9 +337,9 @@ static double value_of(int fig, const struct gpumem_prof_gpu *g, struct json_obj
 {
 	double v;
 
-	if (fig == FIG_SAMPLES)
+	if (figs[fig].unit == U_COUNT)
 		return isfinite(g->samples) ? g->samples : 0;
-	if (fig < FIG_EFF) {
+	if (!is_eff_fig(fig)) {
 		memcpy(&v, (const char *)g + figs[fig].off, sizeof(v));
 		return v;
 	}
@@ -392,7 +401,7 @@ int gpumem_advice_cond_holds(const struct gpumem_advice_cond *c, const struct gp
 			} while (i < c->nterms && c->t[i].item == item && !c->t[i].or_before);
 			if (all && !any) {
 				any = 1;
-				if (what && !what[0] && c->t[start].left >= FIG_EFF)
+				if (what && !what[0] && is_eff_fig(c->t[start].left))
 					what_of(&c->t[start], eff, what, wlen);
 			}
 		}
@@ -430,8 +439,8 @@ static size_t placeholder(const char *t, int *fig, int *plural)
 	*plural = k > 2 && !strcmp(name + k - 2, ":s");
 	if (*plural)
 		name[k - 2] = '\0';
-	for (int i = 0; i < FIG_EFF; i++)
-		if (!strcmp(figs[i].name, name)) {
+	for (int i = 0; figs[i].name; i++)
+		if (!is_eff_fig(i) && !strcmp(figs[i].name, name)) {
 			*fig = i;
 			return n + 2;
 		}

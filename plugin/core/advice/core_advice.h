@@ -9,4 +9,6 @@
 #define GPUMEM_CORE_ADVICE_H
 #include "advise.h"         /* the rules: built in, the site's, their language */
 #include "advice_history.h" /* the advised history: a user's earlier jobs, judged */
+#include "judge.h"          /* an advised run judged on its work against the defaults */
+#include "advised_loop.h"   /* probation, drop and the policy a name gets next */
 #endif

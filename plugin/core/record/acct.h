@@ -21,7 +21,8 @@
 #include "core_base.h"
 #include "report.h"
 
-#define GPUMEM_ACCT_VERSION 1
+/* Written: 2 (named profile rows, "adv"); read: 1 and 2. */
+#define GPUMEM_ACCT_VERSION 2
 #define GPUMEM_ACCT_OPEN "{~"
 #define GPUMEM_ACCT_CLOSE "~}"
 /* One segment's cap: an 8-GPU node's record takes about 700 bytes, 2 KiB with "prof". */

@@ -5,12 +5,13 @@
  * report with a GPU memory profile: "after", or "job" where no after-check
  * ran), and checked on the way back.  The record (doc/admin/reports.md, "Accounting"):
  *
- *   {"v":1,"node":"gpu01","job":12,"user":"bob","policy":"stream.yaml",
+ *   {"v":2,"node":"gpu01","job":12,"user":"bob","policy":"stream.yaml",
  *    "eff":{"l2":"25%","mps":50,"daemon":"job","um":"pl=gpu ab=cpu rm pf=gpu stripe=auto"},
  *    "checks":[{"phase":"after","step":"batch","status":"ran","verdict":"pass",
  *               "reason":null,"ev":"measured: ...","gpus":[[0,"pass",4300,4100,55,53]]}],
  *    "drained":false,
- *    "prof":{"st":"ran","why":null,"s":12,"src":"gpm","g":[[0,12,"gpm",61,91,...]]}}
+ *    "prof":{"st":"ran","why":null,"s":12,"src":"gpm","g":[{"gpu":0,"n":12,...}]},
+ *    "adv":{"job":1240,"rule":"faulting","policy":"zerocopy.yaml","standing":"new"}}
  *
  * Per GPU: node index, verdict, best read, triad, h2d, d2h in GB/s
  * (rounded; null: not measured), and the first reason when not a pass.
@@ -22,7 +23,9 @@
  * ago after job 4411, NVML health unchanged since", or "measured: why").
  * "prof" is the profile's compact summary (profile.h), absent when no
  * report of the job on the node has a "profile"; a "job" report is no
- * check and never in "checks".
+ * check and never in "checks".  "adv" (version 2, only for a job that ran
+ * --gpumem-policy=advised): the advised source's fields (advsrc.h).
+ * Version 1 records (positional profile rows, no "adv") are still read.
  * Reports are read and the record is built and written with the JSON
  * module (json.h, libjson-c), compact style.
  */
@@ -36,6 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "acct.h"
+#include "advsrc.h"
 #include "core_policy.h"
 #include "profile.h"
 
@@ -515,14 +519,16 @@ int gpumem_acct_check(struct json_object *v, char *err, size_t errlen)
 {
 	struct json_object *checks = gpumem_json_get(v, "checks");
 	const char *node = gpumem_json_str(v, "node");
+	struct gpumem_advsrc adv;
 	double ver;
 
 	if (gpumem_json_num(v, "v", &ver) < 0) {
 		snprintf(err, errlen, "no version");
 		return -1;
 	}
-	if (ver != GPUMEM_ACCT_VERSION) {
-		snprintf(err, errlen, "version %g, this gpumem reads %d", ver, GPUMEM_ACCT_VERSION);
+	if (ver != 1 && ver != GPUMEM_ACCT_VERSION) {
+		snprintf(err, errlen, "version %g, this gpumem reads 1 to %d", ver,
+			 GPUMEM_ACCT_VERSION);
 		return -1;
 	}
 	if (!is_str(gpumem_json_get(v, "node"), 0, 64) || !node[0] ||
@@ -546,5 +552,12 @@ int gpumem_acct_check(struct json_object *v, char *err, size_t errlen)
 	if (json_object_object_get_ex(v, "prof", NULL) &&
 	    gpumem_profile_compact_check(gpumem_json_get(v, "prof"), err, errlen) < 0)
 		return -1;
+	if (json_object_object_get_ex(v, "adv", NULL) &&
+	    (ver < 2 || gpumem_advsrc_from_object(gpumem_json_get(v, "adv"), &adv, err,
+						  errlen) < 0)) {
+		if (ver < 2)
+			snprintf(err, errlen, "adv: not in a version 1 record");
+		return -1;
+	}
 	return 0;
 }

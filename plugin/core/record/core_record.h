@@ -10,4 +10,6 @@
 #include "report.h"     /* the report file: caps, reading, head line */
 #include "acct.h"       /* the accounting record and its AdminComment codec */
 #include "profile.h"    /* the GPU memory profile */
+#include "profile_row.h" /* the profile row: named, versioned, read back compatibly */
+#include "advsrc.h"     /* the advised source (job, rule, policy, standing) as fields */
 #endif

@@ -281,48 +281,6 @@ static void push(struct json_object *arr, struct json_object *v)
 }
 
 
-/* Figure FIG of metric NAME of GPU G's metrics, an integer or (DECIMALS) one decimal, or null. */
-static struct json_object *figure(struct json_object *ms, const char *name, const char *fig,
-				  int decimals)
-{
-	double v;
-
-	if (gpumem_json_num(gpumem_json_get(ms, name), fig, &v) < 0 || !isfinite(v))
-		return NULL;
-	/* The value rounded too, not only its text: the summary reads the same in memory. */
-	return decimals ? gpumem_json_fixed(round(v * 10) / 10, 1) :
-		gpumem_json_fmt(round(v), "%.0f");
-}
-
-static struct json_object *compact_gpu(struct json_object *g)
-{
-	static const struct {
-		const char *metric, *fig;
-		int decimals;
-	} cols[] = {
-		{ "dram_bw_util", "mean", 0 }, { "dram_bw_util", "p95", 0 },
-		{ "sm_util", "mean", 0 }, { "sm_util", "p95", 0 }, { "sm_occupancy", "mean", 0 },
-		{ "pcie_rx", "mean", 1 }, { "pcie_rx", "p95", 1 }, { "pcie_tx", "mean", 1 },
-		{ "nvlink_rx", "mean", 1 }, { "nvlink_tx", "mean", 1 }, { "mem_used", "max", 1 },
-	};
-	struct json_object *row = json_object_new_array(), *ms = gpumem_json_get(g, "metrics");
-	const char *note = gpumem_json_str(g, "note");
-	double idx = 0, n = 0;
-
-	if (row == NULL)
-		return NULL;
-	gpumem_json_num(g, "index", &idx);
-	gpumem_json_num(g, "samples", &n);
-	push(row, gpumem_json_int((long long)idx));
-	push(row, gpumem_json_int((long long)n));
-	push(row, gpumem_json_string(gpumem_json_str(g, "source")));
-	for (size_t k = 0; k < sizeof(cols) / sizeof(cols[0]); k++)
-		push(row, figure(ms, cols[k].metric, cols[k].fig, cols[k].decimals));
-	if (note)
-		push(row, gpumem_json_string_cut(note, GPUMEM_PROF_NOTE_CHARS));
-	return row;
-}
-
 static int is_state(const char *s)
 {
 	return s && (!strcmp(s, "ran") || !strcmp(s, "skipped") || !strcmp(s, "refused") ||
@@ -366,7 +324,7 @@ struct json_object *gpumem_profile_compact(struct json_object *doc)
 	for (size_t i = 0; i < gpumem_json_len(gpus); i++) {
 		const char *gs = gpumem_json_str(gpumem_json_at(gpus, i), "source");
 
-		push(g, compact_gpu(gpumem_json_at(gpus, i)));
+		push(g, gpumem_prof_row_build(gpumem_json_at(gpus, i)));
 		if (gs && src && strcmp(gs, src) != 0)
 			mixed = 1;
 		else if (gs)
@@ -383,38 +341,6 @@ struct json_object *gpumem_profile_compact(struct json_object *doc)
 }
 
 /* ------------------------------------------------------------ reading it back */
-static int row_ok(struct json_object *row, char *err, size_t len, const char *at)
-{
-	size_t n = gpumem_json_len(row);
-
-	if (!gpumem_json_is(row, json_type_array) || n < GPUMEM_PROF_NCOLS ||
-	    n > GPUMEM_PROF_NCOLS + 1)
-		return bad(err, len, at, "not [index, samples, source, 11 figures(, note)]");
-	for (size_t k = 0; k < n; k++) {
-		struct json_object *v = gpumem_json_at(row, k);
-		double x = is_number(v) ? json_object_get_double(v) : NAN;
-		char path[96];
-
-		snprintf(path, sizeof(path), "%.60s[%zu]", at, k);
-		if (k == GPUMEM_PROF_INDEX) {
-			if (!isfinite(x) || x < 0 || x > MAX_INDEX)
-				return bad(err, len, path, "not a GPU index");
-		} else if (k == GPUMEM_PROF_SOURCE) {
-			if (v && (!gpumem_json_is(v, json_type_string) ||
-				  chars(json_object_get_string(v)) > TOKEN_CHARS))
-				return bad(err, len, path, "not a source name or null");
-		} else if (k == GPUMEM_PROF_NCOLS) {
-			if (!gpumem_json_is(v, json_type_string) ||
-			    chars(json_object_get_string(v)) > GPUMEM_PROF_NOTE_CHARS)
-				return bad(err, len, path, "not a note");
-		} else if (v && (!isfinite(x) || x < 0 ||
-				 x > (k == GPUMEM_PROF_SAMPLES ? MAX_SAMPLES : MAX_FIGURE))) {
-			return bad(err, len, path, "not null or a figure");
-		}
-	}
-	return 0;
-}
-
 int gpumem_profile_compact_check(struct json_object *v, char *err, size_t len)
 {
 	struct json_object *g = gpumem_json_get(v, "g"), *s = gpumem_json_get(v, "s");
@@ -442,44 +368,8 @@ int gpumem_profile_compact_check(struct json_object *v, char *err, size_t len)
 		char at[32];
 
 		snprintf(at, sizeof(at), "prof.g[%zu]", i);
-		if (row_ok(gpumem_json_at(g, i), err, len, at) < 0)
+		if (gpumem_prof_row_check(gpumem_json_at(g, i), err, len, at) < 0)
 			return -1;
 	}
-	return 0;
-}
-
-static double col(struct json_object *row, enum gpumem_prof_col k)
-{
-	struct json_object *v = gpumem_json_at(row, k);
-
-	return is_number(v) ? json_object_get_double(v) : NAN;
-}
-
-int gpumem_prof_gpu_of(struct json_object *row, struct gpumem_prof_gpu *g)
-{
-	struct json_object *src = gpumem_json_at(row, GPUMEM_PROF_SOURCE);
-	struct json_object *note = gpumem_json_at(row, GPUMEM_PROF_NCOLS);
-
-	memset(g, 0, sizeof(*g));
-	if (!gpumem_json_is(row, json_type_array) || gpumem_json_len(row) < GPUMEM_PROF_NCOLS ||
-	    !is_number(gpumem_json_at(row, GPUMEM_PROF_INDEX)))
-		return -1;
-	g->index = (long)col(row, GPUMEM_PROF_INDEX);
-	g->samples = col(row, GPUMEM_PROF_SAMPLES);
-	if (gpumem_json_is(src, json_type_string))
-		snprintf(g->source, sizeof(g->source), "%s", json_object_get_string(src));
-	g->dram_mean = col(row, GPUMEM_PROF_DRAM_MEAN);
-	g->dram_p95 = col(row, GPUMEM_PROF_DRAM_P95);
-	g->sm_mean = col(row, GPUMEM_PROF_SM_MEAN);
-	g->sm_p95 = col(row, GPUMEM_PROF_SM_P95);
-	g->occ_mean = col(row, GPUMEM_PROF_OCC_MEAN);
-	g->rx_mean = col(row, GPUMEM_PROF_RX_MEAN);
-	g->rx_p95 = col(row, GPUMEM_PROF_RX_P95);
-	g->tx_mean = col(row, GPUMEM_PROF_TX_MEAN);
-	g->nvrx_mean = col(row, GPUMEM_PROF_NVRX_MEAN);
-	g->nvtx_mean = col(row, GPUMEM_PROF_NVTX_MEAN);
-	g->mem_max = col(row, GPUMEM_PROF_MEM_MAX);
-	if (gpumem_json_is(note, json_type_string))
-		snprintf(g->note, sizeof(g->note), "%s", json_object_get_string(note));
 	return 0;
 }

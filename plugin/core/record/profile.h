@@ -9,15 +9,16 @@
  * The compact summary:
  *
  *   {"st":"ran","why":null,"s":12,"src":"gpm",
- *    "g":[[0,12,"gpm",61,91,97,99,79,0.1,0.3,0.0,0.0,0.0,7.9]]}
+ *    "g":[{"gpu":0,"n":12,"src":"gpm","dram":61,"dram95":91,...,"mem":7.9}]}
  *
  * st: "ran", "skipped", "refused" or "none"; why: the reason, or null;
  * s: seconds sampled; src: the GPUs' source when they share one, "mixed",
- * or null.  Per GPU (GPUMEM_PROF_* below): node index, samples, source,
- * DRAM mean and p95, SM mean and p95, occupancy mean (percent, integers),
- * PCIe rx mean and p95, PCIe tx mean, NVLink rx and tx mean (GB/s, one
- * decimal), memory used max (GiB, one decimal); null where absent; then,
- * only when the GPU has one, its note ("MIG: ...").
+ * or null.  Per GPU a named row (profile_row.h; version 1 records hold
+ * positional rows, still read): node index, samples, source, DRAM mean
+ * and p95, SM mean and p95, occupancy mean (percent, integers), PCIe rx
+ * mean and p95, PCIe tx mean, NVLink rx and tx mean (GB/s, one decimal),
+ * memory used max (GiB, one decimal); null where absent; the GPU's model
+ * and note ("MIG: ...") only where it has one.
  */
 #ifndef GPUMEM_PROFILE_H
 #define GPUMEM_PROFILE_H
@@ -36,18 +37,8 @@
 #define GPUMEM_PROFILE_MAX_PCT  100.5   /* percent: a little over for NVML's rounding */
 #define GPUMEM_PROFILE_MAX_GBPS 100000.0
 #define GPUMEM_PROFILE_MAX_GIB  65536.0
-/* The compact summary's reason and note, in characters. */
+/* The compact summary's reason, in characters (the note's: profile_row.h). */
 #define GPUMEM_PROF_WHY_CHARS 120
-#define GPUMEM_PROF_NOTE_CHARS 60
-
-/* The positions in a compact GPU row. */
-enum gpumem_prof_col {
-	GPUMEM_PROF_INDEX, GPUMEM_PROF_SAMPLES, GPUMEM_PROF_SOURCE,
-	GPUMEM_PROF_DRAM_MEAN, GPUMEM_PROF_DRAM_P95, GPUMEM_PROF_SM_MEAN, GPUMEM_PROF_SM_P95,
-	GPUMEM_PROF_OCC_MEAN, GPUMEM_PROF_RX_MEAN, GPUMEM_PROF_RX_P95, GPUMEM_PROF_TX_MEAN,
-	GPUMEM_PROF_NVRX_MEAN, GPUMEM_PROF_NVTX_MEAN, GPUMEM_PROF_MEM_MAX,
-	GPUMEM_PROF_NCOLS,              /* 14; a 15th item is the note */
-};
 
 /*
  * Is DOC a gpumem-profile/1 document this version reads (types, ranges:
@@ -73,15 +64,5 @@ struct json_object *gpumem_profile_compact(struct json_object *doc);
 /* Is V a compact summary this version reads?  0, or -1 with why. */
 int gpumem_profile_compact_check(struct json_object *v, char *err, size_t len);
 
-/* One GPU of a compact summary, as numbers: NAN where the row says null. */
-struct gpumem_prof_gpu {
-	long index;
-	double samples;
-	char source[33];        /* "" when null */
-	double dram_mean, dram_p95, sm_mean, sm_p95, occ_mean;
-	double rx_mean, rx_p95, tx_mean, nvrx_mean, nvtx_mean, mem_max;
-	char note[GPUMEM_PROF_NOTE_CHARS * 4 + 1];      /* "" when none */
-};
-/* ROW (checked by gpumem_profile_compact_check) -> *G; -1 when not a row. */
-int gpumem_prof_gpu_of(struct json_object *row, struct gpumem_prof_gpu *g);
+#include "profile_row.h"     /* one GPU of the summary, both forms */
 #endif
