@@ -227,23 +227,13 @@ SH
 }
 
 # acct_need: a skip, saying why, where Slurm's accounting cannot run here
-# (no MariaDB or slurmdbd).  tests/slurm/run's 24.11 and 26.05 roots lack
-# them on purpose: apt-get installs the series' slurmdbd with MariaDB 11.8's
-# server and client cores into them in seconds, but that slurmdbd (24.11.5,
-# 26.05.5) then dies at its start, "mysql_query failed: 5027 Number of
-# columns in result (=1) set execeeds maxmimum allowed number of columns
-# (=0)" on "select @var := concat('')" (_check_mysql_concat_is_sane), which
-# MariaDB's own client runs fine (tried 2026-11-27): the accounting suites
-# would fail there on that, not on gpumem.
+# (no MariaDB or slurmdbd; tests/slurm/run's 24.11 and 26.05 roots have
+# them).
 acct_need() {
-	local p series
-	series=$(PATH="$PATH:/usr/sbin:/sbin" slurmd -V 2>/dev/null | sed -n 's/^slurm[^0-9]*\([0-9]*\.[0-9]*\).*/\1/p')
+	local p
 	for p in mariadbd mariadb-install-db slurmdbd; do
-		command -v "$p" >/dev/null && continue
-		case $series in
-		24.11 | 26.05) skip_all "$p is not installed in tests/slurm/run's Slurm $series root, on purpose: its slurmdbd dies at start against Debian's MariaDB 11.8 (error 5027 on \"select @var := concat('')\", _check_mysql_concat_is_sane; tests/lib.sh acct_need); run the accounting suites on 22.05" ;;
-		*) skip_all "$p is not installed (contrib/setup-debian installs mariadb-server and slurmdbd)" ;;
-		esac
+		command -v "$p" >/dev/null ||
+			skip_all "$p is not installed (contrib/setup-debian installs mariadb-server and slurmdbd)"
 	done
 }
 

@@ -47,16 +47,24 @@ int gpumem_acct_spec_ok(const char *spec)
 	return n > 0 && n <= 10 && spec[n] == '\0';
 }
 
-/* sacctmgr before 23.02 lower-cases what it sets. */
+/*
+ * sacctmgr before 23.02 lower-cases what it sets.  `sacctmgr -V` says
+ * "slurm 24.11.5" as SchedMD builds it and "slurm-wlm 24.11.5" as Debian
+ * does: the version is the word after the name.
+ */
 static int sacctmgr_lowers(void)
 {
 	char out[256], err[256];
 	char *argv[] = { "sacctmgr", "-V", NULL };
 	int major = 0, minor = 0;
+	const char *v;
 
 	if (gpumem_run_capture(argv, out, sizeof(out), err, sizeof(err), GPUMEM_ACCT_TIMEOUT_S) != 0 ||
-	    sscanf(out, "slurm %d.%d", &major, &minor) != 2)
+	    strncmp(out, "slurm", 5) != 0)
 		return 1;       /* unknown: assume the strict rule */
+	v = strchr(out, ' ');
+	if (v == NULL || sscanf(v, " %d.%d", &major, &minor) != 2)
+		return 1;
 	return major < 23 || (major == 23 && minor < 2);
 }
 

@@ -1,8 +1,40 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Sizes, units and names. */
+/* Sizes, units, names, and UTF-8 as JSON escapes (what json.c gives json-c). */
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core_base.h"
 #include "core_policy.h"
 #include "tap.h"
+
+/*
+ * Characters beyond ASCII reach json-c as \u escapes (json-c 0.18's strict
+ * mode refuses them raw): the parsed string keeps the bytes, and an error
+ * after them is placed in the text as written.
+ */
+static void utf8_json(void)
+{
+	static const struct gpumem_json_caps caps = { 4096, 8, 64, "a test document" };
+	const char *doc = "{\"r\":\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xc2\x9b\"}";
+	struct json_object *o = NULL, *r = NULL;
+	char err[256] = "", *e;
+	size_t n = 0;
+
+	e = gpumem_utf8_json_escape("a\xc3\xa9\xf0\x9f\x98\x80", 7, &n);
+	is_str(e, "a\\u00e9\\ud83d\\ude00", "UTF-8 as escapes, a surrogate pair past U+FFFF");
+	ok(n == 19, "... and its length");
+	ok(gpumem_utf8_json_unescaped_at("a\xc3\xa9\xf0\x9f\x98\x80", 7, 7) == 3,
+	   "an offset of the escaped text maps back to the character's start");
+	free(e);
+	ok(gpumem_json_parse(doc, strlen(doc), &caps, &o, err, sizeof(err)) == 0 &&
+	   json_object_object_get_ex(o, "r", &r), "a string beyond ASCII parses");
+	is_str(r ? json_object_get_string(r) : NULL, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xc2\x9b",
+	       "... to the same bytes");
+	json_object_put(o);
+	doc = "{\"r\":\"\xc3\xa9\xe2\x82\xac\", x}";
+	ok(gpumem_json_parse(doc, strlen(doc), &caps, &o, err, sizeof(err)) < 0, "an error after them");
+	like(err, "line 1, column 12:", "... at its column in the text as written");
+}
 
 static uint64_t size_of(const char *s, int *ok_)
 {
@@ -51,5 +83,6 @@ int main(void)
 	is_str(gpumem_loc_name(GPUMEM_LOC_CPU), "cpu", "loc cpu");
 	is_str(gpumem_daemon_name(GPUMEM_DAEMON_JOB), "job", "daemon job");
 	is_str(gpumem_onfail_name(GPUMEM_ONFAIL_DRAIN), "drain", "on_fail drain");
+	utf8_json();
 	return tap_done();
 }

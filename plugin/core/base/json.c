@@ -221,7 +221,9 @@ int gpumem_json_parse_with(struct json_tokener **keep, const char *buf, size_t l
 	struct json_tokener *tok = NULL;
 	struct json_object *v;
 	enum json_tokener_error e;
-	size_t start = 0, at;
+	size_t start = 0, at, tlen;
+	const char *text;
+	char *esc = NULL;
 	int rv = -1;
 
 	*out = NULL;
@@ -249,11 +251,23 @@ int gpumem_json_parse_with(struct json_tokener **keep, const char *buf, size_t l
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	text = buf + start;
+	tlen = len - start;
+	/* Characters beyond ASCII (valid UTF-8: prescan) as \u escapes: json.h. */
+	if (gpumem_utf8_has_high(text, tlen)) {
+		esc = gpumem_utf8_json_escape(text, tlen, &tlen);
+		if (esc == NULL) {
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
+		text = esc;
+	}
 	/* Not JSON_TOKENER_VALIDATE_UTF8: prescan checked every byte already. */
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	v = json_tokener_parse_ex(tok, buf + start, (int)(len - start));
+	v = json_tokener_parse_ex(tok, text, (int)tlen);
 	e = json_tokener_get_error(tok);
-	at = start + json_tokener_get_parse_end(tok);
+	at = json_tokener_get_parse_end(tok);
+	at = start + (esc ? gpumem_utf8_json_unescaped_at(buf + start, len - start, at) : at);
 	if (e == json_tokener_continue) {
 		/* Only the end of the text completes a number or literal at the top. */
 		v = json_tokener_parse_ex(tok, "", 1);
@@ -271,6 +285,7 @@ int gpumem_json_parse_with(struct json_tokener **keep, const char *buf, size_t l
 	*out = v;
 	rv = 0;
 fail:
+	free(esc);
 	if (keep == NULL)
 		json_tokener_free(tok);
 	return rv;

@@ -107,3 +107,67 @@ size_t gpumem_utf8_len(const unsigned char *s, size_t avail)
 		return 0;
 	return need + 1;
 }
+
+int gpumem_utf8_has_high(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] >= 0x80)
+			return 1;
+	return 0;
+}
+
+/* The bytes of the sequence at C (N long) as a JSON escape: 1, 6 or 12. */
+static size_t escaped_len(const unsigned char *c, size_t n)
+{
+	return c[0] < 0x80 ? 1 : n == 4 ? 12 : 6;
+}
+
+/* The length of the sequence at S (1 for a byte that starts none). */
+static size_t seq_len(const char *s, size_t avail)
+{
+	size_t n = gpumem_utf8_len((const unsigned char *)s, avail);
+
+	return n ? n : 1;
+}
+
+char *gpumem_utf8_json_escape(const char *s, size_t len, size_t *out_len)
+{
+	char *out = malloc(len * 3 + 1), *o = out;
+
+	for (size_t i = 0, n; out && i < len; i += n) {
+		const unsigned char *c = (const unsigned char *)s + i;
+		unsigned long cp;
+
+		n = seq_len(s + i, len - i);
+		if (n == 1) {
+			*o++ = s[i];
+			continue;
+		}
+		cp = n == 2 ? (c[0] & 0x1fUL) << 6 : n == 3 ? (c[0] & 0x0fUL) << 12 : (c[0] & 0x07UL) << 18;
+		for (size_t k = 1; k < n; k++)
+			cp |= (c[k] & 0x3fUL) << (6 * (n - 1 - k));
+		if (cp < 0x10000)
+			o += sprintf(o, "\\u%04lx", cp);
+		else
+			o += sprintf(o, "\\u%04lx\\u%04lx", 0xd800 + ((cp - 0x10000) >> 10),
+				     0xdc00 + ((cp - 0x10000) & 0x3ff));
+	}
+	if (out) {
+		*o = '\0';
+		*out_len = (size_t)(o - out);
+	}
+	return out;
+}
+
+size_t gpumem_utf8_json_unescaped_at(const char *s, size_t len, size_t at)
+{
+	size_t i = 0, p = 0, n, w;
+
+	for (; i < len; i += n, p += w) {
+		n = seq_len(s + i, len - i);
+		w = escaped_len((const unsigned char *)s + i, n);
+		if (p + w > at)
+			break;
+	}
+	return i;
+}
