@@ -23,25 +23,30 @@
 #   hbm        a PyTorch copy loop (profile_gpu.sh's): HBM-bound
 #   compute    a PyTorch bf16 matmul (profile_gpu.sh's): compute-bound
 #   idle       CuPy holding its GPU while the CPU works: idle
+#   pinned     PyTorch copying pinned host memory to the GPU: link-bound
+#   reuse      a name whose job 1 faults (cupyfault) and whose advised job 2
+#              runs other work each round (true, idle, matmul)
 # Each job's own figure (GB/s, TFLOP/s, steps/s: higher is better) and
 # the ratio job 2 / mean(job 1, job 1') are printed; "best job 1" is the
 # mean of best job 1 and best job 1' (best of 3 on each side of job 2, as
 # job 2's is best of 3).  Asserted, from the advice line's
 # format alone ("gpumem: advised: POLICY, from job N on NODE (RULE: ...)",
 # any other "gpumem: advised: ..." line meaning the site's defaults):
-#   - where a rule that promises the job a gain was followed (faulting,
-#     link-bound: GPUMEM_ADVISED_GAIN_RULES; hbm-bound's stream.yaml and
-#     idle's mps-half.yaml do not speed the job itself, their reason says
-#     so), best of job 2 >= 2x best of job 1;
+#   - where a rule that promises the job a gain was followed (faulting:
+#     GPUMEM_ADVISED_GAIN_RULES; every other rule promises no speed-up),
+#     best of job 2 >= 2x best of job 1;
 #   - everywhere else best of job 2 >= 0.97x;
-#   - a policy after which a job 2 ran slower (< 0.97x its job 1) is
-#     never advised again for that name (the loop); `loop` must show it
-#     (GPUMEM_ADVISED_LOSER: the one program whose advice may lose once).
+#   - a policy whose job 2 held its program's own figure (>= 0.97x its
+#     neighbours) is advised again in the next round: never dropped;
+#   - GPUMEM_ADVISED_LOSER (loop), whose faulting advice loses: after its
+#     loss the loop puts it on probation or drops it (said, not failed,
+#     where its work time shows no loss beyond the noise);
+#   - reuse: no verdict on its job 2 says a gain.
 # Skips, saying why, without a GPU, without accounting (.debs-acct) or
 # when the plugin does not know --gpumem-policy=advised.  Programs that
 # would not end within GPUMEM_ADVISED_BUDGET_S (default 520; each program
 # runs 11 jobs, 75-100 s) are skipped; GPUMEM_ADVISED_PROGRAMS picks and
-# orders them (all seven need two calls of under 10 minutes each).
+# orders them (all nine need two calls of under 10 minutes each).
 # Usage: tests/gpu/advised_gpu.sh BUILD_DIR   (tests/gpu/run, part advised)
 B=$(cd "${1:?usage: advised_gpu.sh BUILD_DIR}" && pwd)
 top_srcdir=$(cd "$(dirname "$0")/../.." && pwd)
