@@ -44,7 +44,7 @@ struct gpumem_check_ctx {
 		uid_t uid;
 		gid_t gid;
 		const char *missing;    /* why check_user cannot be used, or NULL */
-		const char *nomps;      /* their MPS pipe directory: root's empty one */
+		const char *nomps;      /* their MPS pipe directory: root's empty one, never NULL */
 	} as;
 	/* The check asked: the site's settings (as the job's record holds them) and the job's. */
 	struct gpumem_check_want {

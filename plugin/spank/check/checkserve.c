@@ -148,7 +148,7 @@ static pid_t server_spawn(const struct gpumem_check_ctx *c, int lfd)
 
 	snprintf(idle, sizeof(idle), "%d", c->check.warm_s);
 	gpumem_henv_init(&env);
-	gpumem_henv_set(&env, GPUMEM_ENV_MPS_PIPE, "%s", c->as.nomps ? c->as.nomps : GPUMEM_MPS_NOMPS_NONE);
+	gpumem_henv_set(&env, GPUMEM_ENV_MPS_PIPE, "%s", c->as.nomps);
 	gpumem_henv_set(&env, GPUMEM_ENV_MAX_CONN, "1");
 	sp.envp = gpumem_henv_envp(&env);
 	return gpumem_proc_spawn(&sp);

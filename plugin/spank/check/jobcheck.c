@@ -24,7 +24,6 @@
 #include <time.h>
 #include <unistd.h>
 #include "core_policy.h"
-#include "jobctx.h"
 #include "checkserve.h"
 #include "jobcheck.h"
 #include "log.h"
@@ -221,7 +220,7 @@ static void check_env(const struct gpumem_check_ctx *c, struct gpumem_henv *env)
 	/* The job's GPUs in the node's numbering (none: all, gpus=all). */
 	if (c->gpus.text[0])
 		gpumem_henv_set(env, GPUMEM_ENV_VISIBLE, "%s", c->gpus.text);
-	gpumem_henv_set(env, GPUMEM_ENV_MPS_PIPE, "%s", c->as.nomps ? c->as.nomps : GPUMEM_MPS_NOMPS_NONE);
+	gpumem_henv_set(env, GPUMEM_ENV_MPS_PIPE, "%s", c->as.nomps);
 }
 
 /* What the finished check said: its exit status, then its document. */

@@ -23,7 +23,6 @@
 #include "checkserve.h"
 #include "drain.h"
 #include "evidence_rules.h"
-#include "jobctx.h"
 #include "core_base.h"
 #include "jobreport.h"
 #include "log.h"
