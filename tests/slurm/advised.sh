@@ -277,7 +277,7 @@ run asuser salloc -N1 -J train --gpumem-policy=advised true
 like "$out" "gpumem: advised: zerocopy.yaml, from job $j1" "salloc: the same lookup, the same line"
 site "$(printf 'advised:\n  by_default: true')"
 run asuser srun -N1 -J train --gres=gpu:1 sh -c 'echo "policy=$GPUMEM_POLICY"'
-like "$out" "gpumem: advised: zerocopy.yaml, from job $j1" "advised.by_default: no option is advised"
+like "$out" "gpumem: advised by default: zerocopy.yaml, from job $j1" "advised.by_default: true (all): no option is advised"
 like "$out" "policy=zerocopy.yaml \(advised" "... and the job runs with it"
 run asuser srun -N1 -J train --gres=gpu:1 --gpumem-policy=stream sh -c 'echo "policy=$GPUMEM_POLICY"'
 unlike "$out" "gpumem: advised" "... a named policy is not advised"

@@ -428,6 +428,14 @@ static void promises(void)
 	       "  hbm-bound: not-slower");
 	is_int(gpumem_advice_promise(t, "nosuch"), -1, "  no such rule: -1");
 	is_int(gpumem_advice_promise(t, NULL), -1, "  no rule: -1");
+	ok(gpumem_advice_unasked(t, GPUMEM_BY_DEFAULT_GAIN, "faulting") &&
+	   !gpumem_advice_unasked(t, GPUMEM_BY_DEFAULT_GAIN, "hbm-bound") &&
+	   !gpumem_advice_unasked(t, GPUMEM_BY_DEFAULT_GAIN, "idle"),
+	   "by_default gain: faulting applies unasked, hbm-bound and idle do not");
+	ok(gpumem_advice_unasked(t, GPUMEM_BY_DEFAULT_ALL, "faulting") &&
+	   gpumem_advice_unasked(t, GPUMEM_BY_DEFAULT_ALL, "hbm-bound"), "by_default all: both");
+	ok(!gpumem_advice_unasked(t, GPUMEM_BY_DEFAULT_OFF, "faulting") &&
+	   !gpumem_advice_unasked(t, GPUMEM_BY_DEFAULT_OFF, "hbm-bound"), "by_default off: none");
 }
 
 int main(void)

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "advise.h"
+#include "core_policy.h"
 
 /*
  * The built-in rules, in order.  short: fewer samples than 3 cannot tell a
@@ -126,6 +127,13 @@ int gpumem_advice_promise(const struct gpumem_advice_table *t, const char *rule)
 		if (!strcmp(t->r[i].name, rule))
 			return t->r[i].promise;
 	return -1;
+}
+
+int gpumem_advice_unasked(const struct gpumem_advice_table *t, int mode, const char *rule)
+{
+	if (mode == GPUMEM_BY_DEFAULT_GAIN)
+		return gpumem_advice_promise(t, rule) == GPUMEM_PROMISE_GAIN;
+	return mode == GPUMEM_BY_DEFAULT_ALL;
 }
 
 static void say(struct gpumem_advice *a, const char *rule, const char *policy)

@@ -98,6 +98,12 @@ const struct gpumem_advice_table *gpumem_advice_builtin(void);
 /* The promise (GPUMEM_PROMISE_*) of table T's rule RULE, or -1 when T has no such rule. */
 int gpumem_advice_promise(const struct gpumem_advice_table *t, const char *rule);
 /*
+ * May RULE's policy of table T be applied to a job that asked for nothing,
+ * under advised.by_default MODE (GPUMEM_BY_DEFAULT_*, policy.h)?  off:
+ * never; all: always; gain: only where the rule promises a gain.
+ */
+int gpumem_advice_unasked(const struct gpumem_advice_table *t, int mode, const char *rule);
+/*
  * The advice for GPU G under table T (NULL: the built-in one); EFF is the
  * record's "eff" member ({"l2", "mps", "daemon", "um"}), or NULL (then no
  * condition on it holds, in when or in_effect).  A GPU
