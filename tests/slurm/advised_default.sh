@@ -14,13 +14,15 @@ slurm_test advised_default
 advised_setup
 # site [SED EXPRESSION]: the shipped etc/gpumem.yaml with this cluster's
 # paths (policy_dir, report.dir) and a 100 ms profile (a 5 s job gets its
-# samples), then EXPRESSION on the advised: section.
+# samples), then EXPRESSION on the advised: section.  Replaced at once (a
+# rename): the last job's Epilog (gpumem-acct) may be reading it.
 site() {
 	sed -e "s|^policy_dir: .*|policy_dir: $t/policies|" \
 		-e "s|^  dir: /var/lib/gpumem/reports|  dir: $t/reports|" \
 		-e "s|^  interval_ms: 1000|  interval_ms: 100|" \
-		-e "${1:-s|^|&|}" "$top_srcdir/etc/gpumem.yaml" >"$t/site.yaml"
-	chmod 644 "$t/site.yaml"
+		-e "${1:-s|^|&|}" "$top_srcdir/etc/gpumem.yaml" >"$t/site.yaml.new"
+	chmod 644 "$t/site.yaml.new"
+	mv "$t/site.yaml.new" "$t/site.yaml"
 }
 site
 is "$(sed -n 's/^  by_default: //p' "$t/site.yaml")" "gain" "the shipped site file turns advised.by_default on: gain"
