@@ -260,6 +260,58 @@ acct_setup() {
 	chmod 644 "$t/plug.conf"
 }
 
+# advised_setup: the nodes of the advised tests (advised.sh,
+# advised_default.sh), or a skip where MariaDB, slurmdbd or gpumem-acct is
+# missing: $ACCT, $GM (the CLI), the stand-in check (slurm_standin), the
+# shipped policies in $t/policies, $t/reports, and $B ($t/libexec) with the
+# probe and the real sampler over the stand-in NVML.
+advised_setup() {
+	acct_need
+	ACCT="$top_builddir/plugin/acct/gpumem-acct"
+	GM="$top_builddir/plugin/cli/gpumem"
+	[ -x "$ACCT" ] || skip_all "gpumem-acct was not built"
+	B=$t/libexec
+	mkdir -p "$t/reports" "$B" "$t/policies"
+	slurm_standin
+	cp "$top_srcdir"/policies/*.yaml "$t/policies/"
+	chmod 755 "$t/policies"
+	chmod 644 "$t"/policies/*.yaml
+	ln -s "$top_builddir/plugin/probe/gpumem-probe" "$B/gpumem-probe"
+	sampler_standin "$B"
+}
+
+# acct_wait_record JOB [NODE...]: until gpumem-acct says it recorded the job on
+# each NODE (default gpumem1; bounded: 60 s), its messages in $t/acct.log
+# (acct_setup, advised_setup's tests).
+# Its log, not sacct: root's sacct polled while jobs start makes Slurm
+# 22.05's database record about one job in three as "allocation" with uid
+# 0 (a step's start reaching slurmdbd before its job's), which its user then
+# never sees (doc/admin/profile.md, "Advised").
+# Then until the job shows COMPLETED or FAILED (its epilog done) and as the user's:
+# Slurm 22.05's database may have it for a while as "allocation" of uid 0
+# (a step's start before its job's), which the user's own sacct does not list.
+acct_wait_record() {
+	local j=$1 nd
+	shift
+	for nd in "${@:-gpumem1}"; do
+		for _ in $(seq 1 120); do
+			grep -q "job $j on $nd: recorded" "$t/acct.log" 2>/dev/null && break
+			sleep 0.5
+		done
+		grep -q "job $j on $nd: recorded" "$t/acct.log" ||
+			{ fail "job $j got no record of $nd in AdminComment: $(tail -3 "$t/acct.log")"; return 1; }
+		wait_idle "$nd"
+	done
+	set -- "$j"
+	for _ in $(seq 1 120); do
+		case "$(sacct -X -n -P -j "$1" -o State,UID)" in
+		"COMPLETED|$(id -u "$GPUMEM_TEST_USER")" | "FAILED|$(id -u "$GPUMEM_TEST_USER")") return 0 ;;
+		esac
+		sleep 0.5
+	done
+	diag "job $1: $(sacct -n -P -j "$1" -o JobIDRaw,JobName,State,UID | tr '\n' ' ')"
+}
+
 # acct_cluster_start ARGS: "$CL" start --accounting ARGS, its output in
 # $t/start.log; skips the test where MariaDB cannot start, fails it where
 # the cluster does not start.

@@ -12,7 +12,10 @@
  * gres/gpu (AccountingStorageTRES), the GPUs of the job's profile records.
  * Each name's advised runs (--gpumem-policy=advised) of the window, judged
  * as the advised lookup judges them (advice_history.h: the loop), from the same
- * rows: "tried: ..." lines, --json's "history".
+ * rows: "tried: ..." lines ("applied by default: ..." where the job asked
+ * for nothing: advised.by_default), --json's "history"; then what
+ * advised.by_default does for the name's next job and why (the rule's
+ * promise), --json's "by_default".
  * Job names are the user's own and may hold anything: the terminal gets
  * them cleaned (gpumem_job_text), --json gets them as JSON strings.
  *
@@ -28,6 +31,7 @@
 #include "core_advice.h"
 #include "job_cli.h"
 #include "core_base.h"
+#include "core_policy.h"
 #include "report_cli.h"
 
 #define OUT_CAP (32 * 1024 * 1024)
@@ -246,16 +250,82 @@ static int by_gpu_h(const void *a, const void *b)
 	return x->jobs != y->jobs ? (x->jobs < y->jobs ? 1 : -1) : strcmp(x->name, y->name);
 }
 
-/* G's advised runs, one line each: "  tried: zerocopy.yaml tried in job ...: kept". */
+/*
+ * What advised.by_default does for the next job of A's name that asks for
+ * nothing (A read and chosen): the policy applied, or NULL, and the line
+ * that says so and why ("" where by_default is off).
+ */
+static const char *by_default(const char *name, const struct gpumem_advised *a, char *line,
+			      size_t len)
+{
+	int mode = gpumem_job_by_default();
+	const char *m = gpumem_by_default_names[mode];
+	int promise = gpumem_advice_promise(gpumem_job_rules(), a->rule);
+
+	line[0] = '\0';
+	if (mode == GPUMEM_BY_DEFAULT_OFF)
+		return NULL;
+	if (a->policy[0] == '\0') {
+		snprintf(line, len, "by default (advised.by_default: %s): the next job named %s gets "
+			 "the site's defaults (nothing to apply)", m, name);
+		return NULL;
+	}
+	if (!gpumem_advice_unasked(gpumem_job_rules(), mode, a->rule)) {
+		snprintf(line, len, "by default (advised.by_default: %s): the next job named %s gets "
+			 "the site's defaults: %s (%s) promises no speed-up (--gpumem-policy=advised "
+			 "applies it)", m, name, a->policy, a->rule);
+		return NULL;
+	}
+	snprintf(line, len, "by default (advised.by_default: %s): the next job named %s gets %s "
+		 "(%s promises %s)", m, name, a->policy, a->rule, promise == GPUMEM_PROMISE_GAIN ?
+		 "a gain" : "no speed-up; all applies every rule");
+	return a->policy;
+}
+
+/*
+ * G's advised runs, one line each: "  tried: zerocopy.yaml tried in job
+ * ...: kept", "applied by default: ..." for a run that asked for nothing;
+ * then what advised.by_default does for its next job.
+ */
 static void print_history(const struct group *g)
 {
 	struct gpumem_advised a;
+	char line[1600];
 
 	if (history(g, &a) < 0)
 		return;
 	for (size_t i = 0; i < a.nhist; i++)
-		printf("  tried: %s\n", gpumem_job_text(a.hist[i].text));
+		printf("  %s: %s\n", a.hist[i].job->unasked ? "applied by default" : "tried",
+		       gpumem_job_text(a.hist[i].text));
+	gpumem_advised_choose(&a, g->name, gpumem_job_advised_days());
+	by_default(g->name, &a, line, sizeof(line));
+	if (line[0])
+		printf("  %s\n", gpumem_job_text(line));
 	gpumem_advised_free(&a);
+}
+
+/* The same as {"mode", "policy" (applied, or null), "advised", "rule", "promise", "text"}. */
+static struct json_object *by_default_json(const struct group *g, struct gpumem_advised *a)
+{
+	struct json_object *o = json_object_new_object();
+	const char *applied;
+	char line[1600];
+	int promise;
+
+	if (o == NULL)
+		return NULL;
+	gpumem_advised_choose(a, g->name, gpumem_job_advised_days());
+	applied = by_default(g->name, a, line, sizeof(line));
+	promise = gpumem_advice_promise(gpumem_job_rules(), a->rule);
+	gpumem_json_add(o, "mode", gpumem_json_string(gpumem_by_default_names[
+		gpumem_job_by_default()]));
+	gpumem_json_add(o, "policy", gpumem_json_string(applied));
+	gpumem_json_add(o, "advised", gpumem_json_string(a->policy[0] ? a->policy : NULL));
+	gpumem_json_add(o, "rule", gpumem_json_string(a->policy[0] ? a->rule : NULL));
+	gpumem_json_add(o, "promise", gpumem_json_string(promise < 0 || !a->policy[0] ? NULL :
+		gpumem_enum_name(gpumem_advice_promises, (unsigned)promise)));
+	gpumem_json_add(o, "text", gpumem_json_string(line[0] ? line : NULL));
+	return o;
 }
 
 static void print_text(const struct mine *m, const char *from)
@@ -324,6 +394,7 @@ static struct json_object *group_json(const struct group *g)
 	gpumem_json_add(o, "advice", arr);
 	if (history(g, &adv) == 0) {
 		gpumem_json_add(o, "history", gpumem_job_history_runs(&adv));
+		gpumem_json_add(o, "by_default", by_default_json(g, &adv));
 		gpumem_advised_free(&adv);
 	}
 	return o;

@@ -31,6 +31,9 @@ struct json_object *gpumem_job_load_report(const char *path, char *err, size_t e
  */
 int gpumem_job_rules_load(const char *cmd, const char *path);
 const struct gpumem_advice_table *gpumem_job_rules(void);
+/* The site's advised.by_default (GPUMEM_BY_DEFAULT_*; off without a site file) and advised.days. */
+int gpumem_job_by_default(void);
+int gpumem_job_advised_days(void);
 /* The loaded site file's report.dir, else the default (gpumem job JOBID --svg). */
 const char *gpumem_job_report_dir(void);
 int gpumem_job_rules_print(int json);

@@ -133,6 +133,7 @@ struct json_object *gpumem_job_history_runs(const struct gpumem_advised *a)
 		gpumem_json_add(o, "policy", gpumem_json_string(h->job->from_policy));
 		gpumem_json_add(o, "from_job", gpumem_json_int(h->job->from));
 		gpumem_json_add(o, "rule", gpumem_json_string(h->job->from_rule));
+		gpumem_json_add(o, "unasked", gpumem_json_bool(h->job->unasked));
 		gpumem_json_add(o, "verdict", gpumem_json_string(h->verdict == GPUMEM_V_KEPT ?
 			"kept" : h->verdict == GPUMEM_V_DROPPED ? "not advised again" :
 			h->verdict == GPUMEM_V_PROBATION ? "probation" : "not judged"));

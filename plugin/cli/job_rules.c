@@ -42,6 +42,16 @@ const struct gpumem_advice_table *gpumem_job_rules(void)
 	return gpumem_site_advice(have_site ? &site : NULL);
 }
 
+int gpumem_job_by_default(void)
+{
+	return have_site ? site.advised.by_default : GPUMEM_BY_DEFAULT_OFF;
+}
+
+int gpumem_job_advised_days(void)
+{
+	return have_site ? site.advised.days : 30;
+}
+
 const char *gpumem_job_report_dir(void)
 {
 	return have_site && site.report.dir ? site.report.dir : GPUMEM_REPORT_DEFAULT_DIR;

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * srun, sbatch and salloc, as the user: --gpumem-policy=advised (or the
- * site's advised.by_default) and the hint (advised.hint).  One sacct
- * query, run as the user with no shell (proc.c's runner: Slurm decides
- * which jobs they may see), finds their jobs of this name in the last
- * advised.days days; core/advice/advice_history.c reads the records and chooses.  The
+ * srun, sbatch and salloc, as the user: --gpumem-policy=advised (or, for
+ * a job that asked for nothing, the site's advised.by_default: gain applies
+ * only a rule that promises the job a gain, all applies any) and the hint
+ * (advised.hint).  One sacct query, run as the user with no shell (proc.c's
+ * runner: Slurm decides which jobs they may see), killed after
+ * advised.timeout seconds (slurmdbd down or hung never holds a submission
+ * longer), finds their jobs of this name in the last advised.days days;
+ * core/advice/advice_history.c reads the records and chooses.  The
  * job name is Slurm's own, after its option processing (slurm_option_get
  * on the command's option table), else SLURM_JOB_NAME, SBATCH_JOB_NAME or
  * SALLOC_JOB_NAME.  Every message is escaped (the name is the user's, the
@@ -22,32 +25,52 @@
 #include <unistd.h>
 #include "core_advice.h"
 #include "core_base.h"
+#include "core_record.h"
 #include "plugin.h"
 
-#define SACCT_TIMEOUT_S 10
-
-/* The job's name as the command will submit it, or NULL.  Malloc'd. */
-static char *job_name(spank_t sp)
+/* The command's option NAME from Slurm's own option table, or NULL.  Malloc'd. */
+static char *slurm_option(const char *name)
 {
 	typedef char *(*get_fn)(void *, const char *);
 	void *opt = dlsym(RTLD_DEFAULT, "opt");
 	get_fn get = (get_fn)dlsym(RTLD_DEFAULT, "slurm_option_get");
 	void (*xfree)(void *) = (void (*)(void *))dlsym(RTLD_DEFAULT, "slurm_xfree_ptr");
-	const char *env = spank_context() == S_CTX_LOCAL ? "SLURM_JOB_NAME" :
-		getenv("SBATCH_JOB_NAME") ? "SBATCH_JOB_NAME" : "SALLOC_JOB_NAME";
 	char *n = NULL, *own = NULL;
 
-	(void)sp;
 	if (opt && get && xfree) {
-		n = get(opt, "job-name");
+		n = get(opt, name);
 		if (n && *n)
 			own = strdup(n);
 		if (n)
 			xfree(n);      /* Slurm's xmalloc'd copy */
 	}
+	return own;
+}
+
+/* The job's name as the command will submit it, or NULL.  Malloc'd. */
+static char *job_name(spank_t sp)
+{
+	const char *env = spank_context() == S_CTX_LOCAL ? "SLURM_JOB_NAME" :
+		getenv("SBATCH_JOB_NAME") ? "SBATCH_JOB_NAME" : "SALLOC_JOB_NAME";
+	char *own = slurm_option("job-name");
+
+	(void)sp;
 	if (own == NULL && getenv(env) && *getenv(env))
 		own = strdup(getenv(env));
 	return own;
+}
+
+/*
+ * Was the command given -v?  Its log level is raised only after the
+ * plugin's options are processed, so slurm_verbose() here is never shown.
+ */
+static int verbose(void)
+{
+	char *v = slurm_option("verbose");
+	int on = v && strtol(v, NULL, 10) > 0;
+
+	free(v);
+	return on;
 }
 
 static void say(const char *line)
@@ -58,10 +81,31 @@ static void say(const char *line)
 	slurm_info("%s", e);
 }
 
+/*
+ * The lookup's line for a job that asked for nothing (advised.by_default):
+ * "gpumem: advised by default: ...", on stderr (LOUD: a policy applied, or
+ * the advice SKIPPED: accounting did not answer) or only with srun -v (no
+ * history, nothing to apply, a rule the mode does not apply unasked).
+ */
+static void say_unasked(const char *line, int loud, int skipped)
+{
+	static const char tag[] = "gpumem: advised: ";
+	char e[1600], l[1700];
+
+	if (!strncmp(line, tag, sizeof(tag) - 1))
+		line += sizeof(tag) - 1;
+	snprintf(l, sizeof(l), "gpumem: advised by default: %s%s", skipped ? "advice skipped: " :
+		 "", line);
+	gpumem_term_clean(l, e, sizeof(e), sizeof(e) - 1);
+	if (loud || verbose())
+		slurm_info("%s", e);
+}
+
 /* The lookup for NAME into A: 0, or -1 with the line in A saying why (site defaults). */
 static int lookup(const struct gpumem_site *site, const char *name, struct gpumem_advised *a)
 {
 	int days = site ? site->advised.days : 30, rc;
+	int timeout = site ? site->advised.timeout_s : GPUMEM_ADVISED_TIMEOUT_S;
 	char buf[512], *argv[16], err[512], why[200], uid[24];
 	char *out = malloc(GPUMEM_ADVISED_SACCT_CAP);
 
@@ -78,8 +122,7 @@ static int lookup(const struct gpumem_site *site, const char *name, struct gpume
 		return -1;
 	}
 	/* As this process's user, no shell (proc.c's runner); its first stderr line says why. */
-	rc = gpumem_run_capture(argv, out, GPUMEM_ADVISED_SACCT_CAP, err, sizeof(err),
-				SACCT_TIMEOUT_S);
+	rc = gpumem_run_capture(argv, out, GPUMEM_ADVISED_SACCT_CAP, err, sizeof(err), timeout);
 	if (rc != 0) {
 		snprintf(a->line, sizeof(a->line), "gpumem: advised: Slurm's accounting did not "
 			 "answer (sacct: %.300s); advised needs accounting (slurmdbd): site defaults",
@@ -97,11 +140,46 @@ static int lookup(const struct gpumem_site *site, const char *name, struct gpume
 	return 0;
 }
 
-int gpumem_advised_policy(spank_t sp, const struct gpumem_site *site, char *policy, size_t plen,
-			  char *fwd, size_t flen, char *src, size_t slen)
+/*
+ * May the advice A be applied to a job that asked for nothing?  Under
+ * advised.by_default: gain, only a rule whose policy promises the job a
+ * gain (advise.h); else A's line becomes why it was not.
+ */
+static int unasked_may(const struct gpumem_site *site, struct gpumem_advised *a)
+{
+	const struct gpumem_advice_table *t = gpumem_site_advice(site);
+
+	if (gpumem_advice_unasked(t, site->advised.by_default, a->rule))
+		return 1;
+	snprintf(a->line, sizeof(a->line), "gpumem: advised: job %lld advises %s (%s), which "
+		 "promises no speed-up: not applied unasked (advised.by_default: gain; "
+		 "--gpumem-policy=advised applies it): site defaults", a->from, a->policy, a->rule);
+	return 0;
+}
+
+/* FWD's label and SRC's fields of an advice applied to a job that named no policy. */
+static void mark_unasked(char *fwd, size_t flen, char *src, size_t slen)
+{
+	struct gpumem_advsrc s;
+	char err[200], *json;
+
+	if (gpumem_advsrc_parse(src, &s, err, sizeof(err)) < 0)
+		return;
+	s.unasked = 1;
+	json = gpumem_advsrc_json(&s);
+	if (json && strlen(json) < slen) {
+		snprintf(src, slen, "%s", json);
+		gpumem_advsrc_label(&s, fwd, flen);
+	}
+	free(json);
+}
+
+int gpumem_advised_policy(spank_t sp, const struct gpumem_site *site, int unasked, char *policy,
+			  size_t plen, char *fwd, size_t flen, char *src, size_t slen)
 {
 	struct gpumem_advised a;
 	char *name;
+	int found, apply = 0;
 
 	policy[0] = fwd[0] = src[0] = '\0';
 	/* A step in a job that exists: its policy was decided when the job was submitted. */
@@ -109,15 +187,28 @@ int gpumem_advised_policy(spank_t sp, const struct gpumem_site *site, char *poli
 		return 0;
 	name = job_name(sp);
 	if (name == NULL) {
-		say("gpumem: advised: the job has no name (--job-name): site defaults");
+		if (unasked)
+			say_unasked("gpumem: advised: the job has no name (--job-name): site "
+				    "defaults", 0, 0);
+		else
+			say("gpumem: advised: the job has no name (--job-name): site defaults");
 		return 0;
 	}
-	if (lookup(site, name, &a) == 0 && a.policy[0]) {
+	found = lookup(site, name, &a) == 0;
+	if (found && a.policy[0])
+		apply = !unasked || unasked_may(site, &a);
+	if (apply) {
 		snprintf(policy, plen, "%s", a.policy);
 		snprintf(fwd, flen, "%s", a.fwd_name);
 		snprintf(src, slen, "%s", a.src_json);
+		if (unasked)
+			mark_unasked(fwd, flen, src, slen);
 	}
-	say(a.line);
+	/* Unasked, only a policy applied or the advice skipped is worth a line on every job. */
+	if (unasked)
+		say_unasked(a.line, apply || !found, !found);
+	else
+		say(a.line);
 	gpumem_advised_free(&a);
 	free(name);
 	return 0;

@@ -80,10 +80,12 @@ int gpumem_srun_post_opt(spank_t sp);
  * to be submitted (POLICY, a name in the site's policy_dir, "" for the
  * site's defaults), the name to forward (FWD: the label, for people) and
  * the advised source's fields to forward (SRC: JSON, advsrc.h); its one
- * line said.  0.
+ * line said.  UNASKED: the job named no policy (advised.by_default: the
+ * site's mode decides which rules may apply; the line says "by default",
+ * the fields say "unasked").  0.
  */
-int gpumem_advised_policy(spank_t sp, const struct gpumem_site *site, char *policy, size_t plen,
-			  char *fwd, size_t flen, char *src, size_t slen);
+int gpumem_advised_policy(spank_t sp, const struct gpumem_site *site, int unasked, char *policy,
+			  size_t plen, char *fwd, size_t flen, char *src, size_t slen);
 /*
  * advised.c, where the site's advised.hint is on: one line, once per job
  * name (the user's own cache), when the name's last advice is not ASKED

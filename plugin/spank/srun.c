@@ -4,9 +4,11 @@
  * user: read the policy with the user's own rights (jobpolicy.c), refuse
  * the job on any error with file:line:col messages, and forward the
  * validated policy so a node that cannot see the user's file still gets it.
- * --gpumem-policy=advised (or the site's advised.by_default): the policy
- * advised.c chooses from the name's history, then the same path as a
- * named policy; one that fails there leaves the site's defaults, said.
+ * --gpumem-policy=advised (or, for a job that names no policy, the site's
+ * advised.by_default): the policy advised.c chooses from the name's
+ * history, then the same path as a named policy; one that fails there
+ * leaves the site's defaults, said.  --gpumem-policy=none: the site's
+ * defaults, never advised (a user's way out of advised.by_default).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,14 +43,21 @@ int gpumem_srun_post_opt(spank_t sp)
 	struct gpumem_policy user, eff;
 	char name[4200], *json = NULL, adv[80], fwd[256], src_json[GPUMEM_ADVSRC_MAX_JSON];
 	int rv = -1, advised = 0;
+	/* No policy named, and the site advises such jobs (advised.by_default). */
+	int unasked = st->opt_policy == NULL && site != NULL &&
+		site->advised.by_default != GPUMEM_BY_DEFAULT_OFF;
 
-	if (st->opt_policy ? !strcmp(st->opt_policy, GPUMEM_ADVISED) :
-	    site != NULL && site->advised.by_default) {
+	/* --gpumem-policy=none: the site's defaults, no advice (the node reads none as no policy). */
+	if (st->opt_policy && !strcmp(st->opt_policy, GPUMEM_NO_POLICY)) {
+		if (getuid() == geteuid())
+			gpumem_advised_hint(sp, site, NULL);
+		return 0;
+	}
+	if (unasked || (st->opt_policy && !strcmp(st->opt_policy, GPUMEM_ADVISED))) {
 		advised = 1;
 		if (getuid() != geteuid() ||
-		    gpumem_advised_policy(sp, site, adv, sizeof(adv), fwd, sizeof(fwd), src_json,
-					  sizeof(src_json)) < 0 ||
-		    !adv[0])
+		    gpumem_advised_policy(sp, site, unasked, adv, sizeof(adv), fwd, sizeof(fwd),
+					  src_json, sizeof(src_json)) < 0 || !adv[0])
 			return 0;       /* site defaults, said */
 		/* "zerocopy.yaml" is the site's policy_dir/zerocopy.yaml: resolved by its name. */
 		if (strlen(adv) > 5 && !strcmp(adv + strlen(adv) - 5, ".yaml"))

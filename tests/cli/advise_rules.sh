@@ -46,6 +46,8 @@ if command -v python3 >/dev/null 2>&1; then
 	is "$(printf '%s' "$out" | json_in '(d["source"], [(r["name"], len(r["when"]), r["policy"], len(r["in_effect"])) for r in d["rules"]])')" \
 		"('built-in', [('short', 1, None, 0), ('idle', 3, 'mps-half.yaml', 1), ('faulting', 3, 'zerocopy.yaml', 1), ('link-bound', 1, 'prefetch.yaml', 1), ('setaside', 2, 'stream.yaml', 0), ('hbm-bound', 1, 'stream.yaml', 1), ('underused', 2, 'mps-half.yaml', 1), ('compute-bound', 1, None, 0)])" \
 		"  source, each rule's name, conditions, policy"
+	is "$(printf '%s' "$out" | json_in '[r["name"] for r in d["rules"] if r["promise"] == "gain"], sorted(set(r["promise"] for r in d["rules"]))')" \
+		"(['faulting'], ['gain', 'not-slower'])" "  each rule's promise: faulting alone a gain"
 else
 	skip "python3 is needed to read the JSON"
 fi

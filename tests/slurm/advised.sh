@@ -16,16 +16,7 @@
 # in a row or a failed run dropped.  One cluster for every case (CI's time).
 . "$top_srcdir/tests/lib.sh"
 slurm_test advised
-acct_need
-ACCT="$top_builddir/plugin/acct/gpumem-acct"
-GM="$top_builddir/plugin/cli/gpumem"
-[ -x "$ACCT" ] || skip_all "gpumem-acct was not built"
-B=$t/libexec
-mkdir -p "$t/reports" "$B" "$t/policies"
-slurm_standin
-cp "$top_srcdir"/policies/*.yaml "$t/policies/"
-ln -s "$top_builddir/plugin/probe/gpumem-probe" "$B/gpumem-probe"
-sampler_standin "$B"
+advised_setup
 # The sampler with per-GPU figures too: $B/sample.values1 is GPU 1's (fake-nvml's FAKE_NVML_VALUES_1).
 sed -i '/^export LD_LIBRARY_PATH/a export FAKE_NVML_GPUS=2; [ -f "'"$B"'/sample.values1" ] \&\& export FAKE_NVML_VALUES_1="$(cat "'"$B"'/sample.values1")"' "$B/gpumem-sample"
 # ... and per node: $B/sample.values.NODE where present (the sampler's stdout is
@@ -71,36 +62,6 @@ fi
 diag "start --accounting took $((($(date +%s%N) - t0) / 1000000)) ms"
 eval "$("$CL" env)"
 cd "$GPUMEM_CLUSTER_TMP" || exit 1
-# wait_record JOB [NODE...]: until gpumem-acct says it recorded the job on
-# each NODE (default gpumem1; bounded: 60 s).
-# Its log, not sacct: root's sacct polled while jobs start makes Slurm
-# 22.05's database record about one job in three as "allocation" with uid
-# 0 (a step's start reaching slurmdbd before its job's), which its user then
-# never sees (doc/admin/profile.md, "Advised").
-# Then until the job shows COMPLETED (its epilog done) and as the user's:
-# Slurm 22.05's database may have it for a while as "allocation" of uid 0
-# (a step's start before its job's), which the user's own sacct does not list.
-wait_record() {
-	local j=$1 nd
-	shift
-	for nd in "${@:-gpumem1}"; do
-		for _ in $(seq 1 120); do
-			grep -q "job $j on $nd: recorded" "$t/acct.log" 2>/dev/null && break
-			sleep 0.5
-		done
-		grep -q "job $j on $nd: recorded" "$t/acct.log" ||
-			{ fail "job $j got no record of $nd in AdminComment: $(tail -3 "$t/acct.log")"; return 1; }
-		wait_idle "$nd"
-	done
-	set -- "$j"
-	for _ in $(seq 1 120); do
-		case "$(sacct -X -n -P -j "$1" -o State,UID)" in
-		"COMPLETED|$(id -u "$GPUMEM_TEST_USER")" | "FAILED|$(id -u "$GPUMEM_TEST_USER")") return 0 ;;
-		esac
-		sleep 0.5
-	done
-	diag "job $1: $(sacct -n -P -j "$1" -o JobIDRaw,JobName,State,UID | tr '\n' ' ')"
-}
 # job NAME SECONDS [SBATCH OPTIONS...]: a batch job of that name as the test
 # user on gpumem1 (NODES=... -N2: on gpumem1 and gpumem2, with a WRAP whose
 # step reaches both: the prolog runs where a step does), waited for (its
@@ -113,7 +74,7 @@ job() {
 	jid=$(printf '%s\n' "$out" | sed -n 's/^Submitted batch job \([0-9][0-9]*\).*/\1/p')
 	[ -n "$jid" ] || { fail "sbatch -J $name gave no job: $out"; return 1; }
 	IFS=, read -ra nds <<<"${NODES:-gpumem1}"
-	wait_record "$jid" "${nds[@]}"
+	acct_wait_record "$jid" "${nds[@]}"
 	out="$out
 $(cat "$GPUMEM_CLUSTER_TMP/out.$jid" 2>/dev/null)"
 }
@@ -316,7 +277,7 @@ run asuser salloc -N1 -J train --gpumem-policy=advised true
 like "$out" "gpumem: advised: zerocopy.yaml, from job $j1" "salloc: the same lookup, the same line"
 site "$(printf 'advised:\n  by_default: true')"
 run asuser srun -N1 -J train --gres=gpu:1 sh -c 'echo "policy=$GPUMEM_POLICY"'
-like "$out" "gpumem: advised: zerocopy.yaml, from job $j1" "advised.by_default: no option is advised"
+like "$out" "gpumem: advised by default: zerocopy.yaml, from job $j1" "advised.by_default: true (all): no option is advised"
 like "$out" "policy=zerocopy.yaml \(advised" "... and the job runs with it"
 run asuser srun -N1 -J train --gres=gpu:1 --gpumem-policy=stream sh -c 'echo "policy=$GPUMEM_POLICY"'
 unlike "$out" "gpumem: advised" "... a named policy is not advised"
@@ -355,7 +316,7 @@ values "$FAULT"
 run asuser env XDG_CACHE_HOME="$t/cache" sbatch -N1 -w gpumem1 -J nohistory --gres=gpu:1 -o /dev/null --wrap 'sleep 5'
 jid=$(printf '%s\n' "$out" | sed -n 's/^Submitted batch job \([0-9][0-9]*\).*/\1/p')
 unlike "$out" "gpumem: hint" "... its first profiled job, the same day: no query, no hint"
-[ -n "$jid" ] && wait_record "$jid" gpumem1
+[ -n "$jid" ] && acct_wait_record "$jid" gpumem1
 awk '{ if (NF == 2) $2 = $2 - 1; print }' "$hf" >"$t/hints.prev" && cat "$t/hints.prev" >"$hf"
 hint -J nohistory --gpumem-policy=stream
 like "$out" "gpumem: hint: jobs named nohistory were last advised zerocopy.yaml \(faulting, from job $jid\); you asked for stream" \

@@ -321,6 +321,10 @@ static void site_tables(void)
 		{ "  - [x]\n", "site.yaml:3:5: error: advice: each rule is a mapping" },
 		{ "  - name: x\n    when: []\n    policy: none\n    reason: r\n",
 		  "site.yaml:4:11: error: advice: when is a condition or a list of them, not an empty list" },
+		{ "  - name: x\n    when: always\n    policy: none\n    reason: r\n    promise: faster\n",
+		  "site.yaml:7:14: error: advice[0].promise: 'faster' is not one of: not-slower, gain" },
+		{ "  - name: x\n    when: always\n    policy: none\n    reason: r\n    promise: [gain]\n",
+		  "site.yaml:7:14: error: advice[0].promise: expected one word, got a list" },
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -350,7 +354,7 @@ static void site_tables(void)
 	/* A good table: in force, in order, a built-in rule dropped. */
 	msg = site(HEAD "  - name: hot\n    when: [\"sm_util.p95 >= 95\", \"mem_used.max > 70\"]\n"
 		   "    policy: stream\n    reason: \"hot: SM p95 {sm_util.p95}%\"\n"
-		   "    in_effect: eff.l2 == 0\n"
+		   "    in_effect: eff.l2 == 0\n    promise: gain\n"
 		   "  - name: rest\n    when: always\n    policy: none\n    reason: \"fine\"\n", &s);
 	is_str(msg, "", "a site table parses");
 	free(msg);
@@ -362,6 +366,10 @@ static void site_tables(void)
 	is_str(a.rule, "hot", "  rule hot");
 	is_str(a.policy, "stream.yaml", "  policy stream.yaml");
 	is_str(a.reason, "hot: SM p95 95%", "  its reason");
+	is_int(s.advice->r[0].promise, GPUMEM_PROMISE_GAIN, "  promise: gain, read");
+	is_int(gpumem_advice_promise(s.advice, "rest"), GPUMEM_PROMISE_NOT_SLOWER,
+	       "  a rule that says no promise: not-slower");
+	is_int(gpumem_advice_promise(s.advice, "faulting"), -1, "  a rule not in the table: -1");
 	gpumem_advice_copy(&b, &a);
 	gpumem_site_free(&s);           /* the advice owns its strings */
 	is_str(b.rule, "hot", "  a copy outlives the table");
@@ -406,8 +414,33 @@ static void site_tables(void)
 	rmdir(dir);
 }
 
+/* Each built-in rule's declared promise: faulting alone promises a gain. */
+static void promises(void)
+{
+	const struct gpumem_advice_table *t = gpumem_advice_builtin();
+	char got[400] = "";
+
+	for (int i = 0; i < t->n; i++)
+		if (t->r[i].promise == GPUMEM_PROMISE_GAIN)
+			snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s ", t->r[i].name);
+	is_str(got, "faulting ", "built in: faulting alone promises a gain");
+	is_int(gpumem_advice_promise(t, "hbm-bound"), GPUMEM_PROMISE_NOT_SLOWER,
+	       "  hbm-bound: not-slower");
+	is_int(gpumem_advice_promise(t, "nosuch"), -1, "  no such rule: -1");
+	is_int(gpumem_advice_promise(t, NULL), -1, "  no rule: -1");
+	ok(gpumem_advice_unasked(t, GPUMEM_BY_DEFAULT_GAIN, "faulting") &&
+	   !gpumem_advice_unasked(t, GPUMEM_BY_DEFAULT_GAIN, "hbm-bound") &&
+	   !gpumem_advice_unasked(t, GPUMEM_BY_DEFAULT_GAIN, "idle"),
+	   "by_default gain: faulting applies unasked, hbm-bound and idle do not");
+	ok(gpumem_advice_unasked(t, GPUMEM_BY_DEFAULT_ALL, "faulting") &&
+	   gpumem_advice_unasked(t, GPUMEM_BY_DEFAULT_ALL, "hbm-bound"), "by_default all: both");
+	ok(!gpumem_advice_unasked(t, GPUMEM_BY_DEFAULT_OFF, "faulting") &&
+	   !gpumem_advice_unasked(t, GPUMEM_BY_DEFAULT_OFF, "hbm-bound"), "by_default off: none");
+}
+
 int main(void)
 {
+	promises();
 	builtin_thresholds();
 	language();
 	effective();

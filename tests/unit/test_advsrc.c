@@ -112,5 +112,21 @@ int main(void)
 	ok(r && gpumem_advsrc_of_record(r, &back) == 1 && back.job == 1240, "the epilog's record with \"adv\" checks and reads");
 	json_object_put(r);
 	free(t);
+	/* Applied to a job that named no policy (advised.by_default): "unasked", forwarded and recorded. */
+	s.unasked = 1;
+	t = gpumem_advsrc_json(&s);
+	is_str(t, "{\"job\":1240,\"rule\":\"faulting\",\"policy\":\"zerocopy.yaml\",\"standing\":\"kept\",\"unasked\":true}", "unasked: the field");
+	ok(gpumem_advsrc_parse(t, &back, err, sizeof(err)) == 0 && back.unasked == 1, "... read back");
+	free(t);
+	gpumem_advsrc_label(&s, label, sizeof(label));
+	is_str(label, "zerocopy.yaml (advised by default from job 1240: faulting)", "... its label");
+	ok(gpumem_advsrc_parse("{\"job\":1,\"rule\":\"f\",\"policy\":\"z\",\"standing\":\"new\",\"unasked\":false}", &back, err, sizeof(err)) < 0, "unasked false: refused (absent says so)");
+	ok(gpumem_advsrc_parse("{\"job\":1,\"rule\":\"f\",\"policy\":\"z\",\"standing\":\"new\",\"x\":true}", &back, err, sizeof(err)) < 0, "a fifth member of another name: refused");
+	v2("zerocopy.yaml (advised by default from job 1240: faulting) (as forwarded)", NULL, json, sizeof(json));
+	t = gpumem_advsrc_into_record(json, &s, err, sizeof(err));
+	r = t ? rec_of(t, err, sizeof(err)) : NULL;
+	ok(r && gpumem_advsrc_of_record(r, &back) == 1 && back.unasked == 1, "a record's unasked \"adv\" checks and reads");
+	json_object_put(r);
+	free(t);
 	return tap_done();
 }

@@ -44,6 +44,40 @@ static void floor_clamp(void)
 	gpumem_site_free(&s);
 }
 
+/* advised.by_default: the three modes, the two older words, anything else at line:col. */
+static void by_default(void)
+{
+	static const struct { const char *v; int mode; } good[] = {
+		{ "gain", GPUMEM_BY_DEFAULT_GAIN }, { "all", GPUMEM_BY_DEFAULT_ALL },
+		{ "off", GPUMEM_BY_DEFAULT_OFF }, { "true", GPUMEM_BY_DEFAULT_ALL },
+		{ "false", GPUMEM_BY_DEFAULT_OFF },
+	};
+	struct gpumem_diags d = { 0 };
+	struct gpumem_site s;
+	char buf[128], *msg;
+
+	gpumem_site_init(&s);
+	is_int(s.advised.by_default, GPUMEM_BY_DEFAULT_OFF, "by_default not said: off");
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		snprintf(buf, sizeof(buf), "version: 1\nadvised:\n  by_default: %s\n", good[i].v);
+		gpumem_site_init(&s);
+		ok(gpumem_site_parse(buf, strlen(buf), "s.yaml", &s, &d) == 0 &&
+		   s.advised.by_default == good[i].mode, "by_default: %s is %s", good[i].v,
+		   gpumem_by_default_names[good[i].mode]);
+		gpumem_site_free(&s);
+	}
+	snprintf(buf, sizeof(buf), "version: 1\nadvised:\n  by_default: yes\n");
+	gpumem_site_init(&s);
+	ok(gpumem_site_parse(buf, strlen(buf), "s.yaml", &s, &d) < 0, "by_default: yes: refused");
+	msg = gpumem_diags_join(&d, 1);
+	like(msg, "s.yaml:3:15: error: advised.by_default: 'yes' is not one of: gain ",
+	     "... at file:line:col");
+	like(msg, ", all, off (true is all, false is off)", "... with the words it takes");
+	free(msg);
+	gpumem_diags_free(&d);
+	gpumem_site_free(&s);
+}
+
 int main(void)
 {
 	static const char site_text[] =
@@ -184,5 +218,6 @@ int main(void)
 	is_str(gpumem_daemon_name(GPUMEM_DAEMON_JOB), "job", "enum names from the one list");
 	is_str(gpumem_placement_name((enum gpumem_placement)7), "none", "... out of range: the first");
 	floor_clamp();
+	by_default();
 	return tap_done();
 }

@@ -147,6 +147,7 @@ static void one_record(struct pick *k, struct json_object *rec)
 		j->from = src.job;
 		snprintf(j->from_policy, sizeof(j->from_policy), "%s", src.policy);
 		snprintf(j->from_rule, sizeof(j->from_rule), "%s", src.rule);
+		j->unasked = src.unasked;
 	}
 	for (size_t i = 0; st && strcmp(st, "ran") == 0 && i < gpumem_json_len(rows); i++) {
 		struct gpumem_prof_gpu g;

@@ -61,6 +61,7 @@ struct gpumem_advised_job {
 	int dflt;                       /* it ran under the site's defaults */
 	long batch_s, step_s;           /* the .batch step's elapsed, the longest other step's; -1 */
 	struct gpumem_judge_run jr;     /* what the judge reads (judge.h) */
+	int unasked;                    /* it asked for nothing: advised.by_default */
 };
 
 enum gpumem_verdict { GPUMEM_V_UNKNOWN = 0, GPUMEM_V_KEPT, GPUMEM_V_DROPPED, GPUMEM_V_PROBATION };

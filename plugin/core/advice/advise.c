@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "advise.h"
+#include "core_policy.h"
 
 /*
  * The built-in rules, in order.  short: fewer samples than 3 cannot tell a
@@ -31,42 +32,54 @@
  * policy and HBM below 90% of peak at p95: a set-aside past a quarter of
  * L2 taxes every kernel that does not use it, and a job held below its
  * HBM's peak may be paying it.  underused: SM and HBM means below 30%,
- * room for another job.  compute-bound: none of the above.
+ * room for another job.  compute-bound: none of the above.  The promise
+ * (advise.h): faulting alone promises the job a gain (zero-copy ends the
+ * page-by-page migration; doc/admin/profile.md has the measurements); every
+ * other rule's policy promises no speed-up: the checks (hbm-bound,
+ * setaside), a share (idle, underused), a prefetch that pays only for
+ * managed memory read many times (link-bound), or no policy at all.
  */
+#define GAIN GPUMEM_PROMISE_GAIN
+#define NOT_SLOWER GPUMEM_PROMISE_NOT_SLOWER
 static const struct builtin {
 	const char *name, *when[4], *policy, *reason, *in_effect[2];
+	int promise;            /* GPUMEM_PROMISE_* */
 } builtin[] = {
 	{ "short", { "samples < 3" }, NULL, "too short to tell ({samples} sample{samples:s})",
-	  { NULL } },
+	  { NULL }, NOT_SLOWER },
 	{ "idle", { "sm_util.mean < 10", "dram_bw_util.mean < 10", "pcie_rx.mean < 1" },
 	  "mps-half.yaml", "the GPU was idle most of the time: share it (mps-half.yaml) or ask "
 	  "for fewer GPUs (SM mean {sm_util.mean}%, DRAM mean {dram_bw_util.mean}%, PCIe rx "
-	  "mean {pcie_rx.mean} GB/s)", { "eff.mps < 100" } },
+	  "mean {pcie_rx.mean} GB/s)", { "eff.mps < 100" }, NOT_SLOWER },
 	{ "faulting", { "pcie_rx.mean >= 1", "pcie_rx.p95 < 30",
 			"pcie_tx.mean >= 0.5 * pcie_rx.mean" },
 	  "zerocopy.yaml", "managed memory moved page by page over the host link: zerocopy.yaml "
 	  "(data read once) or prefetch.yaml (read many times) (PCIe rx mean {pcie_rx.mean} "
 	  "GB/s, p95 {pcie_rx.p95} GB/s, tx {pcie_tx.mean} GB/s)",
-	  { "eff.um.pl has cpu and eff.um.ab has gpu or eff.um.pf has gpu" } },
+	  { "eff.um.pl has cpu and eff.um.ab has gpu or eff.um.pf has gpu" }, GAIN },
 	{ "link-bound", { "pcie_rx.p95 >= 30" }, "prefetch.yaml",
 	  "bound by the host link (rx p95 {pcie_rx.p95} GB/s): keep data on the GPU; for "
 	  "managed memory read more than once, prefetch.yaml; zero-copy is already at the "
 	  "link's speed, and host memory the program pinned itself needs a change in the "
-	  "program (PCIe rx mean {pcie_rx.mean} GB/s)", { "eff.um.pf has gpu" } },
+	  "program (PCIe rx mean {pcie_rx.mean} GB/s)", { "eff.um.pf has gpu" }, NOT_SLOWER },
 	{ "setaside", { "eff.l2 > 18", "dram_bw_util.p95 < 90" }, "stream.yaml",
 	  "the job ran under a persisting-L2 set-aside (its policy's l2.persisting_limit) and "
 	  "its HBM stayed below the GPU's peak (DRAM p95 {dram_bw_util.p95}%, mean "
 	  "{dram_bw_util.mean}%): past 3/16 of L2 a set-aside slows every kernel that writes "
-	  "(H200 triad: 0.94x at 31%, 0.73x at 50%, 0.40x at 62.5%): stream.yaml sets none", { NULL } },
+	  "(H200 triad: 0.94x at 31%, 0.73x at 50%, 0.40x at 62.5%): stream.yaml sets none",
+	  { NULL }, NOT_SLOWER },
 	{ "hbm-bound", { "dram_bw_util.p95 >= 80 or dram_bw_util.mean >= 60" }, "stream.yaml",
 	  "memory-bound on HBM: stream.yaml keeps all of L2 for streaming and checks the GPU's "
 	  "bandwidth before and after the job; no policy makes a healthy GPU's HBM faster "
-	  "(DRAM mean {dram_bw_util.mean}%, p95 {dram_bw_util.p95}%)", { "eff.l2 == 0" } },
+	  "(DRAM mean {dram_bw_util.mean}%, p95 {dram_bw_util.p95}%)",
+	  { "eff.l2 == 0" }, NOT_SLOWER },
 	{ "underused", { "sm_util.mean < 30", "dram_bw_util.mean < 30" }, "mps-half.yaml",
 	  "the GPU was mostly underused: an MPS share (mps-half.yaml) lets another job use the "
-	  "rest (SM mean {sm_util.mean}%, DRAM mean {dram_bw_util.mean}%)", { "eff.mps < 100" } },
+	  "rest (SM mean {sm_util.mean}%, DRAM mean {dram_bw_util.mean}%)",
+	  { "eff.mps < 100" }, NOT_SLOWER },
 	{ "compute-bound", { "always" }, NULL, "nothing to gain from a memory policy: "
-	  "compute-bound (SM mean {sm_util.mean}%, DRAM mean {dram_bw_util.mean}%)", { NULL } },
+	  "compute-bound (SM mean {sm_util.mean}%, DRAM mean {dram_bw_util.mean}%)",
+	  { NULL }, NOT_SLOWER },
 };
 
 static struct gpumem_advice_table builtin_table;
@@ -85,6 +98,7 @@ static void compile_builtin(void)
 		struct gpumem_advice_rule *r = &t->r[i];
 
 		snprintf(r->name, sizeof(r->name), "%s", b->name);
+		r->promise = b->promise;
 		snprintf(r->policy, sizeof(r->policy), "%s", b->policy ? b->policy : "");
 		snprintf(r->reason, sizeof(r->reason), "%s", b->reason);
 		for (int k = 0; k < 4 && b->when[k]; k++)
@@ -98,11 +112,28 @@ static void compile_builtin(void)
 	t->n = (int)(sizeof(builtin) / sizeof(builtin[0]));
 }
 
+const char *const gpumem_advice_promises[] = { "not-slower", "gain", NULL };
+
 /* Compiled once, on first use, whichever thread asks first. */
 const struct gpumem_advice_table *gpumem_advice_builtin(void)
 {
 	pthread_once(&builtin_once, compile_builtin);
 	return &builtin_table;
+}
+
+int gpumem_advice_promise(const struct gpumem_advice_table *t, const char *rule)
+{
+	for (int i = 0; t && rule && i < t->n; i++)
+		if (!strcmp(t->r[i].name, rule))
+			return t->r[i].promise;
+	return -1;
+}
+
+int gpumem_advice_unasked(const struct gpumem_advice_table *t, int mode, const char *rule)
+{
+	if (mode == GPUMEM_BY_DEFAULT_GAIN)
+		return gpumem_advice_promise(t, rule) == GPUMEM_PROMISE_GAIN;
+	return mode == GPUMEM_BY_DEFAULT_ALL;
 }
 
 static void say(struct gpumem_advice *a, const char *rule, const char *policy)

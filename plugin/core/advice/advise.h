@@ -51,8 +51,20 @@ struct gpumem_advice_cond {
 	struct gpumem_advice_term t[GPUMEM_ADVICE_MAX_TERMS];
 };
 
+/*
+ * What a rule's policy promises the job (the rule's "promise"): a gain
+ * (the job runs faster once the symptom is gone: faulting's zerocopy.yaml),
+ * or no speed-up, only no loss (checks, a share of the GPU: hbm-bound's
+ * stream.yaml, idle's mps-half.yaml).  advised.by_default: gain applies
+ * the first kind unasked and only that; the advised judge holds each rule
+ * to its promise.  A site rule that says none promises no speed-up.
+ */
+enum { GPUMEM_PROMISE_NOT_SLOWER = 0, GPUMEM_PROMISE_GAIN };
+extern const char *const gpumem_advice_promises[];     /* "not-slower", "gain", NULL */
+
 struct gpumem_advice_rule {
 	char name[GPUMEM_ADVICE_NAME_CHARS + 1];
+	int promise;                                    /* GPUMEM_PROMISE_* */
 	char policy[GPUMEM_ADVICE_POLICY_CHARS + 1];    /* "zerocopy.yaml", "" for none */
 	char reason[GPUMEM_ADVICE_REASON_CHARS + 1];    /* "{pcie_rx.mean}" names a figure */
 	struct gpumem_advice_cond when, in_effect;
@@ -83,6 +95,14 @@ struct gpumem_advice {
 
 /* The built-in table (today's rules), compiled once. */
 const struct gpumem_advice_table *gpumem_advice_builtin(void);
+/* The promise (GPUMEM_PROMISE_*) of table T's rule RULE, or -1 when T has no such rule. */
+int gpumem_advice_promise(const struct gpumem_advice_table *t, const char *rule);
+/*
+ * May RULE's policy of table T be applied to a job that asked for nothing,
+ * under advised.by_default MODE (GPUMEM_BY_DEFAULT_*, policy.h)?  off:
+ * never; all: always; gain: only where the rule promises a gain.
+ */
+int gpumem_advice_unasked(const struct gpumem_advice_table *t, int mode, const char *rule);
 /*
  * The advice for GPU G under table T (NULL: the built-in one); EFF is the
  * record's "eff" member ({"l2", "mps", "daemon", "um"}), or NULL (then no

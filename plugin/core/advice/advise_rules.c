@@ -550,6 +550,8 @@ void gpumem_advice_table_yaml(const struct gpumem_advice_table *t, FILE *out)
 		fprintf(out, "  - name: %s\n", r->name);
 		yaml_cond(out, "when", &r->when);
 		fprintf(out, "    policy: %s\n", r->policy[0] ? r->policy : "none");
+		fprintf(out, "    promise: %s\n", gpumem_enum_name(gpumem_advice_promises,
+							    (unsigned)r->promise));
 		fprintf(out, "    reason: ");
 		yaml_str(out, r->reason);
 		fputc('\n', out);
@@ -591,6 +593,8 @@ struct json_object *gpumem_advice_table_json(const struct gpumem_advice_table *t
 		gpumem_json_add(j, "name", gpumem_json_string(r->name));
 		gpumem_json_add(j, "when", json_cond(&r->when));
 		gpumem_json_add(j, "policy", gpumem_json_string(r->policy[0] ? r->policy : NULL));
+		gpumem_json_add(j, "promise", gpumem_json_string(
+					gpumem_enum_name(gpumem_advice_promises, (unsigned)r->promise)));
 		gpumem_json_add(j, "reason", gpumem_json_string(r->reason));
 		gpumem_json_add(j, "in_effect", json_cond(&r->in_effect));
 	}

@@ -13,6 +13,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -155,6 +156,9 @@ const struct gpumem_key gpumem_advice_rule_keys[] = {
 	{ .name = "when", .type = GPUMEM_KT_CUSTOM, .custom = rule_when, .required = 1 },
 	{ .name = "policy", .type = GPUMEM_KT_CUSTOM, .custom = rule_policy, .required = 1 },
 	{ .name = "reason", .type = GPUMEM_KT_CUSTOM, .custom = rule_reason, .required = 1 },
+	/* What its policy promises the job (advise.h); not said: no speed-up. */
+	{ .name = "promise", .type = GPUMEM_KT_ENUM, .names = gpumem_advice_promises,
+	  .off = offsetof(struct gpumem_advice_rule, promise) },
 	{ .name = "in_effect", .type = GPUMEM_KT_CUSTOM, .custom = rule_in_effect },
 	{ 0 }
 };

@@ -196,11 +196,19 @@ struct gpumem_site {
 	int profile_interval_ms;        /* gpumem-sample's interval, >= 100 */
 	struct gpumem_advice_table *advice;     /* advice:, or NULL: built in (advise.h) */
 	struct {
-		int by_default;         /* no --gpumem-policy means --gpumem-policy=advised */
+		int by_default;         /* GPUMEM_BY_DEFAULT_*: a job with no --gpumem-policy is
+					 * advised, with what its rule promises (advise.h) */
 		int days;               /* how far back the lookup goes (default 30) */
+		int timeout_s;          /* its sacct is killed after this (default below) */
 		int hint;               /* a named policy: say once when the last job's advice differs */
 	} advised;
 };
+
+/* advised.by_default: off, gain (only rules that promise a gain), all; their names. */
+enum { GPUMEM_BY_DEFAULT_OFF = 0, GPUMEM_BY_DEFAULT_GAIN, GPUMEM_BY_DEFAULT_ALL };
+/* advised.timeout's default, seconds: the most a submission waits for accounting. */
+#define GPUMEM_ADVISED_TIMEOUT_S 3
+extern const char *const gpumem_by_default_names[];     /* "off", "gain", "all", NULL */
 
 void gpumem_site_init(struct gpumem_site *s);
 int gpumem_site_parse(const char *buf, size_t len, const char *name,

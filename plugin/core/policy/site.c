@@ -17,6 +17,8 @@
 
 #define S(field) offsetof(struct gpumem_site, field)
 
+const char *const gpumem_by_default_names[] = { "off", "gain", "all", NULL };
+
 static const struct gpumem_key limits_keys[] = {
 	{ .name = "l2_max_percent", .type = GPUMEM_KT_PERCENT, .off = S(limits.l2_max_percent),
 	  .min = 0, .max = 100 },
@@ -123,10 +125,38 @@ static const struct gpumem_key profilecfg_keys[] = {
 	{ 0 }
 };
 
+/*
+ * advised.by_default: gain, all or off; true and false, its older words,
+ * read as all and off (what they did before it had modes).
+ */
+static int advised_by_default(struct gpumem_walk *w, const struct gpumem_ynode *n)
+{
+	struct gpumem_site *s = (struct gpumem_site *)w->base;
+
+	for (int i = 0; n->kind == GPUMEM_Y_SCALAR && gpumem_by_default_names[i]; i++)
+		if (!strcmp(n->str, gpumem_by_default_names[i])) {
+			s->advised.by_default = i;
+			return 0;
+		}
+	if (n->kind == GPUMEM_Y_SCALAR && (!strcmp(n->str, "true") || !strcmp(n->str, "false"))) {
+		s->advised.by_default = n->str[0] == 't' ? GPUMEM_BY_DEFAULT_ALL :
+			GPUMEM_BY_DEFAULT_OFF;
+		return 0;
+	}
+	gpumem_walk_error(w, n, "advised.by_default: %s%s%s is not one of: gain (advise unasked "
+			  "only what promises the job a gain), all, off (true is all, false is off)",
+			  n->kind == GPUMEM_Y_SCALAR ? "'" : "", n->kind == GPUMEM_Y_SCALAR ? n->str :
+			  gpumem_walk_kind(n), n->kind == GPUMEM_Y_SCALAR ? "'" : "");
+	return -1;
+}
+
 /* advised: --gpumem-policy=advised (srun side, plugin/spank/advised.c; doc/admin/profile.md "Advised"). */
 static const struct gpumem_key advisedcfg_keys[] = {
-	{ .name = "by_default", .type = GPUMEM_KT_BOOL, .off = S(advised.by_default) },
+	{ .name = "by_default", .type = GPUMEM_KT_CUSTOM, .custom = advised_by_default },
 	{ .name = "days", .type = GPUMEM_KT_INT, .off = S(advised.days), .min = 1, .max = 366 },
+	/* seconds: the lookup's sacct is killed past it (slurmdbd down or hung) */
+	{ .name = "timeout", .type = GPUMEM_KT_INT, .off = S(advised.timeout_s), .min = 1,
+	  .max = 60 },
 	{ .name = "hint", .type = GPUMEM_KT_BOOL, .off = S(advised.hint) },
 	{ 0 }
 };
@@ -243,6 +273,7 @@ void gpumem_site_init(struct gpumem_site *s)
 	s->check_warm_min_gpus = 1;
 	s->profile_interval_ms = 1000;
 	s->advised.days = 30;
+	s->advised.timeout_s = GPUMEM_ADVISED_TIMEOUT_S;
 }
 
 int gpumem_site_parse(const char *buf, size_t len, const char *name,

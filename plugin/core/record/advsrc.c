@@ -42,6 +42,8 @@ struct json_object *gpumem_advsrc_object(const struct gpumem_advsrc *s)
 	gpumem_json_add(o, "rule", gpumem_json_string(s->rule));
 	gpumem_json_add(o, "policy", gpumem_json_string(s->policy));
 	gpumem_json_add(o, "standing", gpumem_json_string(s->standing[0] ? s->standing : "new"));
+	if (s->unasked)
+		gpumem_json_add(o, "unasked", gpumem_json_bool(1));
 	return o;
 }
 
@@ -63,12 +65,17 @@ int gpumem_advsrc_from_object(struct json_object *v, struct gpumem_advsrc *s, ch
 	const char *st = gpumem_json_str(v, "standing");
 	struct json_object *job = gpumem_json_get(v, "job");
 	long long id = gpumem_json_is(job, json_type_int) ? json_object_get_int64(job) : 0;
+	struct json_object *un = gpumem_json_get(v, "unasked");
 
 	memset(s, 0, sizeof(*s));
-	if (!gpumem_json_is(v, json_type_object) || json_object_object_length(v) != 4) {
-		snprintf(err, len, "adv: not {job, rule, policy, standing}");
+	/* "unasked" (optional, true): the job named no policy (advised.by_default). */
+	if (!gpumem_json_is(v, json_type_object) ||
+	    json_object_object_length(v) != 4 + (un != NULL) ||
+	    (un && (!gpumem_json_is(un, json_type_boolean) || !json_object_get_boolean(un)))) {
+		snprintf(err, len, "adv: not {job, rule, policy, standing[, unasked: true]}");
 		return -1;
 	}
+	s->unasked = un != NULL;
 	if (id <= 0 || id > MAX_JOB || !word_ok(rule, RULE_CHARS, sizeof(s->rule)) ||
 	    !word_ok(pol, POLICY_CHARS, sizeof(s->policy)) || !standing_ok(st)) {
 		snprintf(err, len, "adv: %s", id <= 0 || id > MAX_JOB ? "job: not a job ID" :
@@ -102,7 +109,8 @@ int gpumem_advsrc_parse(const char *text, struct gpumem_advsrc *s, char *err, si
 
 void gpumem_advsrc_label(const struct gpumem_advsrc *s, char *out, size_t len)
 {
-	snprintf(out, len, "%s" TAG "%lld: %s)", s->policy, s->job, s->rule);
+	snprintf(out, len, "%s%s%lld: %s)", s->policy, s->unasked ? " (advised by default from job " :
+		 TAG, s->job, s->rule);
 }
 
 /* A version 1 record's label "POLICY (advised from job A: RULE)...": 0, or -1. */

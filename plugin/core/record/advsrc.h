@@ -30,6 +30,7 @@ struct gpumem_advsrc {
 	char rule[32];          /* that job's winning rule */
 	char policy[72];        /* the policy file's name */
 	char standing[16];      /* "new", "kept", "probation" */
+	int unasked;            /* its job named no policy: advised.by_default ("unasked": true) */
 };
 
 /* The fields as the compact JSON srun forwards (malloc'd), or NULL. */
@@ -41,7 +42,7 @@ int gpumem_advsrc_from_object(struct json_object *v, struct gpumem_advsrc *s, ch
 			      size_t len);
 /* TEXT (forwarded JSON) -> *S: 0, or -1 with why. */
 int gpumem_advsrc_parse(const char *text, struct gpumem_advsrc *s, char *err, size_t len);
-/* The label for people: "POLICY (advised from job A: RULE)". */
+/* The label for people: "POLICY (advised from job A: RULE)", "(advised by default from ..." unasked. */
 void gpumem_advsrc_label(const struct gpumem_advsrc *s, char *out, size_t len);
 /*
  * The advised source of a checked record REC: its "adv" (version 2), or

@@ -81,8 +81,12 @@ int gpumem_policy_of_job(const struct gpumem_site *site, const struct gpumem_pol
 			 src->fwd_name && *src->fwd_name ? src->fwd_name : "policy");
 		return gpumem_policy_parse_json(src->data, strlen(src->data), name, p, d) < 0 ? -1 : 1;
 	}
-	/* advised, with nothing forwarded: srun found no advice (it said so): the site's defaults. */
-	if (src->option == NULL || strcmp(src->option, GPUMEM_ADVISED) == 0)
+	/*
+	 * advised, with nothing forwarded: srun found no advice (it said so);
+	 * none: the user asked for nothing to be advised.  The site's defaults.
+	 */
+	if (src->option == NULL || strcmp(src->option, GPUMEM_ADVISED) == 0 ||
+	    strcmp(src->option, GPUMEM_NO_POLICY) == 0)
 		return 0;
 	path = gpumem_policy_resolve(site, src->option, d);
 	if (path == NULL) {

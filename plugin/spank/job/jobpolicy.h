@@ -11,6 +11,9 @@
 #include "core_policy.h"
 #include "statedir.h"
 
+/* --gpumem-policy=none: the site's defaults, never advised (reserved like "advised"). */
+#define GPUMEM_NO_POLICY "none"
+
 /* Where the policy may come from in the process at hand. */
 struct gpumem_policy_src {
 	const char *data;       /* forwarded JSON (SPANK_GPUMEM_POLICY_DATA), or NULL */
