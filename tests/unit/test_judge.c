@@ -25,10 +25,12 @@ static struct gpumem_judgement j;
 
 static const struct gpumem_judge_run *refs[8];
 
+static struct gpumem_advice_table site;        /* the built-in rules, promises moved */
+
 /* Judge K for RULE against the N runs in REFS. */
 static enum gpumem_judge_result judge_n(const struct gpumem_judge_run *k, const char *rule, size_t n)
 {
-	gpumem_judge(k, refs, n, rule, &j);
+	gpumem_judge(k, refs, n, NULL, rule, &j);
 	return j.result;
 }
 
@@ -73,18 +75,22 @@ int main(void)
 	like(j.why, "too short to time", "... and why");
 	r[0] = run(1, 26);
 	k = run(2, 20);
-	k.busy_s = 200;
-	is_int(judge_n(&k, "hbm-bound", 1), GPUMEM_J_NOT_JUDGED, "GPU work 15x the reference's: other work, not judged");
-	like(j.why, "other GPU work", "... and why");
 	k.busy_s = 1;
-	is_int(judge_n(&k, "hbm-bound", 1), GPUMEM_J_NOT_JUDGED, "GPU work a tenth of the reference's: not judged");
+	is_int(judge_n(&k, "hbm-bound", 1), GPUMEM_J_NOT_JUDGED, "GPU work a tenth of the reference's: other work, not judged");
+	like(j.why, "other GPU work", "... and why");
+	k = run(2, 40);
+	k.busy_s = 200;
+	is_int(judge_n(&k, "faulting", 1), GPUMEM_J_LOSS,
+	       "GPU busy 15x the reference's and slower (zero-copy over the host link): judged, a loss");
 
 	/* The floor: two ticks, doubled with one reference; the median of up to five. */
 	r[0] = run(1, 10);
 	r[1] = run(2, 10);
 	refs[1] = &r[1];
+	k = run(3, 11);
+	is_int(judge_n(&k, "hbm-bound", 2), GPUMEM_J_EVEN, "10 s -> 11 s, two references: one tick, even");
 	k = run(3, 12);
-	is_int(judge_n(&k, "hbm-bound", 2), GPUMEM_J_EVEN, "10 s -> 12 s, two references: within two ticks, even");
+	is_int(judge_n(&k, "hbm-bound", 2), GPUMEM_J_LOSS, "10 s -> 12 s, two references: two ticks slower, a (noisy) loss");
 	k = run(3, 13);
 	is_int(judge_n(&k, "hbm-bound", 2), GPUMEM_J_LOSS, "10 s -> 13 s, two references: a loss");
 	like(j.why, "work 13 s against 10 s (median of 2, noise 2 s)", "... the figures");
@@ -120,8 +126,22 @@ int main(void)
 	is_int(judge_n(&k, "faulting", 2), GPUMEM_J_EVEN, "faulting: symptom gone, 29 s against 30 s: even (no gain beyond the noise)");
 	k = run(3, 10);
 	is_int(judge_n(&k, "hbm-bound", 2), GPUMEM_J_GAINED, "hbm-bound: faster too, still judged (the text says no N-times)");
-	ok(gpumem_judge_gain_rule("faulting") && !gpumem_judge_gain_rule("hbm-bound") &&
-	   !gpumem_judge_gain_rule("idle") && !gpumem_judge_gain_rule("link-bound"), "only faulting promises a gain");
+	ok(gpumem_judge_gain_rule(NULL, "faulting") && !gpumem_judge_gain_rule(NULL, "hbm-bound") &&
+	   !gpumem_judge_gain_rule(NULL, "idle") && !gpumem_judge_gain_rule(NULL, "link-bound"),
+	   "built in, only faulting promises a gain");
+	/* The promise is the rule table's own: a site table that moves it moves the judge. */
+	site = *gpumem_advice_builtin();
+	for (int i = 0; i < site.n; i++)
+		site.r[i].promise = !strcmp(site.r[i].name, "hbm-bound") ? GPUMEM_PROMISE_GAIN :
+			GPUMEM_PROMISE_NOT_SLOWER;
+	ok(!gpumem_judge_gain_rule(&site, "faulting") && gpumem_judge_gain_rule(&site, "hbm-bound"),
+	   "a table's promise decides (faulting not-slower, hbm-bound gain)");
+	k.symptom = 1;
+	gpumem_judge(&k, refs, 2, &site, "faulting", &j);
+	is_int(j.result, GPUMEM_J_GAINED, "faulting promising no speed-up: its symptom is no loss");
+	gpumem_judge(&k, refs, 2, &site, "hbm-bound", &j);
+	is_int(j.result, GPUMEM_J_LOSS, "hbm-bound promising a gain: its symptom still there, a loss");
+	ok(!gpumem_judge_gain_rule(&site, "no-such-rule"), "a rule the table lacks promises no gain");
 
 	/* Harm. */
 	k = run(3, 2);

@@ -300,7 +300,7 @@ static void judge(const struct gpumem_advised *a, const struct gpumem_advised_jo
 	for (size_t i = 0; i < a->njobs; i++)
 		if (a->jobs[i].id < j->id && a->jobs[i].dflt && !a->jobs[i].advised)
 			c[n++] = &a->jobs[i].jr;
-	gpumem_judge(&j->jr, c, n, j->from_rule, &h->j);
+	gpumem_judge(&j->jr, c, n, a->rules, j->from_rule, &h->j);
 	h->ratio = h->j.ratio;
 	h->outcome = gpumem_judge_outcome(&h->j, &j->jr);
 }

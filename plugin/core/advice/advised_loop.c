@@ -26,10 +26,11 @@ struct standing {
  * times faster"), "no gain beyond the noise: ", or "" (not judged, or a
  * symptom still there).
  */
-static void ratio_text(const struct gpumem_advised_history *h, char *out, size_t len)
+static void ratio_text(const struct gpumem_advice_table *t, const struct gpumem_advised_history *h,
+		       char *out, size_t len)
 {
 	const struct gpumem_judgement *j = &h->j;
-	int gain = gpumem_judge_gain_rule(h->job->from_rule);
+	int gain = gpumem_judge_gain_rule(t, h->job->from_rule);
 
 	out[0] = '\0';
 	if (j->result == GPUMEM_J_NOT_JUDGED || j->ratio <= 0)
@@ -45,7 +46,8 @@ static void ratio_text(const struct gpumem_advised_history *h, char *out, size_t
 }
 
 /* H's verdict after walking it into S, and its sentence. */
-static void step(struct standing *s, struct gpumem_advised_history *h)
+static void step(const struct gpumem_advice_table *t, struct standing *s,
+		 struct gpumem_advised_history *h)
 {
 	const struct gpumem_advised_job *k = h->job;
 	const char *tail = "";
@@ -78,7 +80,7 @@ static void step(struct standing *s, struct gpumem_advised_history *h)
 	}
 	if (h->j.result != GPUMEM_J_NOT_JUDGED)
 		s->last = h;
-	ratio_text(h, ratio, sizeof(ratio));
+	ratio_text(t, h, ratio, sizeof(ratio));
 	snprintf(h->text, sizeof(h->text), "%s tried in job %lld (advised from job %lld, %s): "
 		 "%s%s: %s", k->from_policy, k->id, k->from, k->from_rule, ratio, h->j.why, tail);
 }
@@ -117,7 +119,7 @@ static struct standing walk(struct gpumem_advised *a, const char *policy)
 				 h->job->from_rule);
 			continue;
 		}
-		step(&s, h);
+		step(a->rules, &s, h);
 	}
 	return s;
 }

@@ -9,12 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "advise.h"
 #include "judge.h"
 
-int gpumem_judge_gain_rule(const char *rule)
+int gpumem_judge_gain_rule(const struct gpumem_advice_table *t, const char *rule)
 {
-	/* faulting's policy removes the page faults it saw; the others keep or check the job. */
-	return rule && !strcmp(rule, "faulting");
+	return gpumem_advice_promise(t ? t : gpumem_advice_builtin(), rule) == GPUMEM_PROMISE_GAIN;
 }
 
 /* Why K and R cannot be compared, or NULL (judge.h: comparable). */
@@ -111,11 +111,10 @@ static void not_judged(struct gpumem_judgement *out, const char *why)
 }
 
 /* The time comparison, once K and its reference are comparable. */
-static void timed(const struct gpumem_judge_run *k, const char *rule, double ref_busy,
+static void timed(const struct gpumem_judge_run *k, int gain, const char *rule, double ref_busy,
 		  struct gpumem_judgement *out)
 {
 	double w = (double)k->work_s;
-	int gain = gpumem_judge_gain_rule(rule);
 
 	out->floor_s = fmax(2.0 * GPUMEM_JUDGE_TICK_S, GPUMEM_JUDGE_MARGIN * out->ref_s);
 	if (out->nrefs == 1)
@@ -124,7 +123,7 @@ static void timed(const struct gpumem_judge_run *k, const char *rule, double ref
 	out->busy_ratio = ref_busy > 0 ? k->busy_s / ref_busy : 0;
 	if (out->ref_s >= GPUMEM_JUDGE_LONG_S && w > GPUMEM_JUDGE_HARM * out->ref_s)
 		out->result = GPUMEM_J_HARM;
-	else if (w > out->ref_s + out->floor_s || (gain && k->symptom))
+	else if (w >= out->ref_s + out->floor_s || (gain && k->symptom))
 		out->result = GPUMEM_J_LOSS;
 	else if (w < out->ref_s - out->floor_s)
 		out->result = GPUMEM_J_GAINED;
@@ -137,7 +136,8 @@ static void timed(const struct gpumem_judge_run *k, const char *rule, double ref
 }
 
 void gpumem_judge(const struct gpumem_judge_run *k, const struct gpumem_judge_run *const *cands,
-		  size_t ncands, const char *rule, struct gpumem_judgement *out)
+		  size_t ncands, const struct gpumem_advice_table *t, const char *rule,
+		  struct gpumem_judgement *out)
 {
 	const char *why = NULL;
 	double ref_busy = 0;
@@ -177,14 +177,18 @@ void gpumem_judge(const struct gpumem_judge_run *k, const struct gpumem_judge_ru
 		out->nrefs = 0;
 		return;
 	}
-	if (ref_busy > 0 && (k->busy_s > ref_busy * GPUMEM_JUDGE_BUSY_BAND ||
-			     k->busy_s * GPUMEM_JUDGE_BUSY_BAND < ref_busy)) {
+	/*
+	 * Far less GPU work than the reference is other work, which could pass
+	 * for a gain.  More is judged: a policy that slows the GPU (zero-copy
+	 * reads over the host link) keeps it busy longer, and that is a loss.
+	 */
+	if (ref_busy > 0 && k->busy_s * GPUMEM_JUDGE_BUSY_BAND < ref_busy) {
 		snprintf(buf, sizeof(buf), "other GPU work (%.0f GPU-busy s against %.0f s)",
 			 k->busy_s, ref_busy);
 		not_judged(out, buf);
 		return;
 	}
-	timed(k, rule, ref_busy, out);
+	timed(k, gpumem_judge_gain_rule(t, rule), rule, ref_busy, out);
 }
 
 const char *gpumem_judge_outcome(const struct gpumem_judgement *j, const struct gpumem_judge_run *k)

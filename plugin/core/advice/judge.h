@@ -10,8 +10,9 @@
  *
  *   comparable   both completed (exit 0); both profiled with a used GPU
  *                and at least GPUMEM_JUDGE_MIN_SAMPLES samples; the same
- *                GPU count and model; GPU-busy seconds within a factor
- *                GPUMEM_JUDGE_BUSY_BAND; otherwise "not judged: WHY".
+ *                GPU count and model; GPU-busy seconds not below the
+ *                reference's by more than a factor GPUMEM_JUDGE_BUSY_BAND
+ *                (less GPU work is other work); otherwise "not judged: WHY".
  *   near zero    a work time under GPUMEM_JUDGE_MIN_WORK_S is never a
  *                ratio: not judged.
  *   floor        max(two accounting ticks, GPUMEM_JUDGE_MARGIN of the
@@ -20,7 +21,7 @@
  *                promises a gain, its symptom gone).
  *   even         within the floor: for a rule that promises no speed-up
  *                that is what it promised ("not slower than the noise").
- *   loss         beyond reference + floor, or a gain rule's symptom still
+ *   loss         reference + floor or more, or a gain rule's symptom still
  *                there.
  *   harm         the advised run failed where the reference runs did not,
  *                or took over GPUMEM_JUDGE_HARM times the reference on a
@@ -30,6 +31,8 @@
 #define GPUMEM_JUDGE_H
 #include <stddef.h>
 #include "core_record.h"
+
+struct gpumem_advice_table;     /* advise.h */
 
 #define GPUMEM_JUDGE_TICK_S 1           /* sacct's whole seconds */
 #define GPUMEM_JUDGE_MIN_SAMPLES 10
@@ -67,15 +70,21 @@ struct gpumem_judgement {
 	char why[240];                  /* the figures, or why not judged */
 };
 
-/* Does RULE promise the job a gain (judged on symptom and time)?  Else: no speed-up promised. */
-int gpumem_judge_gain_rule(const char *rule);
 /*
- * Judge advised run K for RULE against CANDS (the name's runs under the
- * site's defaults older than K, newest first, NCANDS of them): the first
- * GPUMEM_JUDGE_MAX_REFS comparable ones are the reference.
+ * Does RULE of table T (NULL: the built-in one) promise the job a gain
+ * (judged on symptom and time)?  The rule's own promise (advise.h), the
+ * one that advised.by_default reads too.  Else: no speed-up promised.
+ */
+int gpumem_judge_gain_rule(const struct gpumem_advice_table *t, const char *rule);
+/*
+ * Judge advised run K for RULE of table T (NULL: the built-in one)
+ * against CANDS (the name's runs under the site's defaults older than K,
+ * newest first, NCANDS of them): the first GPUMEM_JUDGE_MAX_REFS
+ * comparable ones are the reference.
  */
 void gpumem_judge(const struct gpumem_judge_run *k, const struct gpumem_judge_run *const *cands,
-		  size_t ncands, const char *rule, struct gpumem_judgement *out);
+		  size_t ncands, const struct gpumem_advice_table *t, const char *rule,
+		  struct gpumem_judgement *out);
 /* "gained", "even", "slower", "still", "failed", "not judged": --json's outcome. */
 const char *gpumem_judge_outcome(const struct gpumem_judgement *j, const struct gpumem_judge_run *k);
 #endif
