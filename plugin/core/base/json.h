@@ -23,7 +23,7 @@
  *    them; a walk after the parse refuses every non-finite number.  It also
  *    turns "\u0000" in a string into U+FFFD (C strings cannot hold NUL).
  *  - Characters beyond ASCII: json-c 0.18's strict mode refuses every byte
- *    above 0x7f in a string (json-c's issue 875, fixed in 0.19); a text
+ *    above 0x7f in a string; a text
  *    holding any reaches json-c with them as \u escapes (a copy, up to 3x),
  *    on every version, and json-c's offsets are mapped back to the text.
  *  - A UTF-8 byte order mark is skipped (editors write one).
