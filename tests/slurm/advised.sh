@@ -66,11 +66,17 @@ cd "$GPUMEM_CLUSTER_TMP" || exit 1
 # user on gpumem1 (NODES=... -N2: on gpumem1 and gpumem2, with a WRAP whose
 # step reaches both: the prolog runs where a step does), waited for (its
 # records); its id in $jid, sbatch's stderr and the job's output in $out.
+# The job's duration and exit status come from files of its name (RC=N:
+# exit N), so the runs of a name run one command, as the judge wants.
 job() {
-	local name=$1 secs=$2 nds
+	local name=$1 secs=$2 nds d
+	d=$GPUMEM_CLUSTER_TMP/job.$(printf '%s' "$1" | md5sum | cut -c1-16)
 	shift 2
+	echo "$secs" >"$d.secs"
+	echo "${RC:-0}" >"$d.rc"
+	chmod 644 "$d.secs" "$d.rc"
 	run asuser sbatch -N1 -w "${NODES:-gpumem1}" -J "$name" --gres=gpu:1 -o "$GPUMEM_CLUSTER_TMP/out.%j" "$@" \
-		--wrap "${WRAP:-echo \"policy=\$GPUMEM_POLICY\"; sleep $secs}"
+		--wrap "${WRAP:-echo \"policy=\$GPUMEM_POLICY\"; sleep \$(cat $d.secs); exit \$(cat $d.rc)}"
 	jid=$(printf '%s\n' "$out" | sed -n 's/^Submitted batch job \([0-9][0-9]*\).*/\1/p')
 	[ -n "$jid" ] || { fail "sbatch -J $name gave no job: $out"; return 1; }
 	IFS=, read -ra nds <<<"${NODES:-gpumem1}"
@@ -159,8 +165,8 @@ like "$out" "; on probation: stream.yaml tried in job $a1 \(advised from job $nz
 	"one loss (10 s -> 15 s of work, the same profile): still advised, on probation, the line says so"
 unlike "$out" "x faster" "... a rule that promises no speed-up never says N times faster"
 run asuser "$GM" advise "$t1" --json
-is "$(printf '%s' "$out" | json_in '[(r["verdict"], r["ratio"], "not judged: " in r["text"]) for r in d[0]["history"]["runs"] if r["job"] == '"$t1"']')" \
-	"[('not judged', None, True)]" "\`true\` under an advised name: not judged, no ratio"
+is "$(printf '%s' "$out" | json_in '[(r["verdict"], r["ratio"], "not judged: " in r["text"] or "not counted: another command" in r["text"]) for r in d[0]["history"]["runs"] if r["job"] == '"$t1"']')" \
+	"[('not judged', None, True)]" "\`true\` under an advised name: not judged (another command), no ratio"
 job noisy 15 --gpumem-policy=advised
 a2=$jid
 run asuser srun -N1 -J noisy --gres=gpu:1 --gpumem-policy=advised true
@@ -170,7 +176,7 @@ like "$out" "gpumem: advised: job $nz2 advises stream.yaml \(hbm-bound\), but st
 values "$HBM"
 job failx 6
 fx1=$jid
-WRAP="sleep 6; exit 3" job failx 0 --gpumem-policy=advised
+RC=3 job failx 6 --gpumem-policy=advised
 fx2=$jid
 run asuser srun -N1 -J failx --gres=gpu:1 --gpumem-policy=advised true
 like "$out" "but stream.yaml tried in job $fx2 \(advised from job $fx1, hbm-bound\): it failed where the runs under the site's defaults completed: clear harm: not advised again: site defaults" \

@@ -29,6 +29,7 @@ static char text[1 << 16];
 static long batch = -1;         /* >= 0: the job's .batch step took this, not its elapsed */
 static const char *adv;         /* non-NULL: a version 2 record, with this "adv" unless "" */
 static int samples = 30;
+static const char *command;     /* non-NULL: the job row's "WORKDIR|SUBMITLINE" after its comment */
 
 /* A sacct line of job ID: its record (POLICY, GPUs G0 and, unless NULL, G1) as a segment. */
 static void row(long id, long elapsed, const char *state, const char *name, const char *policy,
@@ -47,8 +48,9 @@ static void row(long id, long elapsed, const char *state, const char *name, cons
 		printf("# encode: %s\n", err);
 		return;
 	}
-	snprintf(text + strlen(text), sizeof(text) - strlen(text), "%ld|%ld|%s|%s|%s\n%ld.%s|%ld|%s|%s|\n",
-		 id, elapsed, state, name, seg, id, batch >= 0 ? "batch" : "0",
+	snprintf(text + strlen(text), sizeof(text) - strlen(text), "%ld|%ld|%s|%s|%s%s%s\n%ld.%s|%ld|%s|%s|\n",
+		 id, elapsed, state, name, seg, command ? "|" : "", command ? command : "",
+		 id, batch >= 0 ? "batch" : "0",
 		 batch >= 0 ? batch : elapsed, state, batch >= 0 ? "batch" : name);
 	free(seg);
 }
@@ -160,7 +162,41 @@ int main(void)
 	row(23, 200, "COMPLETED", "t", ADV21, LINK, NULL);
 	row(24, 100, "COMPLETED", "t", "site defaults", FAULT, FAULT);
 	like(choose("t", &a), "gpumem: advised: zerocopy.yaml, from job 24 on gpu24", "a drop on one GPU does not hold for the name's work on two");
-	like(a.hist[0].text, "not counted: another GPU count or model than the name's newest run", "... the old runs say why they no longer count");
+	like(a.hist[0].text, "not counted: another command, GPU count or model than the name's newest run", "... the old runs say why they no longer count");
+	gpumem_advised_free(&a);
+	/* The command changed (accounting's WorkDir|SubmitLine): not judged, and the history starts again. */
+	command = "/home/u|sbatch a.sh";
+	row(21, 100, "COMPLETED", "t", "site defaults", FAULT, NULL);
+	command = "/home/u|sbatch --wrap 'true | cat'";
+	row(22, 40, "COMPLETED", "t", ADV21, LINK, NULL);
+	choose("t", &a);
+	like(a.hist[0].text, "not judged: no comparable run under the site's defaults (another command)",
+	     "another command (a '|' in it too): not judged, never a gain");
+	gpumem_advised_free(&a);
+	command = "/home/u|sbatch a.sh";
+	row(21, 100, "COMPLETED", "t", "site defaults", FAULT, NULL);
+	row(22, 200, "COMPLETED", "t", ADV21, LINK, NULL);
+	row(23, 200, "COMPLETED", "t", ADV21, LINK, NULL);
+	command = "/home/u|sbatch b.sh";
+	row(24, 100, "COMPLETED", "t", "site defaults", FAULT, NULL);
+	like(choose("t", &a), "gpumem: advised: zerocopy.yaml, from job 24 on gpu24", "a drop under one command does not hold for another");
+	like(a.hist[0].text, "not counted: another command", "... the old runs say why");
+	gpumem_advised_free(&a);
+	command = "/home/u|sbatch a.sh";
+	row(21, 100, "COMPLETED", "t", "site defaults", FAULT, NULL);
+	command = "/home/u|sbatch --gpumem-policy=advised a.sh";
+	row(22, 125, "COMPLETED", "t", ADV21, LINK, NULL);
+	command = "/home/u|sbatch --gpumem-policy advised  a.sh";
+	row(23, 100, "COMPLETED", "t", ADV21, LINK, NULL);
+	like(choose("t", &a), "; kept: zerocopy.yaml tried in job 23 (advised from job 21, faulting): no gain beyond the noise", "gpumem's own option is no other command (both spellings): judged, a loss then even");
+	like(a.hist[1].text, "0.80x (slower)", "... the advised run judged against the defaults' run");
+	gpumem_advised_free(&a);
+	command = "|";
+	row(21, 100, "COMPLETED", "t", "site defaults", FAULT, NULL);
+	command = "/home/u|sbatch b.sh";
+	row(22, 125, "COMPLETED", "t", ADV21, LINK, NULL);
+	command = NULL;
+	like(choose("t", &a), "; on probation: zerocopy.yaml tried in job 22", "a command accounting has not filled in yet (22.05): compared without it");
 	gpumem_advised_free(&a);
 	/* Still faulting: a loss however fast; failed: harm, dropped at once. */
 	row(21, 30, "COMPLETED", "t", "site defaults", FAULT, NULL);

@@ -83,6 +83,16 @@ int main(void)
 	is_int(judge_n(&k, "faulting", 1), GPUMEM_J_LOSS,
 	       "GPU busy 15x the reference's and slower (zero-copy over the host link): judged, a loss");
 
+	/* The command, where accounting gives both sides one. */
+	r[0] = run(1, 26);
+	k = run(2, 26);
+	r[0].cmd = 11;
+	k.cmd = 12;
+	is_int(judge_n(&k, "hbm-bound", 1), GPUMEM_J_NOT_JUDGED, "another command: not judged");
+	like(j.why, "another command", "... and why");
+	k.cmd = 0;
+	is_int(judge_n(&k, "hbm-bound", 1), GPUMEM_J_EVEN, "a command unknown on one side: compared");
+
 	/* The floor: two ticks, doubled with one reference; the median of up to five. */
 	r[0] = run(1, 10);
 	r[1] = run(2, 10);

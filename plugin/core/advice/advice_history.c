@@ -38,7 +38,7 @@ int gpumem_advised_argv(const char *name, const char *user, int days, char *buf,
 			char **argv, size_t nargv, char *why, size_t wlen)
 {
 	static const char *const fixed[] = { "sacct", "-n", "-P", "-o",
-		"JobIDRaw,ElapsedRaw,State,JobName,AdminComment" };
+		"JobIDRaw,ElapsedRaw,State,JobName,AdminComment,WorkDir,SubmitLine" };
 	size_t k = 0, nf = sizeof(fixed) / sizeof(fixed[0]);
 	int n, filter;
 
@@ -228,9 +228,51 @@ static int split_row(char *line, struct row *r)
 	return r->job > 0 && (*end == '\0' || *end == '.') ? 0 : -1;
 }
 
-/* Job row R, its name NL bytes long, into J. */
-static void take_row(const struct row *r, long nl, const struct gpumem_advice_table *rules,
-		     struct gpumem_advised_job *j)
+/* Is the word at P (LEN bytes) gpumem's own option, which says how to run the job, not what? */
+static int policy_word(const char *p, size_t len, int *value_next)
+{
+	static const char opt[] = "--gpumem-policy";
+	size_t n = sizeof(opt) - 1;
+
+	*value_next = len == n && !strncmp(p, opt, n);
+	return *value_next || (len > n && !strncmp(p, opt, n) && p[n] == '=');
+}
+
+/*
+ * The job's command from what follows its AdminComment, "WORKDIR|SUBMITLINE"
+ * (either may hold '|': hashed whole), without gpumem's own option
+ * (--gpumem-policy=X or --gpumem-policy X: an advised run and the runs
+ * under the defaults run the same command); 0 where accounting has
+ * neither (a row without them, or 22.05 just after the job ended).
+ */
+static uint64_t command_of(const char *cmd)
+{
+	uint64_t h = GPUMEM_FNV1A_BASIS;
+	int skip = 0, value_next;
+
+	if (cmd == NULL || !strcmp(cmd, "") || !strcmp(cmd, "|"))
+		return 0;
+	for (const char *p = cmd; *p;) {
+		size_t len = strcspn(p, " \t");
+
+		if (len == 0) {
+			p++;
+			continue;
+		}
+		if (skip)
+			skip = 0;
+		else if (policy_word(p, len, &value_next))
+			skip = value_next;
+		else
+			h = gpumem_fnv1a(gpumem_fnv1a(h, p, len), " ", 1);
+		p += len;
+	}
+	return h;
+}
+
+/* Job row R, its name NL bytes long, its command CMD (or NULL), into J. */
+static void take_row(const struct row *r, long nl, const char *cmd,
+		     const struct gpumem_advice_table *rules, struct gpumem_advised_job *j)
 {
 	struct pick k = { j, rules, -1, 0, 0 };
 	char *end;
@@ -243,6 +285,7 @@ static void take_row(const struct row *r, long nl, const struct gpumem_advice_ta
 	if (*end || j->elapsed < 0)
 		j->elapsed = 0;
 	j->completed = strcmp(r->state, "COMPLETED") == 0;
+	j->jr.cmd = command_of(cmd);
 	gpumem_acct_segments(r->rest + nl + 1, segment, &k);
 }
 
@@ -323,6 +366,7 @@ int gpumem_advised_read(char *text, const char *name, const struct gpumem_advice
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		struct gpumem_advised_job *j = &out->jobs[out->njobs];
 		struct row r;
+		char *cmd, *bar;
 		long nl;
 
 		if (split_row(line, &r) < 0)
@@ -334,11 +378,15 @@ int gpumem_advised_read(char *text, const char *name, const struct gpumem_advice
 		/*
 		 * The name may hold '|': it is known, so it is matched whole, not
 		 * split; what follows is AdminComment, which holds no '|' of gpumem's
-		 * (a job named "a|b" is not "a" with a comment "b|...").
+		 * (a job named "a|b" is not "a" with a comment "b|..."), then the
+		 * job's WorkDir and SubmitLine, its command (command_of).
 		 */
 		nl = name_at(r.rest, name);
-		if (nl >= 0 && strchr(r.rest + nl + 1, '|'))
-			nl = -1;
+		cmd = NULL;
+		if (nl >= 0 && (bar = strchr(r.rest + nl + 1, '|')) != NULL) {
+			*bar = '\0';
+			cmd = bar + 1;
+		}
 		if (!r.step) {
 			pending = NULL;
 			if (nl < 0 && strncmp(r.rest, ALLOC_NAME "|", strlen(ALLOC_NAME) + 1) == 0) {
@@ -349,9 +397,12 @@ int gpumem_advised_read(char *text, const char *name, const struct gpumem_advice
 			}
 			if (nl < 0)
 				continue;
-			take_row(&r, nl, out->rules, j);
+			take_row(&r, nl, cmd, out->rules, j);
 		} else if (pending && r.job == pending->job && nl >= 0) {
-			take_row(pending, (long)strlen(ALLOC_NAME), out->rules, j);
+			bar = strchr(pending->rest + strlen(ALLOC_NAME) + 1, '|');
+			if (bar)
+				*bar = '\0';
+			take_row(pending, (long)strlen(ALLOC_NAME), bar ? bar + 1 : NULL, out->rules, j);
 			pending = NULL;
 			step_time(j, &r);
 		} else {

@@ -94,10 +94,11 @@ static const struct gpumem_advised_job *newest(const struct gpumem_advised *a)
 	return NULL;
 }
 
-/* Does J run the work of W (the same GPU count and model)? */
+/* Does J run the work of W (the same GPU count and model, and command where both have one)? */
 static int same_work(const struct gpumem_advised_job *j, const struct gpumem_advised_job *w)
 {
-	return w == NULL || (j->jr.ngpus == w->jr.ngpus && !strcmp(j->jr.model, w->jr.model));
+	return w == NULL || (j->jr.ngpus == w->jr.ngpus && !strcmp(j->jr.model, w->jr.model) &&
+			     (!j->jr.cmd || !w->jr.cmd || j->jr.cmd == w->jr.cmd));
 }
 
 /* POLICY's standing for the name (advised_loop.h), its history entries' verdicts set. */
@@ -114,7 +115,7 @@ static struct standing walk(struct gpumem_advised *a, const char *policy)
 		if (!same_work(h->job, w)) {
 			h->verdict = GPUMEM_V_UNKNOWN;
 			snprintf(h->text, sizeof(h->text), "%s tried in job %lld (advised from job "
-				 "%lld, %s): not counted: another GPU count or model than the name's "
+				 "%lld, %s): not counted: another command, GPU count or model than the name's "
 				 "newest run", h->job->from_policy, h->job->id, h->job->from,
 				 h->job->from_rule);
 			continue;

@@ -30,6 +30,8 @@ static const char *unlike(const struct gpumem_judge_run *k, const struct gpumem_
 		return "another GPU count";
 	if (strcmp(r->model, k->model) != 0)
 		return "another GPU model";
+	if (r->cmd && k->cmd && r->cmd != k->cmd)
+		return "another command";
 	if (r->work_s < 0)
 		return "no step time in accounting";
 	return NULL;

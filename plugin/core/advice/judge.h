@@ -10,7 +10,8 @@
  *
  *   comparable   both completed (exit 0); both profiled with a used GPU
  *                and at least GPUMEM_JUDGE_MIN_SAMPLES samples; the same
- *                GPU count and model; GPU-busy seconds not below the
+ *                GPU count and model; the same command where accounting
+ *                gives both (WorkDir and SubmitLine); GPU-busy seconds not below the
  *                reference's by more than a factor GPUMEM_JUDGE_BUSY_BAND
  *                (less GPU work is other work); otherwise "not judged: WHY".
  *   near zero    a work time under GPUMEM_JUDGE_MIN_WORK_S is never a
@@ -30,6 +31,7 @@
 #ifndef GPUMEM_JUDGE_H
 #define GPUMEM_JUDGE_H
 #include <stddef.h>
+#include <stdint.h>
 #include "core_record.h"
 
 struct gpumem_advice_table;     /* advise.h */
@@ -55,6 +57,7 @@ struct gpumem_judge_run {
 	char model[GPUMEM_PROF_MODEL_CHARS * 4 + 1];    /* "" unknown (version 1 records) */
 	double busy_s;          /* GPU-busy seconds: sampled seconds x SM busy, summed */
 	int symptom;            /* the advised rule still matches a used GPU */
+	uint64_t cmd;           /* the job's command: hash of WorkDir and SubmitLine; 0 unknown */
 };
 
 enum gpumem_judge_result {
