@@ -479,12 +479,12 @@ void gpumem_perjob_check(struct gpumem_jobctx *c, const struct gpumem_node *node
 		gpumem_evidence_reused(ev, r);
 	} else {
 		gpumem_jobcheck_run(k, phase, l2_reset, r);
-		if (k->node.has_dev)
+		if (k->node.has_dev) {
 			gpumem_history_judge(k, r);
-		if (k->node.has_dev)
 			gpumem_suspect_update(k, node, r);
-		if (ev && k->node.has_dev)
-			gpumem_evidence_record(k, ev, r);
+			if (ev)
+				gpumem_evidence_record(k, ev, r);
+		}
 	}
 	free(ev);
 	gpumem_jobreport_check(k, r, c->profile);
