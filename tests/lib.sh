@@ -66,12 +66,27 @@ slurm_test() {
 	# The cluster's own dir (two runs of one test at once never share one).
 	export GPUMEM_CLUSTER_DIR=${GPUMEM_CLUSTER_DIR:-$t/cluster}
 	slurm_bound_clients "$t/clients"
+	slurm_test_keeper
 	trap slurm_test_exit EXIT
 	# Without a trap of its own a TERM (make check's timeout) that finds
 	# bash between two commands kills it outright, EXIT trap and all.
 	trap 'exit 143' TERM
 	trap 'exit 130' INT
 	trap 'exit 129' HUP
+}
+
+# slurm_test_keeper: a process in a session of its own, out of reach of
+# the TERM and the KILL that a test's timeout sends its process group, that
+# waits for this shell to end and, where $t is still there, stops the
+# cluster and removes $t.  A TERM that lands just before bash starts a
+# command is acted on only when that command ends; the KILL 10 s later then
+# ends the shell with no EXIT trap run (hostsnet.sh's killed test).  It
+# takes the lock the trap's stop holds, so it never stops the cluster while
+# that stop still runs; a second stop of a stopped cluster changes nothing.
+slurm_test_keeper() {
+	setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 2; done
+		exec 9>"$2/.stop" || exit 0
+		flock 9; "$3" stop; rm -rf "$2"' _ $$ "$t" "$CL" >/dev/null 2>&1 </dev/null &
 }
 
 # slurm_test_exit: the EXIT trap of slurm_test.  A test that failed, or
@@ -93,9 +108,16 @@ slurm_test_exit() {
 	# group; a stop begun after that (a status taking its 5 s on a loaded
 	# machine first, seen in the suite proof) left the cluster running.
 	# The session is out of reach of both signals and goes on if this
-	# shell is killed.
-	setsid -w bash -c '[ "$1" = 1 ] && timeout 5 "$2" status >"$3" 2>&1; "$2" stop' \
-		_ "$failed" "$CL" "$t/.cluster-status" >/dev/null 2>&1
+	# shell is killed.  Until setsid has made it, the child is still in the
+	# group: the signals are ignored across that fork (a TERM in between
+	# killed it before it ran the stop) and set back to their defaults
+	# inside the new session (env), so the stop's own children still die of
+	# theirs.  The lock: slurm_test_keeper's.
+	trap '' TERM INT HUP
+	setsid -w env --default-signal=TERM,INT,HUP bash -c 'exec 9>"$4/.stop"; flock 9
+		[ "$1" = 1 ] && timeout 5 "$2" status >"$3" 2>&1; "$2" stop' \
+		_ "$failed" "$CL" "$t/.cluster-status" "$t" >/dev/null 2>&1
+	trap : TERM INT HUP
 	if [ $failed = 1 ]; then
 		diag "the cluster's state and logs at the end of this failed test ($GPUMEM_CLUSTER_DIR):"
 		{ cat "$t/.cluster-status"; timeout 10 "$CL" logs 40; } 2>&1 | head -c 60000 | sed 's/^/#   /'

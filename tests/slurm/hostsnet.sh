@@ -13,12 +13,13 @@
 #    lost its address is not started; its log says why.
 #  - A start that fails mid-way (its slurmds die; a die after the ports are
 #    claimed) leaves no process, namespace, link, route or claim.
-#  - A test killed mid-way (make check's timeout: SIGTERM) leaves nothing.
+#  - A test killed mid-way (make check's timeout: SIGTERM; or SIGKILL)
+#    leaves nothing.
 . "$top_srcdir/tests/lib.sh"
 slurm_test hostsnet
 need_netns hostsnet
 A=$t/a B=$t/b F=$t/f K=$t/k
-trap 'for d in "$A" "$B" "$F" "$t/b2" "$t/f2" "$K/cluster"; do setsid -w "$CL" stop --dir "$d" >/dev/null 2>&1; done; rm -rf "$t"' EXIT
+trap 'for d in "$A" "$B" "$F" "$t/b2" "$t/f2" "$K/cluster" "$t/k2/cluster"; do setsid -w "$CL" stop --dir "$d" >/dev/null 2>&1; done; rm -rf "$t"' EXIT
 port_of() { sed -n 's/^PORT_BASE=//p' "$1/cluster.state" 2>/dev/null; }
 claims_of() { grep -lxF "$1" /tmp/gpumem-cluster-port.*/dir 2>/dev/null | tr '\n' ' '; }
 # left DIR PORT: what of the cluster in DIR (ports PORT..) is still there
@@ -111,32 +112,43 @@ cat >"$t/killed.sh" <<'EOF'
 slurm_test killed
 "$CL" start --hosts --nodes 2 >"$GPUMEM_CLUSTER_DIR.log" 2>&1 || exit 1
 port_base=$(sed -n 's/^PORT_BASE=//p' "$GPUMEM_CLUSTER_DIR/cluster.state")
-echo "$port_base" >"$GPUMEM_CLUSTER_DIR.up"
+printf '%s\n%s\n' "$port_base" "$t" >"$GPUMEM_CLUSTER_DIR.up.tmp" && mv "$GPUMEM_CLUSTER_DIR.up.tmp" "$GPUMEM_CLUSTER_DIR.up"
 sleep 600
 EOF
-mkdir -p "$K"
-GPUMEM_CLUSTER_DIR=$K/cluster top_srcdir=$top_srcdir top_builddir=$top_builddir timeout -k 10 900 bash "$t/killed.sh" &
-tpid=$!
-for _ in $(seq 1 600); do [ -f "$K/cluster.up" ] || ! kill -0 "$tpid" 2>/dev/null && break; sleep 0.2; done
-pk=$(cat "$K/cluster.up" 2>/dev/null)
-if [ -z "$pk" ]; then
-	fail "the killed test's cluster came up"
-	cat "$K/cluster.log" >&2
-else
-	# What timeout does when the time is up: SIGTERM to the test and to its
-	# whole process group (timeout leads it), then SIGKILL 10 s later.
-	kill -TERM -- -"$tpid"
+# killed SIG DIR WHAT: killed.sh's cluster in DIR/cluster, its test sent SIG
+# (to its whole process group) once the cluster is up; then nothing of it
+# may be left, nor its own temporary dir.
+killed() {
+	local sig=$1 d=$2 what=$3 tpid pk kt rc
+	mkdir -p "$d"
+	GPUMEM_CLUSTER_DIR=$d/cluster top_srcdir=$top_srcdir top_builddir=$top_builddir timeout -k 10 900 bash "$t/killed.sh" &
+	tpid=$!
+	for _ in $(seq 1 600); do [ -f "$d/cluster.up" ] || ! kill -0 "$tpid" 2>/dev/null && break; sleep 0.2; done
+	pk=$(sed -n 1p "$d/cluster.up" 2>/dev/null) kt=$(sed -n 2p "$d/cluster.up" 2>/dev/null)
+	if [ -z "$pk" ]; then
+		fail "the killed test's cluster came up"
+		cat "$d/cluster.log" >&2
+		return
+	fi
+	kill -"$sig" -- -"$tpid"
 	wait "$tpid"
 	rc=$?
-	# 137: its EXIT trap waits for the stop, which on a loaded machine
-	# takes longer than the 10 s before timeout's SIGKILL.
-	like "$rc" "^(124|137|143)\$" "a test killed by its timeout (SIGTERM to its process group) mid-way"
-	# Its EXIT trap's stop runs in a session of its own and may go on
-	# after the SIGKILL that ends the test 10 s after the TERM (a loaded
-	# machine): what must be true is that it then finishes.  A stop that
-	# never ran (before, a second TERM cut the trap short: seen in the
-	# matrix), or left something, still fails here after 300 s.
-	for _ in $(seq 1 1500); do [ -z "$(left "$K/cluster" "$pk")" ] && break; sleep 0.2; done
-	is "$(left "$K/cluster" "$pk")" "" "... leaves no process, namespace, link, route or claim (once its trap's stop, out of the kill's reach, is done)"
-fi
+	# TERM: 137 where its EXIT trap's stop took longer than the 10 s before
+	# timeout's SIGKILL (a loaded machine).
+	like "$rc" "^(124|137|143)\$" "a test killed $what mid-way"
+	# The trap's stop, or the test's keeper (lib.sh, slurm_test_keeper),
+	# runs in a session of its own and may go on after the SIGKILL that
+	# ends the test: what must be true is that it then finishes.  A stop
+	# that never ran (a second TERM that cut the trap short; a TERM just
+	# before a command, acted on only after the KILL; a KILL), or that left
+	# something, still fails here after 300 s.
+	for _ in $(seq 1 1500); do [ -z "$(left "$d/cluster" "$pk")" ] && [ ! -d "$kt" ] && break; sleep 0.2; done
+	is "$(left "$d/cluster" "$pk")" "" "... leaves no process, namespace, link, route or claim (once the stop, out of the kill's reach, is done)"
+	[ ! -d "$kt" ] && pass "... nor its temporary dir" || fail "... nor its temporary dir ($kt)"
+}
+# What timeout does when the time is up: SIGTERM to the test and to its
+# whole process group (timeout leads it), then SIGKILL 10 s later.
+killed TERM "$K" "by its timeout (SIGTERM to its process group)"
+# A KILL at once: no EXIT trap runs; the keeper stops the cluster.
+killed KILL "$t/k2" "outright (SIGKILL to its process group, no EXIT trap)"
 done_testing
