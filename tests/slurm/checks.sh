@@ -97,6 +97,8 @@ is "$rc" 0 "the job itself is not failed by an after-check"
 wait_state gpumem2 DRAIN
 like "$(node_state gpumem2)" "DRAIN" "gpumem2, whose check failed, is drained"
 like "$(node_reason gpumem2)" "^gpumem: GPU check failed \{GPU-00000000-0000-0000-0000-000000000002\} \(job [0-9]+\.epilog after: gpu0: triad 1200.0 GB/s below" "... with a gpumem: reason naming the GPU (UUID), job and cause"
+# Their epilogs may still run (IDLE+COMPLETING): judge the states after them.
+wait_settled gpumem1; wait_settled gpumem3
 is "$(node_state gpumem1)" "IDLE" "gpumem1 is not"
 is "$(node_state gpumem3)" "IDLE" "gpumem3 is not"
 jid=$(ls "$t/reports" | sed -n 's/^job\([0-9]*\)\.epilog\.gpumem2\..*/\1/p' | sort -n | tail -1)
