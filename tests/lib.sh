@@ -66,7 +66,7 @@ slurm_test() {
 	# The cluster's own dir (two runs of one test at once never share one).
 	export GPUMEM_CLUSTER_DIR=${GPUMEM_CLUSTER_DIR:-$t/cluster}
 	slurm_bound_clients "$t/clients"
-	slurm_test_keeper
+	slurm_test_keeper "$t" "$CL"
 	trap slurm_test_exit EXIT
 	# Without a trap of its own a TERM (make check's timeout) that finds
 	# bash between two commands kills it outright, EXIT trap and all.
@@ -75,18 +75,21 @@ slurm_test() {
 	trap 'exit 129' HUP
 }
 
-# slurm_test_keeper: a process in a session of its own, out of reach of
-# the TERM and the KILL that a test's timeout sends its process group, that
-# waits for this shell to end and, where $t is still there, stops the
-# cluster and removes $t.  A TERM that lands just before bash starts a
-# command is acted on only when that command ends; the KILL 10 s later then
-# ends the shell with no EXIT trap run (hostsnet.sh's killed test).  It
-# takes the lock the trap's stop holds, so it never stops the cluster while
-# that stop still runs; a second stop of a stopped cluster changes nothing.
+# slurm_test_keeper DIR CLUSTER: a process in a session of its own, out of
+# reach of the TERM and the KILL that a test's timeout sends its process
+# group, that waits for this shell to end and, where DIR (the test's own
+# temporary dir) is still there, stops the cluster of GPUMEM_CLUSTER_DIR
+# (as exported now) with the script CLUSTER and removes DIR.  A TERM that
+# lands just before bash starts a command is acted on only when that
+# command ends; the KILL 10 s later then ends the shell with no EXIT trap
+# run (hostsnet.sh's killed test).  It takes the lock the trap's stop
+# holds, so it never stops the cluster while that stop still runs; a second
+# stop of a stopped cluster changes nothing.  slurm_test starts one; a test
+# with a cluster of its own that does not use slurm_test starts its own.
 slurm_test_keeper() {
 	setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 2; done
 		exec 9>"$2/.stop" || exit 0
-		flock 9; "$3" stop; rm -rf "$2"' _ $$ "$t" "$CL" >/dev/null 2>&1 </dev/null &
+		flock 9; "$3" stop; rm -rf "$2"' _ $$ "$1" "$2" >/dev/null 2>&1 </dev/null &
 }
 
 # slurm_test_exit: the EXIT trap of slurm_test.  A test that failed, or
