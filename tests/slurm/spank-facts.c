@@ -147,7 +147,7 @@ static int hook(spank_t sp, const char *name, int ac, char **av)
 		"CUDA_VISIBLE_DEVICES", "SLURM_JOB_USER", "SLURMD_NODENAME",
 		"SPANK_FACTS_DATA", "SLURM_SCRIPT_CONTEXT", "SLURM_STEP_GPUS",
 		"SPANK__SLURM_SPANK_OPTION_spankfacts_facts_opt", "ENVIRONMENT" };
-	char path[1200], buf[256], *val = NULL;
+	char done[1200], tmp[1216], path[1200], buf[256], *val = NULL;
 	const char *node = getenv("SLURMD_NODENAME");
 	uint32_t job = 0;
 	int ret = 0;
@@ -163,8 +163,12 @@ static int hook(spank_t sp, const char *name, int ac, char **av)
 	if (dir[0] == '\0')
 		return 0;
 	spank_get_item(sp, S_JOB_ID, &job);
-	snprintf(path, sizeof(path), "%s/%s.%u.%s", dir, name, job, node ? node : "x");
-	f = fopen(path, "w");
+	/* Written under a temporary name and renamed when whole: a test reads
+	 * the file as soon as it is there, and the epilog may still run after
+	 * the job has completed. */
+	snprintf(done, sizeof(done), "%s/%s.%u.%s", dir, name, job, node ? node : "x");
+	snprintf(tmp, sizeof(tmp), "%s.tmp", done);
+	f = fopen(tmp, "w");
 	if (f == NULL)
 		return 0;
 	fprintf(f, "init_called %d\n", dir_from_init);
@@ -199,6 +203,7 @@ static int hook(spank_t sp, const char *name, int ac, char **av)
 	where(f);
 	survivor(f, name, job);
 	fclose(f);
+	rename(tmp, done);
 	snprintf(path, sizeof(path), "%s/ret.%s", dir, name);
 	f = fopen(path, "r");
 	if (f) {
