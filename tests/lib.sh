@@ -66,13 +66,22 @@ slurm_test() {
 	# The cluster's own dir (two runs of one test at once never share one).
 	export GPUMEM_CLUSTER_DIR=${GPUMEM_CLUSTER_DIR:-$t/cluster}
 	slurm_bound_clients "$t/clients"
-	slurm_test_keeper "$t" "$CL"
 	trap slurm_test_exit EXIT
-	# Without a trap of its own a TERM (make check's timeout) that finds
-	# bash between two commands kills it outright, EXIT trap and all.
+	slurm_test_guard "$t" "$CL"
+}
+
+# slurm_test_guard DIR CLUSTER: what makes a test's cluster go with the
+# test, however it ends: TERM, INT and HUP exit (so the EXIT trap runs:
+# without a trap of its own a TERM, make check's timeout, that finds bash
+# between two commands kills it outright, EXIT trap and all), and a keeper
+# for when no EXIT trap runs (slurm_test_keeper).  slurm_test calls it; a
+# test with a cluster dir of its own that does not use slurm_test calls it
+# after setting its EXIT trap.
+slurm_test_guard() {
 	trap 'exit 143' TERM
 	trap 'exit 130' INT
 	trap 'exit 129' HUP
+	slurm_test_keeper "$1" "$2"
 }
 
 # slurm_test_keeper DIR CLUSTER: a process in a session of its own, out of
@@ -84,8 +93,7 @@ slurm_test() {
 # command ends; the KILL 10 s later then ends the shell with no EXIT trap
 # run (hostsnet.sh's killed test).  It takes the lock the trap's stop
 # holds, so it never stops the cluster while that stop still runs; a second
-# stop of a stopped cluster changes nothing.  slurm_test starts one; a test
-# with a cluster of its own that does not use slurm_test starts its own.
+# stop of a stopped cluster changes nothing.  Started by slurm_test_guard.
 slurm_test_keeper() {
 	setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 2; done
 		exec 9>"$2/.stop" || exit 0

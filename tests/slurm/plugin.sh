@@ -16,11 +16,8 @@ chmod 755 "$t"
 export GPUMEM_CLUSTER_DIR=$t/cluster   # its own (runs at once never share one)
 cleanup() { "$CL" stop >/dev/null 2>&1; rm -rf "$t"; }
 trap cleanup EXIT
-# A TERM (a time bound's: make check's, tests/sanitize's) runs the EXIT
-# trap; a KILL, or a TERM the shell acts on too late, leaves it to the
-# keeper (tests/lib.sh).
-trap 'exit 143' TERM; trap 'exit 130' INT; trap 'exit 129' HUP
-slurm_test_keeper "$t" "$CL"
+# Killed by a time bound (make check's, tests/sanitize's): tests/lib.sh.
+slurm_test_guard "$t" "$CL"
 
 cat >"$t/site.yaml" <<YAML
 version: 1

@@ -26,10 +26,8 @@ export GPUMEM_CLUSTER_DIR
 dir=$GPUMEM_CLUSTER_DIR
 cleanup() { "$CLUSTER" stop >/dev/null 2>&1; rm -rf "$dir"; }
 trap cleanup EXIT
-# A TERM runs the EXIT trap; a KILL, or a TERM the shell acts on too late,
-# leaves it to the keeper (tests/lib.sh).
-trap 'exit 143' TERM; trap 'exit 130' INT; trap 'exit 129' HUP
-slurm_test_keeper "$dir" "$CLUSTER"
+# Killed by make check's time bound: tests/lib.sh.
+slurm_test_guard "$dir" "$CLUSTER"
 T=60 # seconds that any one job may take
 
 # Processes of this cluster that still run (zombies do not count).
